@@ -1,0 +1,64 @@
+/**
+ * Module boundaries (see docs/architecture.md):
+ * - core and protocol import nothing else of the project;
+ * - signing builds on core and protocol only;
+ * - client builds on core, protocol and signing;
+ * - emulator never imports client, runtime, replay or cli;
+ * - runtime reaches the venue only through its venue interface, never the emulator directly;
+ * - strategies see only the runtime's public strategy API and core.
+ */
+module.exports = {
+  forbidden: [
+    {
+      name: 'core-is-a-leaf',
+      severity: 'error',
+      from: { path: '^src/core/' },
+      to: { path: '^(src/(?!core/)|strategies/)' },
+    },
+    {
+      name: 'protocol-is-a-leaf',
+      severity: 'error',
+      from: { path: '^src/protocol/' },
+      to: { path: '^(src/(?!protocol/)|strategies/)' },
+    },
+    {
+      name: 'signing-uses-core-and-protocol-only',
+      severity: 'error',
+      from: { path: '^src/signing/' },
+      to: { path: '^src/(client|emulator|runtime|replay|cli)/' },
+    },
+    {
+      name: 'client-does-not-know-the-emulator-or-runtime',
+      severity: 'error',
+      from: { path: '^src/client/' },
+      to: { path: '^src/(emulator|runtime|replay|cli)/' },
+    },
+    {
+      name: 'emulator-stands-alone',
+      severity: 'error',
+      from: { path: '^src/emulator/' },
+      to: { path: '^src/(client|runtime|replay|cli)/' },
+    },
+    {
+      name: 'runtime-reaches-venues-through-an-interface',
+      severity: 'error',
+      from: { path: '^src/runtime/' },
+      to: { path: '^src/(emulator|replay|cli)/' },
+    },
+    {
+      name: 'no-circular',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default'],
+    },
+  },
+};

@@ -1,0 +1,262 @@
+/**
+ * The clock seam (design rule 1). Everything that reads time or waits goes through a `Clock`,
+ * so live code runs on the system clock and replay and tests run on a `VirtualClock` that only
+ * moves when told to. This is the only module allowed to touch `Date.now`, `setTimeout` and
+ * `setInterval`.
+ */
+import { asyncScheduler, type SchedulerAction, type SchedulerLike, Subscription } from 'rxjs';
+
+export interface TimerHandle {
+  readonly timerId: number;
+}
+
+export interface Clock {
+  /** Milliseconds since the Unix epoch. */
+  now(): number;
+  setTimeout(callback: () => void, delayMs: number): TimerHandle;
+  clearTimeout(handle: TimerHandle | undefined): void;
+  setInterval(callback: () => void, periodMs: number): TimerHandle;
+  clearInterval(handle: TimerHandle | undefined): void;
+  /** An RxJS scheduler on this clock, for time operators (`debounceTime(ms, clock.scheduler)`). */
+  readonly scheduler: SchedulerLike;
+}
+
+/** RFC 3339 UTC with milliseconds, the form paperbot writes on the wire and in files. */
+export function isoTimestamp(epochMs: number): string {
+  return new Date(epochMs).toISOString();
+}
+
+class SystemClock implements Clock {
+  readonly scheduler: SchedulerLike = asyncScheduler;
+  private readonly timers = new Map<number, NodeJS.Timeout>();
+  private nextTimerId = 1;
+
+  now(): number {
+    return Date.now();
+  }
+
+  setTimeout(callback: () => void, delayMs: number): TimerHandle {
+    const timerId = this.nextTimerId++;
+    const timer = setTimeout(() => {
+      this.timers.delete(timerId);
+      callback();
+    }, delayMs);
+    this.timers.set(timerId, timer);
+    return { timerId };
+  }
+
+  clearTimeout(handle: TimerHandle | undefined): void {
+    if (!handle) return;
+    const timer = this.timers.get(handle.timerId);
+    if (timer) clearTimeout(timer);
+    this.timers.delete(handle.timerId);
+  }
+
+  setInterval(callback: () => void, periodMs: number): TimerHandle {
+    const timerId = this.nextTimerId++;
+    this.timers.set(timerId, setInterval(callback, periodMs));
+    return { timerId };
+  }
+
+  clearInterval(handle: TimerHandle | undefined): void {
+    if (!handle) return;
+    const timer = this.timers.get(handle.timerId);
+    if (timer) clearInterval(timer);
+    this.timers.delete(handle.timerId);
+  }
+
+  /** Lets a long-lived timer stop holding the process open (metrics, heartbeats). */
+  unref(handle: TimerHandle): void {
+    this.timers.get(handle.timerId)?.unref();
+  }
+}
+
+export const systemClock = new SystemClock();
+
+interface VirtualTimer {
+  readonly timerId: number;
+  dueAt: number;
+  order: number;
+  readonly periodMs: number | null;
+  readonly callback: () => void;
+}
+
+/**
+ * A clock that moves only when advanced. Timers fire in due-time order (ties in the order they
+ * were set), each seeing `now()` equal to its due time. Used by replay and by tests.
+ */
+export class VirtualClock implements Clock {
+  readonly scheduler: SchedulerLike;
+  private current: number;
+  private readonly heap: VirtualTimer[] = [];
+  private readonly active = new Map<number, VirtualTimer>();
+  private nextTimerId = 1;
+  private nextOrder = 0;
+
+  constructor(startMs = 0) {
+    this.current = startMs;
+    this.scheduler = new ClockScheduler(this);
+  }
+
+  now(): number {
+    return this.current;
+  }
+
+  setTimeout(callback: () => void, delayMs: number): TimerHandle {
+    return this.add(callback, Math.max(0, delayMs), null);
+  }
+
+  clearTimeout(handle: TimerHandle | undefined): void {
+    if (handle) this.active.delete(handle.timerId);
+  }
+
+  setInterval(callback: () => void, periodMs: number): TimerHandle {
+    return this.add(callback, Math.max(1, periodMs), Math.max(1, periodMs));
+  }
+
+  clearInterval(handle: TimerHandle | undefined): void {
+    this.clearTimeout(handle);
+  }
+
+  /** The due time of the next pending timer, or null. */
+  nextDueAt(): number | null {
+    this.dropCancelledHead();
+    return this.heap[0]?.dueAt ?? null;
+  }
+
+  pendingTimers(): number {
+    return this.active.size;
+  }
+
+  /** Moves time forward to `targetMs`, firing every timer due on the way, in order. */
+  advanceTo(targetMs: number): void {
+    if (targetMs < this.current) {
+      throw new RangeError(`virtual time cannot move backwards (${targetMs} < ${this.current})`);
+    }
+    for (;;) {
+      this.dropCancelledHead();
+      const next = this.heap[0];
+      if (!next || next.dueAt > targetMs) break;
+      this.pop();
+      this.current = next.dueAt;
+      if (next.periodMs !== null) {
+        next.dueAt += next.periodMs;
+        next.order = this.nextOrder++;
+        this.push(next);
+      } else {
+        this.active.delete(next.timerId);
+      }
+      next.callback();
+    }
+    this.current = targetMs;
+  }
+
+  advanceBy(deltaMs: number): void {
+    this.advanceTo(this.current + deltaMs);
+  }
+
+  /** Fires timers until none is due, at most `limit` of them (guards against runaway intervals). */
+  runAll(limit = 100_000): void {
+    for (let fired = 0; fired < limit; fired++) {
+      const due = this.nextDueAt();
+      if (due === null) return;
+      this.advanceTo(due);
+    }
+    throw new RangeError(`VirtualClock.runAll fired more than ${limit} timers`);
+  }
+
+  private add(callback: () => void, delayMs: number, periodMs: number | null): TimerHandle {
+    const timer: VirtualTimer = {
+      timerId: this.nextTimerId++,
+      dueAt: this.current + delayMs,
+      order: this.nextOrder++,
+      periodMs,
+      callback,
+    };
+    this.active.set(timer.timerId, timer);
+    this.push(timer);
+    return { timerId: timer.timerId };
+  }
+
+  private dropCancelledHead(): void {
+    for (;;) {
+      const head = this.heap[0];
+      if (!head || this.active.get(head.timerId) === head) return;
+      this.pop();
+    }
+  }
+
+  private static before(a: VirtualTimer, b: VirtualTimer): boolean {
+    return a.dueAt < b.dueAt || (a.dueAt === b.dueAt && a.order < b.order);
+  }
+
+  private push(timer: VirtualTimer): void {
+    const heap = this.heap;
+    heap.push(timer);
+    let index = heap.length - 1;
+    while (index > 0) {
+      const parent = (index - 1) >> 1;
+      const parentTimer = heap[parent]!;
+      if (!VirtualClock.before(timer, parentTimer)) break;
+      heap[index] = parentTimer;
+      index = parent;
+    }
+    heap[index] = timer;
+  }
+
+  private pop(): void {
+    const heap = this.heap;
+    const last = heap.pop();
+    if (!last || heap.length === 0) return;
+    let index = 0;
+    for (;;) {
+      const left = index * 2 + 1;
+      if (left >= heap.length) break;
+      const right = left + 1;
+      const child =
+        right < heap.length && VirtualClock.before(heap[right]!, heap[left]!) ? right : left;
+      if (!VirtualClock.before(heap[child]!, last)) break;
+      heap[index] = heap[child]!;
+      index = child;
+    }
+    heap[index] = last;
+  }
+}
+
+/** An RxJS scheduler whose time and delays come from a `Clock`. */
+export class ClockScheduler implements SchedulerLike {
+  constructor(private readonly clock: Clock) {}
+
+  now(): number {
+    return this.clock.now();
+  }
+
+  schedule<T>(
+    work: (this: SchedulerAction<T>, state?: T) => void,
+    delay = 0,
+    state?: T,
+  ): Subscription {
+    return new ClockAction<T>(this.clock, work).schedule(state, delay);
+  }
+}
+
+class ClockAction<T> extends Subscription implements SchedulerAction<T> {
+  private handle: TimerHandle | undefined;
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly work: (this: SchedulerAction<T>, state?: T) => void,
+  ) {
+    super(() => this.clock.clearTimeout(this.handle));
+  }
+
+  schedule(state?: T, delay = 0): Subscription {
+    if (this.closed) return this;
+    this.clock.clearTimeout(this.handle);
+    this.handle = this.clock.setTimeout(() => {
+      this.handle = undefined;
+      if (!this.closed) this.work.call(this, state);
+    }, delay);
+    return this;
+  }
+}

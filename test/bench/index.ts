@@ -1,0 +1,23 @@
+/**
+ * `npm run bench`: runs every `*.bench.ts` file in this folder (or those named on the command
+ * line) one after another and prints their tables. Benchmarks are kept apart from the tests:
+ * tests stay deterministic, speed is measured here.
+ */
+import { readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const only = process.argv.slice(2);
+const files = readdirSync(here)
+  .filter((name) => name.endsWith('.bench.ts'))
+  .filter((name) => only.length === 0 || only.some((word) => name.includes(word)))
+  .sort();
+
+for (const file of files) {
+  const module = (await import(pathToFileURL(join(here, file)).href)) as {
+    default: () => Promise<void>;
+  };
+  process.stdout.write(`\n## ${file}\n`);
+  await module.default();
+}
