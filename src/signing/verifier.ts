@@ -1,0 +1,453 @@
+/**
+ * The server side of SVC1, for the emulator (and anyone checking a client). Every refusal has
+ * its own reason so logs and tests can tell them apart; on the wire they all become
+ * `INVALID_SIGNATURE` (contract section 1).
+ *
+ * Order of checks: version, presence, formats, window, key, signature, nonce. The nonce is
+ * recorded only after the signature holds, so forged requests can neither burn a client's nonces
+ * nor fill the nonce memory.
+ */
+import { PaperbotError } from '../core/errors.ts';
+import {
+  buildCanonicalRequestInput,
+  buildWebSocketAuthInput,
+  isValidChallenge,
+  isValidKeyId,
+  isValidMethod,
+  isValidNonce,
+  isValidScope,
+  isValidTarget,
+  isValidTimestampMs,
+  parseTimestampHeader,
+  SIGNATURE_VERSION,
+} from './canonical.ts';
+import { decodeBase64Strict } from './encoding.ts';
+import {
+  HEADER_API_KEY,
+  HEADER_NONCE,
+  HEADER_SIGNATURE,
+  HEADER_SIGNATURE_VERSION,
+  HEADER_TIMESTAMP,
+} from './headers.ts';
+import { ED25519_SIGNATURE_LENGTH } from './native.ts';
+import { nativeVerifySignature, type VerifySignature } from './signer.ts';
+
+export const DEFAULT_WINDOW_MS = 10_000;
+export const DEFAULT_MAX_NONCES_PER_KEY = 50_000;
+
+export type RefusalReason =
+  /** `SVC-SIGNATURE-VERSION` missing or not `SVC1`. */
+  | 'unsupported_version'
+  /** One of the other four headers is missing or empty. */
+  | 'missing_header'
+  /** A header arrived as several separate values. */
+  | 'duplicate_header'
+  | 'malformed_key_id'
+  /** Not decimal digits, a sign, leading zeros, or beyond a safe integer. */
+  | 'malformed_timestamp'
+  /** Not 16 to 64 characters of `A-Z a-z 0-9 _ -`. */
+  | 'malformed_nonce'
+  /** Not standard padded base64 (RFC 4648 section 4) in its one canonical spelling. */
+  | 'malformed_signature_encoding'
+  /** Valid base64 that does not decode to 64 bytes. */
+  | 'wrong_signature_length'
+  /** Method or target (or, for WebSocket auth, challenge, scopes or last sequence) unusable. */
+  | 'malformed_request'
+  /** Timestamp more than the window away from server time, either side. */
+  | 'timestamp_outside_window'
+  | 'unknown_key'
+  | 'bad_signature'
+  /** The nonce was already accepted for this key within twice the window. */
+  | 'nonce_reused'
+  /** The key already has `maxNoncesPerKey` live nonces; refused rather than forgetting one. */
+  | 'nonce_capacity_exceeded';
+
+export interface VerificationAccepted<Key> {
+  readonly ok: true;
+  readonly keyId: string;
+  /** What `lookupKey` returned, so the caller can check scopes, expiry or revocation next. */
+  readonly key: Key;
+  readonly timestampMs: number;
+  readonly nonce: string;
+}
+
+export interface VerificationRefused {
+  readonly ok: false;
+  readonly reason: RefusalReason;
+  /** For logs; never holds a signature, key or header value. */
+  readonly message: string;
+  /** The header or field at fault, when there is one. */
+  readonly field?: string;
+}
+
+export type VerificationResult<Key> = VerificationAccepted<Key> | VerificationRefused;
+
+export interface VerifierKey {
+  readonly publicKey: Uint8Array;
+}
+
+export interface RequestVerifierOptions<Key extends VerifierKey> {
+  /** The key registered under `keyId`, or null when there is none. */
+  readonly lookupKey: (keyId: string) => Key | null | undefined;
+  /** Server time, epoch milliseconds. */
+  readonly now: () => number;
+  /** Accepted distance between a timestamp and server time, both sides inclusive. */
+  readonly windowMs?: number;
+  /** Live nonces kept per key (for twice the window) before new requests are refused. */
+  readonly maxNoncesPerKey?: number;
+  /** Defaults to the native (node:crypto) verification. */
+  readonly verifySignature?: VerifySignature;
+}
+
+export type HeaderValues = Readonly<Record<string, string | readonly string[] | undefined>>;
+
+export interface RequestToVerify {
+  /** As received; compared upper-cased. */
+  readonly method: string;
+  /** The request target exactly as received: path, then `?` and the query if any. */
+  readonly target: string;
+  /** Header names in any case (Node hands them over lower-cased). */
+  readonly headers: HeaderValues;
+  /** The exact body bytes received; null or absent when there was none. */
+  readonly body?: Uint8Array | null;
+}
+
+/** The signed fields of a WebSocket `auth` frame. The caller checks the challenge is current. */
+export interface WebSocketAuthToVerify {
+  readonly challenge: string;
+  readonly keyId: string;
+  readonly timestampMs: number;
+  readonly nonce: string;
+  readonly scopes: readonly string[];
+  readonly lastSequence: number;
+  /** Standard padded base64 of the signature, as in the frame. */
+  readonly signature: string;
+}
+
+export interface RequestVerifier<Key extends VerifierKey> {
+  verify(request: RequestToVerify): VerificationResult<Key>;
+  verifyWebSocketAuth(auth: WebSocketAuthToVerify): VerificationResult<Key>;
+  /** Nonces currently remembered, for one key or for all. */
+  rememberedNonceCount(keyId?: string): number;
+}
+
+export function createRequestVerifier<Key extends VerifierKey>(
+  options: RequestVerifierOptions<Key>,
+): RequestVerifier<Key> {
+  const windowMs = options.windowMs ?? DEFAULT_WINDOW_MS;
+  const maxNoncesPerKey = options.maxNoncesPerKey ?? DEFAULT_MAX_NONCES_PER_KEY;
+  if (!Number.isSafeInteger(windowMs) || windowMs <= 0) {
+    throw new PaperbotError('SIGNING_CONFIG_INVALID', 'windowMs must be a positive integer');
+  }
+  if (!Number.isSafeInteger(maxNoncesPerKey) || maxNoncesPerKey <= 0) {
+    throw new PaperbotError('SIGNING_CONFIG_INVALID', 'maxNoncesPerKey must be a positive integer');
+  }
+  const verifySignature = options.verifySignature ?? nativeVerifySignature;
+  const nonces = new NonceMemory(2 * windowMs, maxNoncesPerKey, windowMs);
+
+  function finish(
+    keyId: string,
+    timestampMs: number,
+    nonce: string,
+    signature: Uint8Array,
+    message: () => Uint8Array,
+    fields: FieldNames,
+  ): VerificationResult<Key> {
+    const now = options.now();
+    if (Math.abs(now - timestampMs) > windowMs) {
+      return refuse(
+        'timestamp_outside_window',
+        `timestamp is more than ${windowMs} ms from server time`,
+        fields.timestamp,
+      );
+    }
+    const key = options.lookupKey(keyId);
+    if (key === null || key === undefined) {
+      return refuse('unknown_key', 'no key is registered under this key id', fields.keyId);
+    }
+    if (!verifySignature(key.publicKey, message(), signature)) {
+      return refuse(
+        'bad_signature',
+        'the signature does not match the signing input',
+        fields.signature,
+      );
+    }
+    const remembered = nonces.remember(keyId, nonce, now);
+    if (remembered === 'reused') {
+      return refuse('nonce_reused', 'this nonce was already used with this key', fields.nonce);
+    }
+    if (remembered === 'full') {
+      return refuse(
+        'nonce_capacity_exceeded',
+        `this key already has ${maxNoncesPerKey} recent nonces; retry after they age out`,
+        fields.nonce,
+      );
+    }
+    return { ok: true, keyId, key, timestampMs, nonce };
+  }
+
+  function verify(request: RequestToVerify): VerificationResult<Key> {
+    const headers = lowerCaseHeaders(request.headers);
+    const versionValue = headers.get(HEADER_SIGNATURE_VERSION.toLowerCase());
+    const version = singleValue(versionValue);
+    if (version !== SIGNATURE_VERSION) {
+      if (versionValue !== undefined && version === undefined) {
+        return refuse('duplicate_header', 'header sent more than once', HEADER_SIGNATURE_VERSION);
+      }
+      return refuse(
+        'unsupported_version',
+        `${HEADER_SIGNATURE_VERSION} must be ${SIGNATURE_VERSION}`,
+        HEADER_SIGNATURE_VERSION,
+      );
+    }
+    const values: string[] = [];
+    for (const name of [HEADER_API_KEY, HEADER_TIMESTAMP, HEADER_NONCE, HEADER_SIGNATURE]) {
+      const value = headers.get(name.toLowerCase());
+      const single = singleValue(value);
+      if (value === undefined || single === '') {
+        return refuse('missing_header', `${name} is missing`, name);
+      }
+      if (single === undefined) {
+        return refuse('duplicate_header', `${name} was sent more than once`, name);
+      }
+      values.push(single);
+    }
+    const [keyId, timestampText, nonce, signatureText] = values as [string, string, string, string];
+    if (!isValidKeyId(keyId)) {
+      return refuse(
+        'malformed_key_id',
+        'key id must be 1 to 128 visible ASCII characters',
+        HEADER_API_KEY,
+      );
+    }
+    const timestampMs = parseTimestampHeader(timestampText);
+    if (timestampMs === null) {
+      return refuse(
+        'malformed_timestamp',
+        'timestamp must be decimal epoch milliseconds without sign or leading zeros',
+        HEADER_TIMESTAMP,
+      );
+    }
+    if (!isValidNonce(nonce)) {
+      return refuse(
+        'malformed_nonce',
+        'nonce must be 16 to 64 characters of A-Z a-z 0-9 _ -',
+        HEADER_NONCE,
+      );
+    }
+    const signature = decodeSignature(signatureText, HEADER_SIGNATURE);
+    if (!(signature instanceof Uint8Array)) return signature;
+    if (!isValidMethod(request.method)) {
+      return refuse('malformed_request', 'method is not an HTTP token', 'method');
+    }
+    if (!isValidTarget(request.target)) {
+      return refuse(
+        'malformed_request',
+        'target must start with "/" and hold only visible ASCII characters, without "#"',
+        'target',
+      );
+    }
+    return finish(
+      keyId,
+      timestampMs,
+      nonce,
+      signature,
+      () =>
+        buildCanonicalRequestInput({
+          method: request.method,
+          target: request.target,
+          keyId,
+          timestampMs,
+          nonce,
+          body: request.body ?? null,
+        }),
+      headerFieldNames,
+    );
+  }
+
+  function verifyWebSocketAuth(auth: WebSocketAuthToVerify): VerificationResult<Key> {
+    if (typeof auth.keyId !== 'string' || !isValidKeyId(auth.keyId)) {
+      return refuse(
+        'malformed_key_id',
+        'key id must be 1 to 128 visible ASCII characters',
+        'key_id',
+      );
+    }
+    if (typeof auth.timestampMs !== 'number' || !isValidTimestampMs(auth.timestampMs)) {
+      return refuse(
+        'malformed_timestamp',
+        'timestamp must be a non-negative integer of epoch milliseconds',
+        'timestamp',
+      );
+    }
+    if (typeof auth.nonce !== 'string' || !isValidNonce(auth.nonce)) {
+      return refuse(
+        'malformed_nonce',
+        'nonce must be 16 to 64 characters of A-Z a-z 0-9 _ -',
+        'nonce',
+      );
+    }
+    if (typeof auth.signature !== 'string') {
+      return refuse('malformed_signature_encoding', 'signature must be base64 text', 'signature');
+    }
+    const signature = decodeSignature(auth.signature, 'signature');
+    if (!(signature instanceof Uint8Array)) return signature;
+    if (typeof auth.challenge !== 'string' || !isValidChallenge(auth.challenge)) {
+      return refuse(
+        'malformed_request',
+        'challenge must be 1 to 256 visible ASCII characters',
+        'challenge',
+      );
+    }
+    if (
+      !Array.isArray(auth.scopes) ||
+      !auth.scopes.every((scope) => typeof scope === 'string' && isValidScope(scope))
+    ) {
+      return refuse(
+        'malformed_request',
+        'scopes must be strings of 1 to 64 visible ASCII characters other than ","',
+        'scopes',
+      );
+    }
+    if (typeof auth.lastSequence !== 'number' || !isValidTimestampMs(auth.lastSequence)) {
+      return refuse(
+        'malformed_request',
+        'last_sequence must be a non-negative integer',
+        'last_sequence',
+      );
+    }
+    return finish(
+      auth.keyId,
+      auth.timestampMs,
+      auth.nonce,
+      signature,
+      () => buildWebSocketAuthInput(auth),
+      frameFieldNames,
+    );
+  }
+
+  return {
+    verify,
+    verifyWebSocketAuth,
+    rememberedNonceCount: (keyId) => nonces.count(keyId),
+  };
+}
+
+interface FieldNames {
+  readonly keyId: string;
+  readonly timestamp: string;
+  readonly nonce: string;
+  readonly signature: string;
+}
+
+const headerFieldNames: FieldNames = {
+  keyId: HEADER_API_KEY,
+  timestamp: HEADER_TIMESTAMP,
+  nonce: HEADER_NONCE,
+  signature: HEADER_SIGNATURE,
+};
+
+const frameFieldNames: FieldNames = {
+  keyId: 'key_id',
+  timestamp: 'timestamp',
+  nonce: 'nonce',
+  signature: 'signature',
+};
+
+function refuse(reason: RefusalReason, message: string, field?: string): VerificationRefused {
+  return field === undefined
+    ? { ok: false, reason, message }
+    : { ok: false, reason, message, field };
+}
+
+function decodeSignature(text: string, field: string): Uint8Array | VerificationRefused {
+  const signature = decodeBase64Strict(text);
+  if (signature === null) {
+    return refuse(
+      'malformed_signature_encoding',
+      'signature must be standard padded base64',
+      field,
+    );
+  }
+  if (signature.byteLength !== ED25519_SIGNATURE_LENGTH) {
+    return refuse('wrong_signature_length', 'signature must decode to 64 bytes', field);
+  }
+  return signature;
+}
+
+/** The value of a header sent once; undefined when it came as several values. */
+function singleValue(value: string | readonly string[] | undefined): string | undefined {
+  if (value === undefined || typeof value === 'string') return value;
+  return value.length === 1 ? value[0] : undefined;
+}
+
+function lowerCaseHeaders(headers: HeaderValues): Map<string, string | readonly string[]> {
+  const lowered = new Map<string, string | readonly string[]>();
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined || (Array.isArray(value) && value.length === 0)) continue;
+    const key = name.toLowerCase();
+    const earlier = lowered.get(key);
+    // The same header under two spellings of its name is a duplicate, not a choice.
+    lowered.set(key, earlier === undefined ? value : [earlier, value].flat());
+  }
+  return lowered;
+}
+
+/**
+ * Accepted nonces per key, each with the server time it was accepted. A nonce is kept for twice
+ * the window after acceptance: its timestamp was at most one window ahead of that moment, so any
+ * replay arriving later is refused by the window check and the entry is no longer needed.
+ * Entries are appended in time order, so expiry pops from the front of each key's map.
+ */
+class NonceMemory {
+  readonly #byKey = new Map<string, Map<string, number>>();
+  readonly #retentionMs: number;
+  readonly #maxPerKey: number;
+  readonly #sweepEveryMs: number;
+  #lastSweepAt = Number.NEGATIVE_INFINITY;
+
+  constructor(retentionMs: number, maxPerKey: number, sweepEveryMs: number) {
+    this.#retentionMs = retentionMs;
+    this.#maxPerKey = maxPerKey;
+    this.#sweepEveryMs = sweepEveryMs;
+  }
+
+  remember(keyId: string, nonce: string, now: number): 'accepted' | 'reused' | 'full' {
+    this.#sweepAll(now);
+    let nonces = this.#byKey.get(keyId);
+    if (nonces === undefined) {
+      nonces = new Map();
+      this.#byKey.set(keyId, nonces);
+    } else {
+      this.#expire(nonces, now);
+    }
+    if (nonces.has(nonce)) return 'reused';
+    if (nonces.size >= this.#maxPerKey) return 'full';
+    nonces.set(nonce, now);
+    return 'accepted';
+  }
+
+  count(keyId?: string): number {
+    if (keyId !== undefined) return this.#byKey.get(keyId)?.size ?? 0;
+    let total = 0;
+    for (const nonces of this.#byKey.values()) total += nonces.size;
+    return total;
+  }
+
+  #expire(nonces: Map<string, number>, now: number): void {
+    for (const [nonce, acceptedAt] of nonces) {
+      if (now - acceptedAt <= this.#retentionMs) return;
+      nonces.delete(nonce);
+    }
+  }
+
+  // Idle keys are swept too, at most once a window, so memory follows recent traffic only.
+  #sweepAll(now: number): void {
+    if (now - this.#lastSweepAt < this.#sweepEveryMs) return;
+    this.#lastSweepAt = now;
+    for (const [keyId, nonces] of this.#byKey) {
+      this.#expire(nonces, now);
+      if (nonces.size === 0) this.#byKey.delete(keyId);
+    }
+  }
+}
