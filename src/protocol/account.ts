@@ -1,0 +1,61 @@
+/** Account, venue accounts and positions (signed, scope `account:read`). */
+import { z } from 'zod';
+import { AccountDataStatus, DecimalString, PageMeta, Rfc3339Utc } from './primitives.ts';
+
+export const Account = z.strictObject({
+  trading_mode: z.string().default('live'),
+  settlement_asset: z.string().default('USDC'),
+  account_id: z.string(),
+  snapshot_version: z.int(),
+  observed_at: Rfc3339Utc,
+  total_equity: DecimalString,
+  available: DecimalString,
+  in_positions: DecimalString,
+  unrealized_pnl: DecimalString,
+  complete: z.boolean(),
+  data_status: AccountDataStatus,
+});
+export type Account = z.infer<typeof Account>;
+
+export const VenueAccount = z.strictObject({
+  account_id: z.string(),
+  route_id: z.string(),
+  settlement_asset: z.string(),
+  capital_location: z.string(),
+  account_value: DecimalString,
+  available: DecimalString,
+  in_positions: DecimalString,
+  unrealized_pnl: DecimalString,
+  observed_at: Rfc3339Utc.nullable(),
+  source: z.string(),
+  data_status: z.string(),
+});
+export type VenueAccount = z.infer<typeof VenueAccount>;
+
+export const VenueAccountList = z.array(VenueAccount);
+export type VenueAccountList = z.infer<typeof VenueAccountList>;
+
+/** Every field required; the nullable ones must be present. */
+export const Position = z.strictObject({
+  position_id: z.string(),
+  market_id: z.string(),
+  route_id: z.string(),
+  side: z.string(),
+  quantity: DecimalString,
+  entry_price: DecimalString,
+  margin_mode: z.string(),
+  observed_at: Rfc3339Utc,
+  data_status: z.string(),
+  mark_price: DecimalString.nullable(),
+  position_value: DecimalString.nullable(),
+  unrealized_pnl: DecimalString.nullable(),
+  leverage: DecimalString.nullable(),
+  liquidation_price: DecimalString.nullable(),
+});
+export type Position = z.infer<typeof Position>;
+
+export const PositionPage = z.strictObject({
+  data: z.array(Position),
+  page: PageMeta,
+});
+export type PositionPage = z.infer<typeof PositionPage>;

@@ -1,0 +1,342 @@
+/**
+ * WebSocket frames (GET /v1/ws) and the private events, which GET /v1/events pages through
+ * unchanged. Every server frame carries `version: 1` and `type`; every client frame `op` and
+ * `request_id`. The private sequence is one counter per account across all private channels.
+ */
+import { z } from 'zod';
+import { Account, Position } from './account.ts';
+import { FrameErrorBody } from './errors.ts';
+import { Fill } from './orders.ts';
+import {
+  DecimalString,
+  IDENTIFIER_PATTERN,
+  MarketDataStatus,
+  MarketId,
+  OrderStatus,
+  Rfc3339Utc,
+  Scope,
+} from './primitives.ts';
+
+export const WIRE_VERSION = 1;
+export const WireVersion = z.literal(WIRE_VERSION);
+
+export const WEBSOCKET_PATH = '/v1/ws';
+
+/** Contract section 4: a heartbeat every 10 s unless configured otherwise. */
+export const DEFAULT_HEARTBEAT_INTERVAL_MS = 10_000;
+
+export const PrivateChannel = z.enum(['account', 'positions', 'risk', 'orders', 'fills']);
+export type PrivateChannel = z.infer<typeof PrivateChannel>;
+
+/** `market:<market_id>:ticker`, the market id 3..40 characters like everywhere else. */
+export const PublicChannel = z.templateLiteral(['market:', MarketId, ':ticker']);
+export type PublicChannel = z.infer<typeof PublicChannel>;
+
+export type Channel = PrivateChannel | PublicChannel;
+
+export function isPrivateChannel(value: unknown): value is PrivateChannel {
+  return PrivateChannel.safeParse(value).success;
+}
+
+export function isPublicChannel(value: unknown): value is PublicChannel {
+  return PublicChannel.safeParse(value).success;
+}
+
+export function isChannel(value: unknown): value is Channel {
+  return isPrivateChannel(value) || isPublicChannel(value);
+}
+
+/** One check with one issue, rather than a union's nested report. */
+export const Channel = z.custom<Channel>(isChannel, {
+  error:
+    'Input should be a channel: account, positions, risk, orders, fills or market:<market_id>:ticker',
+  params: { type: 'channel' },
+});
+
+export function tickerChannel(marketId: string): PublicChannel {
+  return `market:${marketId}:ticker`;
+}
+
+const TICKER_PREFIX_LENGTH = 'market:'.length;
+const TICKER_SUFFIX_LENGTH = ':ticker'.length;
+
+export function marketIdOfChannel(channel: PublicChannel): string {
+  return channel.slice(TICKER_PREFIX_LENGTH, channel.length - TICKER_SUFFIX_LENGTH);
+}
+
+/** Contract section 3: the scope each private channel needs. */
+export const channelScope: Readonly<Record<PrivateChannel, Scope>> = {
+  account: 'account:read',
+  positions: 'account:read',
+  risk: 'account:read',
+  orders: 'orders:read',
+  fills: 'fills:read',
+};
+
+/** A client-chosen frame id: 1..80 characters of the request_id character set. */
+export const FrameRequestId = z.string().min(1).max(80).regex(IDENTIFIER_PATTERN);
+export type FrameRequestId = z.infer<typeof FrameRequestId>;
+
+/**
+ * Contract section 4. `timestamp` is epoch milliseconds as decimal text, like SVC-TIMESTAMP.
+ * The credential fields are only typed here: their format is checked by the authenticator,
+ * which answers INVALID_SIGNATURE rather than INVALID_REQUEST, as for the HTTP headers.
+ */
+export const AuthFrame = z.strictObject({
+  op: z.literal('auth'),
+  request_id: FrameRequestId,
+  key_id: z.string(),
+  timestamp: z.string(),
+  nonce: z.string(),
+  scopes: z.array(Scope),
+  last_sequence: z.int().min(0),
+  signature: z.string(),
+});
+export type AuthFrame = z.infer<typeof AuthFrame>;
+
+export const SubscribeFrame = z.strictObject({
+  op: z.literal('subscribe'),
+  request_id: FrameRequestId,
+  channels: z.array(Channel).min(1),
+});
+export type SubscribeFrame = z.infer<typeof SubscribeFrame>;
+
+export const UnsubscribeFrame = z.strictObject({
+  op: z.literal('unsubscribe'),
+  request_id: FrameRequestId,
+  channels: z.array(Channel).min(1),
+});
+export type UnsubscribeFrame = z.infer<typeof UnsubscribeFrame>;
+
+export const PingFrame = z.strictObject({
+  op: z.literal('ping'),
+  request_id: FrameRequestId,
+});
+export type PingFrame = z.infer<typeof PingFrame>;
+
+export const ClientFrame = z.discriminatedUnion('op', [
+  AuthFrame,
+  SubscribeFrame,
+  UnsubscribeFrame,
+  PingFrame,
+]);
+export type ClientFrame = z.infer<typeof ClientFrame>;
+
+export const ChallengeFrame = z.strictObject({
+  version: WireVersion,
+  type: z.literal('challenge'),
+  challenge: z.string().min(1),
+  expires_at_ms: z.int(),
+});
+export type ChallengeFrame = z.infer<typeof ChallengeFrame>;
+
+/** `sequence`: the account's highest private sequence at authentication (0 before any event). */
+export const AuthenticatedFrame = z.strictObject({
+  version: WireVersion,
+  type: z.literal('authenticated'),
+  request_id: z.string(),
+  key_id: z.string(),
+  scopes: z.array(Scope),
+  sequence: z.int().min(0),
+});
+export type AuthenticatedFrame = z.infer<typeof AuthenticatedFrame>;
+
+export const SubscribedFrame = z.strictObject({
+  version: WireVersion,
+  type: z.literal('subscribed'),
+  request_id: z.string(),
+  channels: z.array(Channel),
+});
+export type SubscribedFrame = z.infer<typeof SubscribedFrame>;
+
+export const UnsubscribedFrame = z.strictObject({
+  version: WireVersion,
+  type: z.literal('unsubscribed'),
+  request_id: z.string(),
+  channels: z.array(Channel),
+});
+export type UnsubscribedFrame = z.infer<typeof UnsubscribedFrame>;
+
+export const PongFrame = z.strictObject({
+  version: WireVersion,
+  type: z.literal('pong'),
+  request_id: z.string(),
+});
+export type PongFrame = z.infer<typeof PongFrame>;
+
+/** `sequence` is null before authentication. */
+export const HeartbeatFrame = z.strictObject({
+  version: WireVersion,
+  type: z.literal('heartbeat'),
+  occurred_at: Rfc3339Utc,
+  sequence: z.int().min(0).nullable(),
+});
+export type HeartbeatFrame = z.infer<typeof HeartbeatFrame>;
+
+/** `request_id` is that of the client frame that failed, or null when none applies. */
+export const ErrorFrame = z.strictObject({
+  version: WireVersion,
+  type: z.literal('error'),
+  request_id: z.string().nullable(),
+  error: FrameErrorBody,
+});
+export type ErrorFrame = z.infer<typeof ErrorFrame>;
+
+export const TickerData = z.strictObject({
+  market_id: z.string(),
+  mark_price: DecimalString.nullable(),
+  index_price: DecimalString.nullable(),
+  last_price: DecimalString.nullable(),
+  data_status: MarketDataStatus,
+});
+export type TickerData = z.infer<typeof TickerData>;
+
+export const TickerSnapshotFrame = z.strictObject({
+  version: WireVersion,
+  channel: PublicChannel,
+  type: z.literal('ticker.snapshot'),
+  occurred_at: Rfc3339Utc,
+  data: TickerData,
+});
+export type TickerSnapshotFrame = z.infer<typeof TickerSnapshotFrame>;
+
+export const TickerUpdateFrame = z.strictObject({
+  version: WireVersion,
+  channel: PublicChannel,
+  type: z.literal('ticker.update'),
+  occurred_at: Rfc3339Utc,
+  data: TickerData,
+});
+export type TickerUpdateFrame = z.infer<typeof TickerUpdateFrame>;
+
+const privateEventFields = {
+  version: WireVersion,
+  sequence: z.int().min(1),
+  event_id: z.uuid(),
+  occurred_at: Rfc3339Utc,
+};
+
+/** Exactly the four fields of the interface; `from_state` is null when the order is created. */
+export const OrderStatusEventData = z.strictObject({
+  entity_type: z.string(),
+  entity_id: z.string(),
+  from_state: OrderStatus.nullable(),
+  to_state: OrderStatus,
+});
+export type OrderStatusEventData = z.infer<typeof OrderStatusEventData>;
+
+export const OrderStatusEvent = z.strictObject({
+  ...privateEventFields,
+  channel: z.literal('orders'),
+  type: z.literal('authoritative_status'),
+  data: OrderStatusEventData,
+});
+export type OrderStatusEvent = z.infer<typeof OrderStatusEvent>;
+
+export const FillEvent = z.strictObject({
+  ...privateEventFields,
+  channel: z.literal('fills'),
+  type: z.literal('fill'),
+  data: Fill,
+});
+export type FillEvent = z.infer<typeof FillEvent>;
+
+/** A position that closes is sent once more with quantity '0'. */
+export const PositionEvent = z.strictObject({
+  ...privateEventFields,
+  channel: z.literal('positions'),
+  type: z.literal('position'),
+  data: Position,
+});
+export type PositionEvent = z.infer<typeof PositionEvent>;
+
+export const AccountEvent = z.strictObject({
+  ...privateEventFields,
+  channel: z.literal('account'),
+  type: z.literal('account'),
+  data: Account,
+});
+export type AccountEvent = z.infer<typeof AccountEvent>;
+
+export const CancelAllAfterTriggeredData = z.strictObject({
+  deadline_at: Rfc3339Utc,
+  triggered_at: Rfc3339Utc,
+  cancelled_order_ids: z.array(z.string()),
+});
+export type CancelAllAfterTriggeredData = z.infer<typeof CancelAllAfterTriggeredData>;
+
+export const CancelAllAfterTriggeredEvent = z.strictObject({
+  ...privateEventFields,
+  channel: z.literal('risk'),
+  type: z.literal('cancel_all_after.triggered'),
+  data: CancelAllAfterTriggeredData,
+});
+export type CancelAllAfterTriggeredEvent = z.infer<typeof CancelAllAfterTriggeredEvent>;
+
+export const LiquidationData = z.strictObject({
+  position_id: z.string(),
+  market_id: z.string(),
+  price: DecimalString,
+  quantity: DecimalString,
+});
+export type LiquidationData = z.infer<typeof LiquidationData>;
+
+export const LiquidationEvent = z.strictObject({
+  ...privateEventFields,
+  channel: z.literal('risk'),
+  type: z.literal('liquidation'),
+  data: LiquidationData,
+});
+export type LiquidationEvent = z.infer<typeof LiquidationEvent>;
+
+export const PrivateEvent = z.discriminatedUnion('type', [
+  OrderStatusEvent,
+  FillEvent,
+  PositionEvent,
+  AccountEvent,
+  CancelAllAfterTriggeredEvent,
+  LiquidationEvent,
+]);
+export type PrivateEvent = z.infer<typeof PrivateEvent>;
+export type PrivateEventType = PrivateEvent['type'];
+
+/** The channel each private event type travels on. */
+export const privateEventChannel: Readonly<Record<PrivateEventType, PrivateChannel>> = {
+  authoritative_status: 'orders',
+  fill: 'fills',
+  position: 'positions',
+  account: 'account',
+  'cancel_all_after.triggered': 'risk',
+  liquidation: 'risk',
+};
+
+export const ServerFrame = z.discriminatedUnion('type', [
+  ChallengeFrame,
+  AuthenticatedFrame,
+  SubscribedFrame,
+  UnsubscribedFrame,
+  PongFrame,
+  HeartbeatFrame,
+  ErrorFrame,
+  TickerSnapshotFrame,
+  TickerUpdateFrame,
+  OrderStatusEvent,
+  FillEvent,
+  PositionEvent,
+  AccountEvent,
+  CancelAllAfterTriggeredEvent,
+  LiquidationEvent,
+]);
+export type ServerFrame = z.infer<typeof ServerFrame>;
+
+/**
+ * GET /v1/events. `next_after_sequence` is the `after_sequence` of the next page: the highest
+ * sequence this page covers (events the key's scopes hide included), or the request's
+ * `after_sequence` when nothing newer exists.
+ */
+export const EventsPage = z.strictObject({
+  data: z.array(PrivateEvent),
+  has_more: z.boolean(),
+  next_after_sequence: z.int().min(0),
+});
+export type EventsPage = z.infer<typeof EventsPage>;
