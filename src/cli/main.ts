@@ -1,0 +1,33 @@
+/**
+ * The `paperbot` command line. Each command group lives in its own file under
+ * `commands/` and registers itself on the program here.
+ */
+import { Command, CommanderError } from 'commander';
+import { registerKeysCommands } from './commands/keys.ts';
+
+export function buildProgram(): Command {
+  const program = new Command('paperbot')
+    .description(
+      'Trading runtime, emulator and backtester for the Practice Trading Service (paper trading).',
+    )
+    .showHelpAfterError()
+    .exitOverride();
+  registerKeysCommands(program);
+  return program;
+}
+
+/** Runs the CLI and resolves to the process exit code. */
+export async function main(argv: readonly string[]): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync([...argv]);
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      return error.exitCode;
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`paperbot: ${message}\n`);
+    return 1;
+  }
+}
