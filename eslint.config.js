@@ -6,6 +6,10 @@ import tseslint from 'typescript-eslint';
 export default tseslint.config(
   { ignores: ['node_modules/**', 'backtest-data/**', 'coverage/**', '**/*.html'] },
   js.configs.recommended,
+  {
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { module: 'writable' } },
+  },
   ...tseslint.configs.recommended,
   {
     languageOptions: {
