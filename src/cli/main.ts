@@ -4,6 +4,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { registerKeysCommands } from './commands/keys.ts';
+import { registerNewCommands } from './commands/new.ts';
 
 export function buildProgram(): Command {
   const program = new Command('paperbot')
@@ -13,6 +14,7 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   registerKeysCommands(program);
+  registerNewCommands(program);
   return program;
 }
 

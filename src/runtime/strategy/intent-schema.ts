@@ -1,0 +1,134 @@
+/**
+ * The shape check of intents as they leave a strategy. A strategy is code the runtime does not
+ * trust: an intent that is not well formed is a bug in the strategy, so the host stops it
+ * rather than guessing (fail closed). Limits that depend on the market or the account are the
+ * risk gate's business, not this schema's.
+ */
+import { z } from 'zod';
+import { isDecimalString, parseDecimal } from '../../core/decimal.ts';
+import type { OrderIntent } from '../intents.ts';
+
+function decimalBetween(minimumExclusive: string, maximumInclusive: string | null) {
+  return z.string().refine(
+    (text) => {
+      if (!isDecimalString(text)) return false;
+      const value = parseDecimal(text);
+      return (
+        value.gt(minimumExclusive) && (maximumInclusive === null || value.lte(maximumInclusive))
+      );
+    },
+    {
+      message:
+        maximumInclusive === null
+          ? `must be a decimal string greater than ${minimumExclusive}`
+          : `must be a decimal string in (${minimumExclusive}, ${maximumInclusive}]`,
+    },
+  );
+}
+
+const positive = decimalBetween('0', null);
+const slippagePercent = decimalBetween('0', '2');
+const quantityPercent = decimalBetween('0', '100');
+const tag = z.string().max(100).optional();
+const identifier = z.string().min(1).max(100);
+
+const PlaceIntentSchema = z
+  .strictObject({
+    kind: z.literal('place'),
+    marketId: z.string().min(1).max(40),
+    side: z.enum(['buy', 'sell']),
+    type: z.enum(['market', 'limit']),
+    quantity: positive,
+    price: positive.optional(),
+    timeInForce: z.enum(['GTC', 'IOC']).optional(),
+    postOnly: z.boolean().optional(),
+    reduceOnly: z.boolean().optional(),
+    leverage: z.int().min(1).max(200).optional(),
+    marginMode: z.enum(['cross', 'isolated']).optional(),
+    maxSlippagePercent: slippagePercent.optional(),
+    tag,
+  })
+  .superRefine((intent, context) => {
+    if (intent.type === 'limit' && intent.price === undefined) {
+      context.addIssue({ code: 'custom', path: ['price'], message: 'a limit order needs a price' });
+    }
+    if (intent.type === 'market' && intent.price !== undefined) {
+      context.addIssue({ code: 'custom', path: ['price'], message: 'a market order has no price' });
+    }
+    if (intent.type === 'limit' && intent.maxSlippagePercent !== undefined) {
+      context.addIssue({
+        code: 'custom',
+        path: ['maxSlippagePercent'],
+        message: 'slippage bounds market orders only',
+      });
+    }
+    if (intent.postOnly === true && (intent.type !== 'limit' || intent.timeInForce === 'IOC')) {
+      context.addIssue({
+        code: 'custom',
+        path: ['postOnly'],
+        message: 'post only needs a GTC limit order',
+      });
+    }
+  });
+
+const CancelIntentSchema = z.strictObject({
+  kind: z.literal('cancel'),
+  clientOrderId: identifier,
+  tag,
+});
+
+const CancelAllIntentSchema = z.strictObject({
+  kind: z.literal('cancel_all'),
+  marketId: z.string().min(1).max(40).optional(),
+  tag,
+});
+
+const AmendIntentSchema = z
+  .strictObject({
+    kind: z.literal('amend'),
+    clientOrderId: identifier,
+    price: positive.optional(),
+    quantity: positive.optional(),
+    tag,
+  })
+  .refine((intent) => intent.price !== undefined || intent.quantity !== undefined, {
+    message: 'an amendment changes the price, the quantity or both',
+  });
+
+const ClosePositionIntentSchema = z.strictObject({
+  kind: z.literal('close_position'),
+  marketId: z.string().min(1).max(40),
+  quantityPercent: quantityPercent.optional(),
+  maxSlippagePercent: slippagePercent.optional(),
+  tag,
+});
+
+export const OrderIntentSchema = z.discriminatedUnion('kind', [
+  PlaceIntentSchema,
+  CancelIntentSchema,
+  CancelAllIntentSchema,
+  AmendIntentSchema,
+  ClosePositionIntentSchema,
+]);
+
+export type IntentCheck =
+  | { readonly ok: true; readonly intent: OrderIntent }
+  | { readonly ok: false; readonly problems: readonly string[] };
+
+/** Checks an emitted value and returns a fresh copy of the intent (the strategy keeps its own). */
+export function checkIntent(value: unknown): IntentCheck {
+  const result = OrderIntentSchema.safeParse(value);
+  if (result.success) {
+    const copy: Record<string, unknown> = {};
+    for (const [key, field] of Object.entries(result.data)) {
+      if (field !== undefined) copy[key] = field;
+    }
+    return { ok: true, intent: copy as unknown as OrderIntent };
+  }
+  return {
+    ok: false,
+    problems: result.error.issues.map(
+      (issue) => `${issue.path.length === 0 ? '(intent)' : issue.path.join('.')}: ${issue.message}`,
+    ),
+  };
+}

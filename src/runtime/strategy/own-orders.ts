@@ -1,0 +1,287 @@
+/**
+ * The bookkeeping behind `ctx.openOrders()`: the strategy's own orders, from the moment an
+ * intent is stamped (so a strategy sees what it has in flight) until the venue reports the
+ * order terminal or the intent is refused.
+ *
+ * An order is the strategy's own when its client order id is one the host stamped for it. After
+ * a restart the host has no record of earlier intents, so an active order whose client order
+ * id carries this strategy's id prefix (strategy and journal epoch) is adopted.
+ */
+import { type Decimal, parseDecimal, ZERO } from '../../core/decimal.ts';
+import type { Order, OrderStatus } from '../../protocol/index.ts';
+import type { IntentOutcome, Side, StampedIntent } from '../intents.ts';
+import type { OpenOrder, OpenOrderStatus, OwnOrderUpdate } from './types.ts';
+
+const TERMINAL: ReadonlySet<OrderStatus> = new Set(['FILLED', 'CANCELLED', 'REJECTED']);
+
+interface Entry {
+  readonly clientOrderId: string;
+  readonly requestId: string;
+  orderId: string | null;
+  readonly marketId: string;
+  readonly side: Side;
+  readonly type: 'market' | 'limit';
+  price: Decimal | null;
+  quantity: Decimal;
+  filledQuantity: Decimal;
+  readonly postOnly: boolean;
+  readonly reduceOnly: boolean;
+  readonly tag: string | undefined;
+  status: OpenOrderStatus;
+  /** The request id of the cancel, cancel all or amend that asked to take this order down. */
+  cancelRequestedBy: string | null;
+  /** For an amendment's new order: the client order id of the order it replaces. */
+  readonly replaces: string | null;
+  readonly intent: StampedIntent | null;
+}
+
+function isRefusal(outcome: IntentOutcome): boolean {
+  return (
+    outcome.status === 'denied' ||
+    outcome.status === 'rejected' ||
+    (outcome.status === 'resolved' && outcome.resolution === 'rejected')
+  );
+}
+
+function isAcceptance(
+  outcome: IntentOutcome,
+): outcome is Extract<IntentOutcome, { status: 'accepted' | 'resolved' }> {
+  return (
+    outcome.status === 'accepted' ||
+    (outcome.status === 'resolved' && outcome.resolution === 'accepted')
+  );
+}
+
+export class OwnOrders {
+  private readonly byClientId = new Map<string, Entry>();
+  private readonly byOrderId = new Map<string, Entry>();
+
+  /** `ownIdPrefix`: the start of every client order id this strategy's intents get. */
+  constructor(private readonly ownIdPrefix: string) {}
+
+  /** Records a freshly stamped intent; `position` reads the signed position of a market. */
+  recordIntent(stamped: StampedIntent, position: (marketId: string) => Decimal): void {
+    const intent = stamped.intent;
+    switch (intent.kind) {
+      case 'place':
+        this.add({
+          clientOrderId: stamped.clientOrderId ?? stamped.requestId,
+          requestId: stamped.requestId,
+          orderId: null,
+          marketId: intent.marketId,
+          side: intent.side,
+          type: intent.type,
+          price: intent.price === undefined ? null : parseDecimal(intent.price),
+          quantity: parseDecimal(intent.quantity),
+          filledQuantity: ZERO,
+          postOnly: intent.postOnly === true,
+          reduceOnly: intent.reduceOnly === true,
+          tag: intent.tag,
+          status: 'submitted',
+          cancelRequestedBy: null,
+          replaces: null,
+          intent: stamped,
+        });
+        return;
+      case 'cancel': {
+        const entry = this.byClientId.get(intent.clientOrderId);
+        if (entry && entry.cancelRequestedBy === null) entry.cancelRequestedBy = stamped.requestId;
+        return;
+      }
+      case 'cancel_all':
+        for (const entry of this.byClientId.values()) {
+          const inScope = intent.marketId === undefined || entry.marketId === intent.marketId;
+          if (inScope && entry.cancelRequestedBy === null) {
+            entry.cancelRequestedBy = stamped.requestId;
+          }
+        }
+        return;
+      case 'amend': {
+        const old = this.byClientId.get(intent.clientOrderId);
+        if (!old) return;
+        old.cancelRequestedBy ??= stamped.requestId;
+        this.add({
+          ...old,
+          clientOrderId: stamped.clientOrderId ?? stamped.requestId,
+          requestId: stamped.requestId,
+          orderId: null,
+          price: intent.price === undefined ? old.price : parseDecimal(intent.price),
+          quantity:
+            intent.quantity === undefined
+              ? old.quantity.minus(old.filledQuantity)
+              : parseDecimal(intent.quantity),
+          filledQuantity: ZERO,
+          tag: intent.tag ?? old.tag,
+          status: 'submitted',
+          cancelRequestedBy: null,
+          replaces: old.clientOrderId,
+          intent: stamped,
+        });
+        return;
+      }
+      case 'close_position': {
+        const current = position(intent.marketId);
+        if (current.eq(ZERO)) return;
+        const percent = parseDecimal(intent.quantityPercent ?? '100');
+        this.add({
+          clientOrderId: stamped.clientOrderId ?? stamped.requestId,
+          requestId: stamped.requestId,
+          orderId: null,
+          marketId: intent.marketId,
+          side: current.gt(ZERO) ? 'sell' : 'buy',
+          type: 'market',
+          price: null,
+          quantity: current.abs().times(percent).div(100),
+          filledQuantity: ZERO,
+          postOnly: false,
+          reduceOnly: true,
+          tag: intent.tag,
+          status: 'submitted',
+          cancelRequestedBy: null,
+          replaces: null,
+          intent: stamped,
+        });
+        return;
+      }
+    }
+  }
+
+  applyOutcome(outcome: IntentOutcome): void {
+    const stamped = outcome.intent;
+    const kind = stamped.intent.kind;
+    const createsOrder = kind === 'place' || kind === 'amend' || kind === 'close_position';
+    const entry =
+      createsOrder && stamped.clientOrderId !== null
+        ? this.byClientId.get(stamped.clientOrderId)
+        : undefined;
+
+    if (isRefusal(outcome)) {
+      if (entry) {
+        this.remove(entry);
+        if (entry.replaces !== null) this.clearCancelRequest(stamped.requestId);
+      }
+      if (!createsOrder) this.clearCancelRequest(stamped.requestId);
+      return;
+    }
+    if (!entry) return;
+    if (isAcceptance(outcome)) {
+      if (outcome.orderId !== null) this.setOrderId(entry, outcome.orderId);
+      if (entry.status === 'submitted' || entry.status === 'unknown') entry.status = 'accepted';
+      // Practice amends by cancelling, confirming the cancel, then placing anew: once the new
+      // order is accepted the old one is gone.
+      if (entry.replaces !== null) {
+        const old = this.byClientId.get(entry.replaces);
+        if (old) this.remove(old);
+      }
+    } else if (outcome.status === 'unknown') {
+      if (entry.status === 'submitted') entry.status = 'unknown';
+    } else if (outcome.status === 'filled') {
+      this.remove(entry);
+    }
+  }
+
+  /** Applies a venue order update; returns it as the strategy's own, or null if it is not. */
+  applyOrder(order: Order): OwnOrderUpdate | null {
+    const clientOrderId = order.client_order_id;
+    let entry =
+      (clientOrderId === null ? undefined : this.byClientId.get(clientOrderId)) ??
+      this.byOrderId.get(order.order_id);
+    if (!entry) {
+      if (clientOrderId === null || !clientOrderId.startsWith(this.ownIdPrefix)) return null;
+      const adopted = this.adopt(order, clientOrderId);
+      if (adopted === null) return { order, clientOrderId, tag: undefined, intent: null };
+      entry = adopted;
+    }
+    this.setOrderId(entry, order.order_id);
+    entry.status = order.status;
+    entry.filledQuantity = parseDecimal(order.filled_quantity);
+    if (order.price !== null) entry.price = parseDecimal(order.price);
+    if (order.quantity !== null) entry.quantity = parseDecimal(order.quantity);
+    if (TERMINAL.has(order.status)) this.remove(entry);
+    return { order, clientOrderId: entry.clientOrderId, tag: entry.tag, intent: entry.intent };
+  }
+
+  open(marketId?: string): OpenOrder[] {
+    const result: OpenOrder[] = [];
+    for (const entry of this.byClientId.values()) {
+      if (marketId !== undefined && entry.marketId !== marketId) continue;
+      const remaining = entry.quantity.minus(entry.filledQuantity);
+      result.push(
+        Object.freeze({
+          clientOrderId: entry.clientOrderId,
+          requestId: entry.requestId,
+          orderId: entry.orderId,
+          marketId: entry.marketId,
+          side: entry.side,
+          type: entry.type,
+          price: entry.price,
+          quantity: entry.quantity,
+          filledQuantity: entry.filledQuantity,
+          remainingQuantity: remaining.gt(ZERO) ? remaining : ZERO,
+          postOnly: entry.postOnly,
+          reduceOnly: entry.reduceOnly,
+          tag: entry.tag,
+          status: entry.status,
+          cancelRequested: entry.cancelRequestedBy !== null,
+          intent: entry.intent,
+        }),
+      );
+    }
+    return result;
+  }
+
+  private adopt(order: Order, clientOrderId: string): Entry | null {
+    if (TERMINAL.has(order.status)) return null;
+    if (order.side !== 'buy' && order.side !== 'sell') return null;
+    if (order.type !== 'market' && order.type !== 'limit') return null;
+    const entry: Entry = {
+      clientOrderId,
+      requestId: order.request_id ?? clientOrderId,
+      orderId: order.order_id,
+      marketId: order.market_id,
+      side: order.side,
+      type: order.type,
+      price: order.price === null ? null : parseDecimal(order.price),
+      quantity: order.quantity === null ? ZERO : parseDecimal(order.quantity),
+      filledQuantity: parseDecimal(order.filled_quantity),
+      postOnly: order.post_only,
+      reduceOnly: order.reduce_only,
+      tag: undefined,
+      status: order.status,
+      cancelRequestedBy: null,
+      replaces: null,
+      intent: null,
+    };
+    this.add(entry);
+    return entry;
+  }
+
+  private add(entry: Entry): void {
+    this.byClientId.set(entry.clientOrderId, entry);
+    if (entry.orderId !== null) this.byOrderId.set(entry.orderId, entry);
+  }
+
+  private setOrderId(entry: Entry, orderId: string): void {
+    if (entry.orderId === orderId) return;
+    if (entry.orderId !== null && this.byOrderId.get(entry.orderId) === entry) {
+      this.byOrderId.delete(entry.orderId);
+    }
+    entry.orderId = orderId;
+    this.byOrderId.set(orderId, entry);
+  }
+
+  private remove(entry: Entry): void {
+    if (this.byClientId.get(entry.clientOrderId) === entry) {
+      this.byClientId.delete(entry.clientOrderId);
+    }
+    if (entry.orderId !== null && this.byOrderId.get(entry.orderId) === entry) {
+      this.byOrderId.delete(entry.orderId);
+    }
+  }
+
+  private clearCancelRequest(requestId: string): void {
+    for (const entry of this.byClientId.values()) {
+      if (entry.cancelRequestedBy === requestId) entry.cancelRequestedBy = null;
+    }
+  }
+}
