@@ -1,0 +1,328 @@
+/**
+ * The stateful side of the risk gate: the sliding order-rate windows, the trading state machine
+ * (ACTIVE, REDUCING, HALTED), loss tracking and denial counting, around the pure
+ * `evaluateIntent`. Time comes only from the injected clock, so the gate behaves the same live
+ * and in replay.
+ *
+ * The trading state is the most severe of the conditions in force:
+ * - `daily_loss`: latched for the rest of the trading day at the most severe limit reached;
+ *   cleared when the next day begins (`day_start_utc`).
+ * - `drawdown`: latched until `resume()`.
+ * - `manual` (`halt()`, `reduce()`) and `kill_switch`: latched until `resume()`.
+ * `resume()` clears them all, takes the drawdown so far as accepted (the peak restarts at the
+ * last equity) and then re-checks the daily loss, which a resume cannot override: if it is still
+ * beyond a limit, the state returns at once.
+ */
+import { BehaviorSubject, type Observable, Subject } from 'rxjs';
+import type { Clock, TimerHandle } from '../../core/clock.ts';
+import { type Decimal, parseDecimal } from '../../core/decimal.ts';
+import type { Denial, StampedIntent } from '../intents.ts';
+import type { RiskConfig } from './config.ts';
+import { evaluateIntent, type GateDecision } from './evaluate.ts';
+import {
+  type LossSource,
+  type LossTracking,
+  type LossTrackingRecord,
+  lossBreaches,
+  lossTrackingFromRecord,
+  lossTrackingToRecord,
+  nextTradingDayStart,
+  rollTradingDay,
+  trackEquity,
+  tradingDayStart,
+} from './loss.ts';
+import type { RiskSnapshot, RiskView, TradingState } from './view.ts';
+
+export type TradingStateSource = LossSource | 'manual' | 'kill_switch';
+
+export interface TradingStateSnapshot {
+  readonly state: TradingState;
+  /** Why the state is what it is; `null` when ACTIVE. */
+  readonly reason: string | null;
+  readonly source: TradingStateSource | null;
+  /** Epoch milliseconds when the state was entered. */
+  readonly since: number;
+}
+
+export interface DenialEvent {
+  readonly at: number;
+  readonly intent: StampedIntent;
+  readonly denials: readonly Denial[];
+  readonly tradingState: TradingState;
+}
+
+/** A BehaviorSubject that observers can read but not push into. */
+export type ReadonlyBehaviorSubject<T> = Observable<T> & {
+  readonly value: T;
+  getValue(): T;
+};
+
+/** The subset of a pino logger the gate writes to. */
+export interface RiskLogger {
+  warn(fields: Record<string, unknown>, message: string): void;
+  info(fields: Record<string, unknown>, message: string): void;
+}
+
+export interface RiskGateOptions {
+  readonly config: RiskConfig;
+  readonly clock: Clock;
+  readonly logger?: RiskLogger | undefined;
+  /** Loss tracking saved by `lossTrackingRecord()` before a restart, so a restart resets nothing. */
+  readonly lossTracking?: LossTrackingRecord | undefined;
+}
+
+/** Anything a kill switch can halt. */
+export interface HaltTarget {
+  halt(reason: string, source?: 'manual' | 'kill_switch'): void;
+}
+
+interface Condition {
+  readonly state: 'REDUCING' | 'HALTED';
+  readonly reason: string;
+  readonly order: number;
+}
+
+const SEVERITY: Record<TradingState, number> = { ACTIVE: 0, REDUCING: 1, HALTED: 2 };
+const MINUTE_MS = 60_000;
+const ORDER_COMMANDS = new Set(['place', 'amend', 'close_position']);
+
+export class RiskGate implements HaltTarget {
+  readonly config: RiskConfig;
+  readonly state$: ReadonlyBehaviorSubject<TradingStateSnapshot>;
+  readonly denials$: Observable<DenialEvent>;
+
+  private readonly clock: Clock;
+  private readonly logger: RiskLogger | undefined;
+  private readonly stateSubject: BehaviorSubject<TradingStateSnapshot>;
+  private readonly denialSubject = new Subject<DenialEvent>();
+  private readonly conditions = new Map<TradingStateSource, Condition>();
+  private readonly counts = new Map<string, number>();
+  private orderTimes: readonly number[] = [];
+  private tracking: LossTracking;
+  private nextDayAt: number;
+  private dayTimer: TimerHandle | undefined;
+  private conditionOrder = 0;
+  private deniedIntentCount = 0;
+  private disposed = false;
+
+  constructor(options: RiskGateOptions) {
+    this.config = options.config;
+    this.clock = options.clock;
+    this.logger = options.logger;
+    const now = this.clock.now();
+    const dayStartUtc = this.config.day_start_utc;
+    const restored = options.lossTracking
+      ? lossTrackingFromRecord(options.lossTracking)
+      : {
+          dayStartedAt: tradingDayStart(now, dayStartUtc),
+          dayStartEquity: null,
+          peakEquity: null,
+          lastEquity: null,
+        };
+    this.tracking = rollTradingDay(restored, now, dayStartUtc);
+    this.nextDayAt = nextTradingDayStart(now, dayStartUtc);
+    this.stateSubject = new BehaviorSubject<TradingStateSnapshot>({
+      state: 'ACTIVE',
+      reason: null,
+      source: null,
+      since: now,
+    });
+    this.state$ = this.stateSubject;
+    this.denials$ = this.denialSubject.asObservable();
+    this.applyLossBreaches();
+    this.scheduleDayRoll();
+  }
+
+  get tradingState(): TradingStateSnapshot {
+    return this.stateSubject.value;
+  }
+
+  /**
+   * Evaluates an intent against a snapshot of the markets and the account; the gate adds the
+   * time, the trading state and the recent order times. An allowed order command enters the
+   * rate windows; a denial is counted, logged and published on `denials$`.
+   */
+  evaluate(intent: StampedIntent, snapshot: RiskSnapshot): GateDecision {
+    const now = this.clock.now();
+    this.rollDayIfDue(now);
+    this.pruneOrderTimes(now);
+    const view: RiskView = {
+      ...snapshot,
+      now,
+      tradingState: this.stateSubject.value.state,
+      recentOrderTimes: this.orderTimes,
+    };
+    const decision = evaluateIntent(intent, view, this.config);
+    if (decision.allowed) {
+      if (ORDER_COMMANDS.has(intent.intent.kind)) this.orderTimes = [...this.orderTimes, now];
+      return decision;
+    }
+    this.recordDenial(intent, decision.denials, now, view.tradingState);
+    return decision;
+  }
+
+  /** Feeds the account equity (settlement asset) for the daily loss and drawdown limits. */
+  updateEquity(equity: Decimal | string): void {
+    const value = typeof equity === 'string' ? parseDecimal(equity) : equity;
+    const now = this.clock.now();
+    this.rollDayIfDue(now);
+    this.tracking = trackEquity(this.tracking, value, now, this.config.day_start_utc);
+    this.applyLossBreaches();
+  }
+
+  /** Moves trading to HALTED until `resume()`. Repeating the same halt changes nothing. */
+  halt(reason: string, source: 'manual' | 'kill_switch' = 'manual'): void {
+    this.raise(source, 'HALTED', reason);
+  }
+
+  /** Moves trading to REDUCING (never down from HALTED) until `resume()`. */
+  reduce(reason: string): void {
+    this.raise('manual', 'REDUCING', reason);
+  }
+
+  /**
+   * Clears every condition, accepts the drawdown so far, then re-checks the daily loss (which
+   * a resume cannot override). A kill file still present halts again at its next poll.
+   */
+  resume(): void {
+    this.conditions.clear();
+    this.tracking = { ...this.tracking, peakEquity: this.tracking.lastEquity };
+    this.logger?.warn({ event: 'risk.resume' }, 'trading resumed by request');
+    this.applyLossBreaches();
+  }
+
+  /** Denials so far, by rule (each failing rule of a denied intent counts once). */
+  denialCounts(): ReadonlyMap<string, number> {
+    return new Map(this.counts);
+  }
+
+  /** Intents denied so far. */
+  get deniedIntents(): number {
+    return this.deniedIntentCount;
+  }
+
+  /** Times of the order commands in the last minute, oldest first. */
+  recentOrderTimes(): readonly number[] {
+    this.pruneOrderTimes(this.clock.now());
+    return this.orderTimes;
+  }
+
+  /** Loss tracking as plain JSON, for the journal. */
+  lossTrackingRecord(): LossTrackingRecord {
+    return lossTrackingToRecord(this.tracking);
+  }
+
+  /** Stops the day timer and completes the streams. */
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.clock.clearTimeout(this.dayTimer);
+    this.dayTimer = undefined;
+    this.denialSubject.complete();
+    this.stateSubject.complete();
+  }
+
+  private recordDenial(
+    intent: StampedIntent,
+    denials: readonly Denial[],
+    at: number,
+    tradingState: TradingState,
+  ): void {
+    this.deniedIntentCount += 1;
+    for (const denial of denials) {
+      this.counts.set(denial.rule, (this.counts.get(denial.rule) ?? 0) + 1);
+    }
+    this.logger?.warn(
+      {
+        event: 'risk.denied',
+        strategyId: intent.strategyId,
+        requestId: intent.requestId,
+        kind: intent.intent.kind,
+        tradingState,
+        denials,
+      },
+      `intent denied by ${denials.map((denial) => denial.rule).join(', ')}`,
+    );
+    this.denialSubject.next({ at, intent, denials, tradingState });
+  }
+
+  private pruneOrderTimes(now: number): void {
+    const from = now - MINUTE_MS;
+    let drop = 0;
+    while (drop < this.orderTimes.length && this.orderTimes[drop]! <= from) drop++;
+    // Never changed in place (here or on push), so a view handed out earlier stays as it was.
+    if (drop > 0) this.orderTimes = this.orderTimes.slice(drop);
+  }
+
+  private raise(source: TradingStateSource, state: 'REDUCING' | 'HALTED', reason: string): void {
+    const current = this.conditions.get(source);
+    if (current && SEVERITY[current.state] > SEVERITY[state]) return;
+    if (current && current.state === state && current.reason === reason) return;
+    this.conditions.set(source, { state, reason, order: current?.order ?? this.conditionOrder++ });
+    this.publishState();
+  }
+
+  private applyLossBreaches(): void {
+    for (const breach of lossBreaches(this.tracking, this.config)) {
+      const current = this.conditions.get(breach.source);
+      // Latched at the most severe level reached: a recovery within the day changes nothing.
+      if (current && SEVERITY[current.state] >= SEVERITY[breach.state]) continue;
+      this.conditions.set(breach.source, {
+        state: breach.state,
+        reason: breach.reason,
+        order: current?.order ?? this.conditionOrder++,
+      });
+    }
+    this.publishState();
+  }
+
+  private rollDayIfDue(now: number): void {
+    if (now < this.nextDayAt) return;
+    this.tracking = rollTradingDay(this.tracking, now, this.config.day_start_utc);
+    this.nextDayAt = nextTradingDayStart(now, this.config.day_start_utc);
+    if (this.conditions.delete('daily_loss')) {
+      this.logger?.info({ event: 'risk.day_rolled' }, 'new trading day: daily loss limit cleared');
+    }
+    this.applyLossBreaches();
+  }
+
+  private scheduleDayRoll(): void {
+    if (this.disposed) return;
+    this.clock.clearTimeout(this.dayTimer);
+    this.dayTimer = this.clock.setTimeout(() => {
+      this.dayTimer = undefined;
+      this.rollDayIfDue(this.clock.now());
+      this.scheduleDayRoll();
+    }, this.nextDayAt - this.clock.now());
+  }
+
+  private publishState(): void {
+    if (this.disposed) return;
+    let top: Condition | null = null;
+    let topSource: TradingStateSource | null = null;
+    for (const [source, condition] of this.conditions) {
+      if (
+        !top ||
+        SEVERITY[condition.state] > SEVERITY[top.state] ||
+        (condition.state === top.state && condition.order < top.order)
+      ) {
+        top = condition;
+        topSource = source;
+      }
+    }
+    const previous = this.stateSubject.value;
+    const state: TradingState = top ? top.state : 'ACTIVE';
+    const reason = top ? top.reason : null;
+    if (previous.state === state && previous.reason === reason) return;
+    const next: TradingStateSnapshot = {
+      state,
+      reason,
+      source: topSource,
+      since: previous.state === state ? previous.since : this.clock.now(),
+    };
+    const fields = { event: 'risk.state', state, reason, source: topSource };
+    if (state === 'ACTIVE') this.logger?.info(fields, 'trading state is ACTIVE');
+    else this.logger?.warn(fields, `trading state is ${state}: ${reason}`);
+    this.stateSubject.next(next);
+  }
+}

@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { toWire } from '../../../src/core/decimal.ts';
+import {
+  riskMarketFromWire,
+  riskOpenOrdersFromWire,
+  riskPositionsFromWire,
+} from '../../../src/runtime/risk/view.ts';
+
+const wireMarket = {
+  market_id: 'BTC-PERP',
+  price_tick: '0.5',
+  quantity_step: '0.001',
+  minimum_quantity: '0.001',
+  minimum_notional: null,
+  maximum_leverage: 50,
+  mark_price: '60000.5',
+  data_status: 'live',
+  observed_at: '2025-01-15T12:00:00.250Z',
+};
+
+describe('wire builders', () => {
+  it('reads a market, parsing its decimals and time', () => {
+    const market = riskMarketFromWire(wireMarket);
+    expect(toWire(market.priceTick!)).toBe('0.5');
+    expect(market.minimumNotional).toBeNull();
+    expect(toWire(market.markPrice!)).toBe('60000.5');
+    expect(market.observedAt).toBe(Date.UTC(2025, 0, 15, 12, 0, 0, 250));
+    expect(market.dataStatus).toBe('live');
+    expect(riskMarketFromWire({ ...wireMarket, data_status: 'odd' }).dataStatus).toBe(
+      'unavailable',
+    );
+  });
+
+  it('signs positions by side and nets them per market', () => {
+    const positions = riskPositionsFromWire([
+      { market_id: 'BTC-PERP', side: 'long', quantity: '0.5', entry_price: '60000' },
+      { market_id: 'BTC-PERP', side: 'short', quantity: '0.2', entry_price: '61000' },
+      { market_id: 'ETH-PERP', side: 'short', quantity: '3', entry_price: '3000' },
+    ]);
+    expect(toWire(positions['BTC-PERP']!.quantity)).toBe('0.3');
+    expect(toWire(positions['ETH-PERP']!.quantity)).toBe('-3');
+  });
+
+  it('keeps orders that may still trade, with what is left of them', () => {
+    const order = {
+      client_order_id: 'a',
+      market_id: 'BTC-PERP',
+      side: 'buy',
+      price: '59000',
+      quantity: '1',
+      filled_quantity: '0.25',
+      reduce_only: false,
+      status: 'PARTIALLY_FILLED',
+    };
+    const open = riskOpenOrdersFromWire([
+      order,
+      { ...order, client_order_id: 'b', status: 'FILLED' },
+      { ...order, client_order_id: 'c', status: 'UNKNOWN', price: null, filled_quantity: '0' },
+      { ...order, client_order_id: 'd', status: 'CANCELLED' },
+    ]);
+    expect(open.map((one) => [one.clientOrderId, toWire(one.remainingQuantity)])).toEqual([
+      ['a', '0.75'],
+      ['c', '1'],
+    ]);
+    expect(open[1]!.price).toBeNull();
+  });
+});
