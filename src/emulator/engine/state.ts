@@ -1,0 +1,298 @@
+/**
+ * The exchange's working state: markets, accounts, orders and positions, as mutable objects
+ * with integer ticks and steps and bigint money. Only exchange.ts changes them; wire objects are
+ * built from them on demand (wire.ts) and records for the store likewise.
+ */
+import type { TimerHandle } from '../../core/clock.ts';
+import type { MarketDataStatus, OrderStatus } from '../../protocol/index.ts';
+import type { MarketConfig } from '../config.ts';
+import type { AccountRecord, OrderRecord, PositionRecord, RecordSource } from '../store/store.ts';
+import { CandleBook, RollingVolume } from './candles.ts';
+import { formatMoney, MONEY_SCALE, parseScaled, UnitGrid } from './fixed.ts';
+import { type BookSide, BUY, OrderBook, type RestingOrder } from './order-book.ts';
+
+export const ROUTE_ID = 'svc-paper';
+export const SETTLEMENT_ASSET = 'pUSDC';
+
+/** A resting order of a synthetic participant (market maker or taker): no account, no events. */
+export interface SyntheticOwner {
+  readonly synthetic: true;
+  readonly quoterId: string;
+}
+
+export type BookOwner = OrderState | SyntheticOwner;
+
+export interface TradeEntry {
+  readonly tradeId: string;
+  readonly priceTicks: number;
+  readonly steps: number;
+  readonly side: 'buy' | 'sell';
+  readonly at: number;
+}
+
+function scaled(text: string): bigint {
+  const value = parseScaled(text, MONEY_SCALE);
+  if (value === null) throw new RangeError(`not a decimal: ${text}`);
+  return value;
+}
+
+export class MarketRuntime {
+  readonly id: string;
+  readonly tick: UnitGrid;
+  readonly step: UnitGrid;
+  /** Money (10^-18 pUSDC) per one tick times one step. */
+  readonly notionalFactor: bigint;
+  readonly minimumQuantitySteps: number | null;
+  readonly minimumNotional: bigint | null;
+  readonly maintenanceRate: bigint;
+  readonly makerRate: bigint;
+  readonly takerRate: bigint;
+  readonly marginModes: ReadonlySet<string>;
+  readonly book = new OrderBook<BookOwner>();
+  indexTicks: number;
+  markTicks: number;
+  lastTradeTicks: number | null = null;
+  fundingRate = '0';
+  nextFundingTime: number;
+  feedPaused = false;
+  dataStatus: MarketDataStatus = 'live';
+  observedAt: number;
+  readonly trades: TradeEntry[] = [];
+  readonly candles: CandleBook;
+  readonly volume = new RollingVolume(86_400_000);
+  tradeCount = 0;
+  /** Open positions of user accounts in this market. */
+  readonly positions = new Set<PositionState>();
+  /** Resting synthetic orders per quoter. */
+  readonly quotes = new Map<string, RestingOrder<BookOwner>[]>();
+
+  constructor(
+    readonly config: MarketConfig,
+    readonly ordinal: number,
+    fees: { readonly maker_rate: string; readonly taker_rate: string },
+    readonly tradeCapacity: number,
+    candleCapacity: number,
+    now: number,
+  ) {
+    this.id = config.market_id;
+    this.tick = new UnitGrid(config.price_tick);
+    this.step = new UnitGrid(config.quantity_step);
+    this.notionalFactor =
+      this.tick.mantissa *
+      this.step.mantissa *
+      10n ** BigInt(MONEY_SCALE - this.tick.decimals - this.step.decimals);
+    this.minimumQuantitySteps =
+      config.minimum_quantity === null
+        ? null
+        : this.step.roundedUnitsOf(config.minimum_quantity, 'up');
+    this.minimumNotional =
+      config.minimum_notional === null ? null : scaled(config.minimum_notional);
+    this.maintenanceRate = scaled(config.maintenance_margin_rate);
+    const marketFees = config.fees ?? fees;
+    this.makerRate = scaled(marketFees.maker_rate);
+    this.takerRate = scaled(marketFees.taker_rate);
+    this.marginModes = new Set(config.margin_modes);
+    const initial = this.tick.roundedUnitsOf(config.simulation.initial_price, 'half-even') ?? 1;
+    this.indexTicks = Math.max(1, initial);
+    this.markTicks = this.indexTicks;
+    this.nextFundingTime = now;
+    this.observedAt = now;
+    this.candles = new CandleBook(candleCapacity);
+  }
+
+  notional(priceTicks: number, steps: number): bigint {
+    const product = priceTicks * steps;
+    return (
+      (Number.isSafeInteger(product) ? BigInt(product) : BigInt(priceTicks) * BigInt(steps)) *
+      this.notionalFactor
+    );
+  }
+
+  recordTrade(entry: TradeEntry): void {
+    this.trades.push(entry);
+    if (this.trades.length > this.tradeCapacity * 2) {
+      this.trades.splice(0, this.trades.length - this.tradeCapacity);
+    }
+    this.tradeCount += 1;
+    this.lastTradeTicks = entry.priceTicks;
+    this.candles.record(entry.at, entry.priceTicks, entry.steps);
+    this.volume.record(entry.at, entry.steps);
+  }
+}
+
+export class PositionState implements RecordSource<PositionRecord> {
+  constructor(
+    readonly id: string,
+    readonly ordinal: number,
+    readonly account: AccountState,
+    readonly market: MarketRuntime,
+    public direction: 1 | -1,
+    public steps: number,
+    /** Σ price × quantity of what is open. */
+    public costBasis: bigint,
+    /** Initial margin held by the position. */
+    public margin: bigint,
+    readonly marginMode: 'cross' | 'isolated',
+    readonly openedAt: number,
+    public updatedAt: number,
+  ) {}
+
+  get key(): string {
+    return this.id;
+  }
+
+  record(): PositionRecord {
+    return {
+      position_id: this.id,
+      account_id: this.account.id,
+      market_id: this.market.id,
+      ordinal: this.ordinal,
+      side: this.direction === 1 ? 'long' : 'short',
+      quantity: this.market.step.format(this.steps),
+      cost_basis: formatMoney(this.costBasis),
+      margin: formatMoney(this.margin),
+      margin_mode: this.marginMode,
+      opened_at: this.openedAt,
+      updated_at: this.updatedAt,
+    };
+  }
+}
+
+export class OrderState implements RecordSource<OrderRecord> {
+  readonly synthetic = false;
+  status: OrderStatus = 'PENDING';
+  filledSteps = 0;
+  filledNotional = 0n;
+  reserved = 0n;
+  lastEventSequence: number | null = null;
+  resting: RestingOrder<BookOwner> | null = null;
+  bookPriority: number | null = null;
+  submitTimer: TimerHandle | null = null;
+  error: { code: string; message: string } | null = null;
+  updatedAt: number;
+
+  constructor(
+    readonly ordinal: number,
+    readonly id: string,
+    readonly account: AccountState,
+    readonly market: MarketRuntime,
+    readonly requestId: string | null,
+    readonly clientOrderId: string,
+    readonly side: BookSide,
+    readonly type: 'market' | 'limit',
+    readonly quantitySteps: number,
+    readonly priceTicks: number | null,
+    readonly timeInForce: 'GTC' | 'IOC',
+    readonly postOnly: boolean,
+    readonly reduceOnly: boolean,
+    readonly positionId: string | null,
+    readonly leverage: number,
+    readonly marginMode: 'cross' | 'isolated',
+    /** Scaled by 10^18, e.g. 0.5 % is 5 × 10^17. */
+    readonly maxSlippagePercent: bigint | null,
+    readonly receivedAt: number,
+  ) {
+    this.updatedAt = receivedAt;
+  }
+
+  get remainingSteps(): number {
+    return this.quantitySteps - this.filledSteps;
+  }
+
+  get key(): string {
+    return this.id;
+  }
+
+  record(): OrderRecord {
+    const market = this.market;
+    return {
+      ordinal: this.ordinal,
+      order_id: this.id,
+      account_id: this.account.id,
+      request_id: this.requestId,
+      client_order_id: this.clientOrderId,
+      market_id: market.id,
+      side: this.side === BUY ? 'buy' : 'sell',
+      type: this.type,
+      quantity: market.step.format(this.quantitySteps),
+      price: this.priceTicks === null ? null : market.tick.format(this.priceTicks),
+      time_in_force: this.timeInForce,
+      post_only: this.postOnly,
+      reduce_only: this.reduceOnly,
+      position_id: this.positionId,
+      leverage: this.leverage,
+      margin_mode: this.marginMode,
+      max_slippage_percent:
+        this.maxSlippagePercent === null ? null : formatMoney(this.maxSlippagePercent),
+      status: this.status,
+      received_at: this.receivedAt,
+      updated_at: this.updatedAt,
+      filled_quantity: market.step.format(this.filledSteps),
+      filled_notional: formatMoney(this.filledNotional),
+      reserved_margin: formatMoney(this.reserved),
+      last_event_sequence: this.lastEventSequence,
+      book_priority: this.resting !== null ? this.bookPriority : null,
+      error: this.error,
+    };
+  }
+}
+
+export class AccountState implements RecordSource<AccountRecord> {
+  reserved = 0n;
+  sequence = 0;
+  snapshotVersion = 0;
+  active = true;
+  cancelAllAfterDeadline: number | null = null;
+  cancelAllAfterTimer: TimerHandle | null = null;
+  readonly orders: OrderState[] = [];
+  readonly activeOrders = new Set<OrderState>();
+  readonly ordersById = new Map<string, OrderState>();
+  readonly ordersByClientId = new Map<string, OrderState>();
+  readonly positions = new Map<MarketRuntime, PositionState>();
+  readonly positionsById = new Map<string, PositionState>();
+  /** Active orders that may open exposure, per market and margin mode (MARGIN_MODE_IN_USE). */
+  readonly openingOrders = new Map<MarketRuntime, { cross: number; isolated: number }>();
+  activeReduceOnly = 0;
+
+  constructor(
+    readonly id: string,
+    readonly ordinal: number,
+    public wallet: bigint,
+    readonly startingBalance: bigint,
+    readonly createdAt: number,
+  ) {}
+
+  /** Adds (+1) or removes (-1) an order from the active set and its counters. */
+  trackActive(order: OrderState, change: 1 | -1): void {
+    if (change === 1) this.activeOrders.add(order);
+    else this.activeOrders.delete(order);
+    if (order.reduceOnly) {
+      this.activeReduceOnly += change;
+      return;
+    }
+    let counts = this.openingOrders.get(order.market);
+    if (counts === undefined) {
+      counts = { cross: 0, isolated: 0 };
+      this.openingOrders.set(order.market, counts);
+    }
+    counts[order.marginMode] += change;
+  }
+
+  get key(): string {
+    return this.id;
+  }
+
+  record(): AccountRecord {
+    return {
+      account_id: this.id,
+      ordinal: this.ordinal,
+      wallet: formatMoney(this.wallet),
+      starting_balance: formatMoney(this.startingBalance),
+      sequence: this.sequence,
+      snapshot_version: this.snapshotVersion,
+      created_at: this.createdAt,
+      active: this.active,
+      cancel_all_after_deadline: this.cancelAllAfterDeadline,
+    };
+  }
+}
