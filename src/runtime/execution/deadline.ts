@@ -1,0 +1,49 @@
+/**
+ * A venue call that gives up waiting after a deadline on the injected clock. The call's own
+ * timeout belongs to the venue; this one keeps a hung promise from holding the executor's lane
+ * or a heartbeat forever. Giving up is `REQUEST_TIMEOUT`: for a mutation, an unknown outcome.
+ */
+import type { Clock } from '../../core/clock.ts';
+import { PaperbotError } from '../../core/errors.ts';
+
+export function withDeadline<T>(
+  clock: Clock,
+  timeoutMs: number | null,
+  call: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  const controller = new AbortController();
+  if (timeoutMs === null) return call(controller.signal);
+  return new Promise<T>((resolve, reject) => {
+    let settled = false;
+    const timer = clock.setTimeout(() => {
+      if (settled) return;
+      settled = true;
+      controller.abort();
+      reject(
+        new PaperbotError('REQUEST_TIMEOUT', `no answer within ${timeoutMs} ms`, {
+          details: { timeoutMs },
+        }),
+      );
+    }, timeoutMs);
+    let pending: Promise<T>;
+    try {
+      pending = call(controller.signal);
+    } catch (error) {
+      pending = Promise.reject(error);
+    }
+    pending.then(
+      (value) => {
+        if (settled) return;
+        settled = true;
+        clock.clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        if (settled) return;
+        settled = true;
+        clock.clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
+}

@@ -1,0 +1,63 @@
+/**
+ * A serial lane: asynchronous tasks run one at a time, in order, urgent ones first. The executor
+ * sends every command through one lane (design rule 10: through a queue, never re-entrantly).
+ */
+export class SerialLane {
+  private readonly queue: {
+    readonly run: () => Promise<void>;
+    readonly drop: () => void;
+    readonly urgent: boolean;
+  }[] = [];
+  private running = false;
+  private idleWaiters: (() => void)[] = [];
+  private closed = false;
+
+  /** Queues `task`; urgent tasks go ahead of ordinary ones (in their own order). */
+  run<T>(task: () => Promise<T>, urgent = false): Promise<T> {
+    if (this.closed) return Promise.reject(new Error('the lane is closed'));
+    return new Promise<T>((resolve, reject) => {
+      const entry = {
+        urgent,
+        run: () => task().then(resolve, reject),
+        drop: () => reject(new Error('the lane closed before the task ran')),
+      };
+      if (urgent) {
+        const firstOrdinary = this.queue.findIndex((queued) => !queued.urgent);
+        if (firstOrdinary === -1) this.queue.push(entry);
+        else this.queue.splice(firstOrdinary, 0, entry);
+      } else {
+        this.queue.push(entry);
+      }
+      if (!this.running) void this.drain();
+    });
+  }
+
+  get size(): number {
+    return this.queue.length + (this.running ? 1 : 0);
+  }
+
+  /** Resolves once nothing is queued or running. */
+  idle(): Promise<void> {
+    if (!this.running && this.queue.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** Refuses new tasks; queued ones are dropped (their promises reject). */
+  close(): void {
+    this.closed = true;
+    for (const entry of this.queue.splice(0)) entry.drop();
+  }
+
+  private async drain(): Promise<void> {
+    this.running = true;
+    for (;;) {
+      const next = this.queue.shift();
+      if (next === undefined) break;
+      await next.run();
+    }
+    this.running = false;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const waiter of waiters) waiter();
+  }
+}

@@ -1,0 +1,506 @@
+/**
+ * The order tracker: the account's orders, fills, positions and account as the runtime knows
+ * them, kept from the venue's streams and REST reads.
+ *
+ * - Order events carry only the entity id and the from/to states. A move to PENDING, SUBMITTED
+ *   or OPEN of a known order is applied from the event; anything that changes quantities or ends
+ *   the order (PARTIALLY_FILLED, FILLED, CANCELLED, REJECTED, UNKNOWN), and any order not known
+ *   yet, is read back by REST. Reads are coalesced: a burst of events for one order within
+ *   `coalesceMs` costs one read, and an event arriving during a read costs one more read after it.
+ * - Versions only move forward: an update older than what is held (by `last_event_sequence`) is
+ *   ignored, and a terminal order never becomes active again.
+ * - Fills are de-duplicated by `fill_id` through the journal, so a fill replayed after a
+ *   reconnect or a restart is counted once (LEAN #2204, NautilusTrader #3046).
+ * - Positions and the account are read by REST after fills (coalesced) and on a timer.
+ * - An order an intent created is tracked under the intent's client order id, also when the venue
+ *   reports another one (an amendment's replacement): `orders$` carries the order with
+ *   `client_order_id` set to the runtime's id, the venue's in `venueClientOrderId`.
+ */
+import { type Observable, Subject } from 'rxjs';
+import type { Clock, TimerHandle } from '../../core/clock.ts';
+import { isPaperbotError } from '../../core/errors.ts';
+import {
+  type Account,
+  executionStageOfStatus,
+  type Fill,
+  type Order,
+  type OrderStatus,
+  type OrderStatusEvent,
+  type Position,
+  TERMINAL_ORDER_STATUSES,
+} from '../../protocol/index.ts';
+import type { Journal } from '../journal/journal.ts';
+import type { ExecutionVenue } from '../venue.ts';
+import { withDeadline } from './deadline.ts';
+import { type ExecutionLogger, silentLogger } from './logger.ts';
+
+export interface TrackedOrder {
+  /** The venue's order; `client_order_id` is the runtime's id for it (see the header). */
+  readonly order: Order;
+  /** The client order id as the venue reported it. */
+  readonly venueClientOrderId: string | null;
+  /** The request id of the intent that created the order; null for orders no intent explains. */
+  readonly requestId: string | null;
+}
+
+export interface OrderTrackerConfig {
+  /** Window in which order events of one order are coalesced into one REST read. */
+  readonly coalesceMs: number;
+  /** Period of the positions and account refresh. */
+  readonly refreshIntervalMs: number;
+  /** Give up waiting for one REST read after this long. */
+  readonly readTimeoutMs: number | null;
+  /** Reads of an order that failed are retried this many times, `retryDelayMs` apart. */
+  readonly readRetries: number;
+  readonly retryDelayMs: number;
+  /** Terminal orders remembered (to ignore their late events) before the oldest is forgotten. */
+  readonly terminalMemory: number;
+}
+
+export const defaultOrderTrackerConfig: OrderTrackerConfig = Object.freeze({
+  coalesceMs: 25,
+  refreshIntervalMs: 30_000,
+  readTimeoutMs: 15_000,
+  readRetries: 3,
+  retryDelayMs: 1_000,
+  terminalMemory: 10_000,
+});
+
+export interface OrderTrackerOptions {
+  readonly venue: ExecutionVenue;
+  readonly journal: Journal;
+  readonly clock: Clock;
+  readonly logger?: ExecutionLogger | undefined;
+  readonly config?: Partial<OrderTrackerConfig> | undefined;
+}
+
+export interface OrderLink {
+  readonly clientOrderId: string;
+  readonly requestId: string;
+}
+
+/** Where an order update came from (for logs and for the reconciler's diff). */
+export type OrderSource = 'event' | 'read' | 'response' | 'snapshot';
+
+function isTerminal(status: OrderStatus): boolean {
+  return TERMINAL_ORDER_STATUSES.has(status);
+}
+
+/** Statuses whose move is applied from the event alone: nothing but the status changes. */
+const STATUS_ONLY_MOVES: ReadonlySet<OrderStatus> = new Set(['PENDING', 'SUBMITTED', 'OPEN']);
+
+function sameVersion(left: Order, right: Order): boolean {
+  return (
+    left.status === right.status &&
+    left.filled_quantity === right.filled_quantity &&
+    left.average_fill_price === right.average_fill_price &&
+    left.quantity === right.quantity &&
+    left.price === right.price &&
+    left.last_event_sequence === right.last_event_sequence &&
+    left.execution_stage === right.execution_stage
+  );
+}
+
+export class OrderTracker {
+  readonly orders$: Observable<TrackedOrder>;
+  readonly fills$: Observable<Fill>;
+  readonly positions$: Observable<readonly Position[]>;
+  readonly account$: Observable<Account>;
+
+  private readonly venue: ExecutionVenue;
+  private readonly journal: Journal;
+  private readonly clock: Clock;
+  private readonly logger: ExecutionLogger;
+  private readonly config: OrderTrackerConfig;
+
+  private readonly orderUpdates = new Subject<TrackedOrder>();
+  private readonly fillUpdates = new Subject<Fill>();
+  private readonly positionUpdates = new Subject<readonly Position[]>();
+  private readonly accountUpdates = new Subject<Account>();
+
+  /** Active (and UNKNOWN) orders by order id. */
+  private readonly active = new Map<string, TrackedOrder>();
+  /** Terminal orders by order id, oldest first, bounded. */
+  private readonly terminal = new Map<string, TrackedOrder>();
+  private readonly orderIdByClientId = new Map<string, string>();
+  private readonly links = new Map<string, OrderLink>();
+
+  private readonly pendingReads = new Map<string, number>();
+  private readonly readsInFlight = new Set<string>();
+  private readonly rereadAfterFlight = new Set<string>();
+  private flushTimer: TimerHandle | undefined;
+  private accountRefreshQueued = false;
+  private accountRefreshInFlight: Promise<void> | null = null;
+  private accountRefreshAgain = false;
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private positionList: readonly Position[] = [];
+  private positionsRead = false;
+  private latestAccount: Account | null = null;
+  private refreshTimer: TimerHandle | undefined;
+  private readonly subscriptions: { unsubscribe(): void }[] = [];
+  private running = false;
+
+  constructor(options: OrderTrackerOptions) {
+    this.venue = options.venue;
+    this.journal = options.journal;
+    this.clock = options.clock;
+    this.logger = options.logger ?? silentLogger;
+    this.config = { ...defaultOrderTrackerConfig, ...options.config };
+    this.orders$ = this.orderUpdates.asObservable();
+    this.fills$ = this.fillUpdates.asObservable();
+    this.positions$ = this.positionUpdates.asObservable();
+    this.account$ = this.accountUpdates.asObservable();
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.subscriptions.push(
+      this.venue.orderEvents$.subscribe((event) => this.onOrderEvent(event)),
+      this.venue.fills$.subscribe((fill) => this.onFill(fill)),
+    );
+    this.refreshTimer = this.clock.setInterval(
+      () => this.refreshAccount(),
+      this.config.refreshIntervalMs,
+    );
+  }
+
+  stop(): void {
+    this.running = false;
+    for (const subscription of this.subscriptions.splice(0)) subscription.unsubscribe();
+    this.clock.clearInterval(this.refreshTimer);
+    this.clock.clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    this.pendingReads.clear();
+  }
+
+  /** Resolves once no REST read started by the tracker is in flight. */
+  async idle(): Promise<void> {
+    while (this.inFlight.size > 0) {
+      await Promise.allSettled([...this.inFlight]);
+    }
+  }
+
+  // Reads
+
+  openOrders(): TrackedOrder[] {
+    return [...this.active.values()];
+  }
+
+  /** Active orders by the runtime's client order id (orders without one are left out). */
+  openOrdersByClientOrderId(): ReadonlyMap<string, TrackedOrder> {
+    const byClientId = new Map<string, TrackedOrder>();
+    for (const tracked of this.active.values()) {
+      const clientOrderId = tracked.order.client_order_id;
+      if (clientOrderId !== null) byClientId.set(clientOrderId, tracked);
+    }
+    return byClientId;
+  }
+
+  /** The order by id, active or recently terminal. */
+  order(orderId: string): TrackedOrder | undefined {
+    return this.active.get(orderId) ?? this.terminal.get(orderId);
+  }
+
+  /** The order by the runtime's client order id, active or recently terminal. */
+  orderByClientOrderId(clientOrderId: string): TrackedOrder | undefined {
+    const orderId = this.orderIdByClientId.get(clientOrderId);
+    return orderId === undefined ? undefined : this.order(orderId);
+  }
+
+  positions(): readonly Position[] {
+    return this.positionList;
+  }
+
+  /** True once positions were read from the venue at least once. */
+  get positionsKnown(): boolean {
+    return this.positionsRead;
+  }
+
+  account(): Account | null {
+    return this.latestAccount;
+  }
+
+  // Updates
+
+  /** Ties a venue order to the intent that created it, before or after the order is seen. */
+  linkOrder(orderId: string, link: OrderLink): void {
+    this.links.set(orderId, link);
+    this.orderIdByClientId.set(link.clientOrderId, orderId);
+    const known = this.order(orderId);
+    if (known !== undefined && known.order.client_order_id !== link.clientOrderId) {
+      this.store({
+        order: { ...known.order, client_order_id: link.clientOrderId },
+        venueClientOrderId: known.venueClientOrderId,
+        requestId: link.requestId,
+      });
+    }
+  }
+
+  /** Applies an order the venue returned (a command response, a read, a snapshot). */
+  applyOrder(order: Order, source: OrderSource = 'read'): TrackedOrder | null {
+    const link = this.linkOf(order);
+    const tracked: TrackedOrder = Object.freeze({
+      order: Object.freeze(
+        link === null || order.client_order_id === link.clientOrderId
+          ? order
+          : { ...order, client_order_id: link.clientOrderId },
+      ),
+      venueClientOrderId: order.client_order_id,
+      requestId: link?.requestId ?? null,
+    });
+    const current = this.order(order.order_id);
+    if (current !== undefined && !this.isNewer(current.order, tracked.order, source)) return null;
+    if (current !== undefined && sameVersion(current.order, tracked.order)) {
+      // Same version: keep the stored one, but take a link learnt meanwhile.
+      if (current.requestId === tracked.requestId) return null;
+    }
+    this.store(tracked);
+    return tracked;
+  }
+
+  /**
+   * Takes the venue's view from a reconciliation: its open orders, positions and account. Orders
+   * held here but absent from `openOrders` are left for the caller to read back (their final
+   * state is not in the snapshot).
+   */
+  applySnapshot(snapshot: {
+    readonly openOrders: readonly Order[];
+    readonly positions: readonly Position[];
+    readonly account: Account | null;
+  }): void {
+    for (const order of snapshot.openOrders) this.applyOrder(order, 'snapshot');
+    this.setPositions(snapshot.positions);
+    if (snapshot.account !== null) this.setAccount(snapshot.account);
+  }
+
+  /** Reads the order back by REST, coalesced with other requests for it. */
+  refreshOrder(orderId: string): void {
+    if (this.readsInFlight.has(orderId)) {
+      this.rereadAfterFlight.add(orderId);
+      return;
+    }
+    if (!this.pendingReads.has(orderId)) this.pendingReads.set(orderId, 0);
+    this.scheduleFlush(this.config.coalesceMs);
+  }
+
+  /** Reads positions and the account back by REST (one read pair however often asked). */
+  refreshAccount(): void {
+    if (this.accountRefreshInFlight !== null) {
+      this.accountRefreshAgain = true;
+      return;
+    }
+    if (this.accountRefreshQueued) return;
+    this.accountRefreshQueued = true;
+    this.scheduleFlush(this.config.coalesceMs);
+  }
+
+  // Stream handlers
+
+  private onOrderEvent(event: OrderStatusEvent): void {
+    const orderId = event.data.entity_id;
+    const current = this.order(orderId);
+    if (current !== undefined) {
+      const held = current.order.last_event_sequence;
+      if (held !== null && event.sequence <= held) return;
+      if (isTerminal(current.order.status)) return;
+    }
+    const to = event.data.to_state;
+    if (current === undefined || !STATUS_ONLY_MOVES.has(to)) {
+      this.refreshOrder(orderId);
+      return;
+    }
+    this.store(
+      Object.freeze({
+        order: Object.freeze({
+          ...current.order,
+          status: to,
+          execution_stage: executionStageOfStatus[to],
+          last_event_sequence: event.sequence,
+          updated_at: event.occurred_at,
+        }),
+        venueClientOrderId: current.venueClientOrderId,
+        requestId: current.requestId,
+      }),
+    );
+  }
+
+  private onFill(fill: Fill): void {
+    if (!this.journal.markFillSeen(fill.fill_id, fill.order_id)) {
+      this.logger.debug('fill already counted; ignored', {
+        fillId: fill.fill_id,
+      });
+      return;
+    }
+    this.fillUpdates.next(fill);
+    if (fill.order_id !== null) this.refreshOrder(fill.order_id);
+    this.refreshAccount();
+  }
+
+  // Internals
+
+  private linkOf(order: Order): OrderLink | null {
+    const known = this.links.get(order.order_id);
+    if (known !== undefined) return known;
+    const record = this.journal.isOpen ? this.journal.intentByOrderId(order.order_id) : undefined;
+    if (record !== undefined && record.clientOrderId !== null) {
+      const link = {
+        clientOrderId: record.clientOrderId,
+        requestId: record.requestId,
+      };
+      this.links.set(order.order_id, link);
+      return link;
+    }
+    if (order.client_order_id !== null && this.journal.isOpen) {
+      const byClient = this.journal.intentByClientOrderId(order.client_order_id);
+      // The intent that used this client order id, unless it is known to have made another
+      // order (an amendment's replacement may reuse the replaced order's client order id).
+      if (
+        byClient !== undefined &&
+        (byClient.orderId === null || byClient.orderId === order.order_id)
+      ) {
+        const link = {
+          clientOrderId: order.client_order_id,
+          requestId: byClient.requestId,
+        };
+        this.links.set(order.order_id, link);
+        return link;
+      }
+    }
+    return null;
+  }
+
+  private isNewer(current: Order, incoming: Order, source: OrderSource): boolean {
+    if (isTerminal(current.status) && !isTerminal(incoming.status)) return false;
+    const held = current.last_event_sequence;
+    const offered = incoming.last_event_sequence;
+    if (held !== null && offered !== null) {
+      if (offered < held) return false;
+      // A snapshot at the same sequence says nothing new; a read or response may add fields.
+      if (offered === held && source === 'snapshot') return false;
+    }
+    return true;
+  }
+
+  private store(tracked: TrackedOrder): void {
+    const orderId = tracked.order.order_id;
+    const clientOrderId = tracked.order.client_order_id;
+    if (clientOrderId !== null) this.orderIdByClientId.set(clientOrderId, orderId);
+    if (isTerminal(tracked.order.status)) {
+      this.active.delete(orderId);
+      this.terminal.delete(orderId);
+      this.terminal.set(orderId, tracked);
+      while (this.terminal.size > this.config.terminalMemory) {
+        const oldest = this.terminal.keys().next().value;
+        if (oldest === undefined) break;
+        const forgotten = this.terminal.get(oldest);
+        this.terminal.delete(oldest);
+        const forgottenClientId = forgotten?.order.client_order_id;
+        if (
+          forgottenClientId !== null &&
+          forgottenClientId !== undefined &&
+          this.orderIdByClientId.get(forgottenClientId) === oldest
+        ) {
+          this.orderIdByClientId.delete(forgottenClientId);
+        }
+        this.links.delete(oldest);
+      }
+    } else {
+      this.active.set(orderId, tracked);
+    }
+    this.orderUpdates.next(tracked);
+  }
+
+  private setPositions(positions: readonly Position[]): void {
+    this.positionList = Object.freeze([...positions]);
+    this.positionsRead = true;
+    this.positionUpdates.next(this.positionList);
+  }
+
+  private setAccount(account: Account): void {
+    this.latestAccount = account;
+    this.accountUpdates.next(account);
+  }
+
+  private scheduleFlush(delayMs: number): void {
+    if (this.flushTimer !== undefined || !this.running) return;
+    this.flushTimer = this.clock.setTimeout(() => {
+      this.flushTimer = undefined;
+      this.flush();
+    }, delayMs);
+  }
+
+  private track<T>(promise: Promise<T>): Promise<T> {
+    this.inFlight.add(promise);
+    void promise.finally(() => this.inFlight.delete(promise)).catch(() => {});
+    return promise;
+  }
+
+  private flush(): void {
+    const reads = [...this.pendingReads];
+    this.pendingReads.clear();
+    for (const [orderId, failures] of reads) {
+      this.track(this.readOrder(orderId, failures));
+    }
+    if (this.accountRefreshQueued) {
+      this.accountRefreshQueued = false;
+      this.accountRefreshInFlight = this.track(this.readAccount());
+    }
+  }
+
+  private async readOrder(orderId: string, failures: number): Promise<void> {
+    this.readsInFlight.add(orderId);
+    try {
+      const order = await withDeadline(this.clock, this.config.readTimeoutMs, () =>
+        this.venue.getOrder(orderId),
+      );
+      if (this.running) this.applyOrder(order, 'read');
+    } catch (error) {
+      const code = isPaperbotError(error) ? error.code : 'UNEXPECTED_ERROR';
+      if (code === 'ORDER_NOT_FOUND') {
+        this.logger.debug('order event for an entity that is not an order of this account', {
+          orderId,
+        });
+      } else if (failures + 1 < this.config.readRetries && this.running) {
+        this.logger.warn('order read failed; retrying', {
+          orderId,
+          code,
+          attempt: failures + 1,
+        });
+        this.pendingReads.set(orderId, failures + 1);
+        this.scheduleFlush(this.config.retryDelayMs);
+      } else {
+        this.logger.warn('order read failed; left to the next reconciliation', {
+          orderId,
+          code,
+        });
+      }
+    } finally {
+      this.readsInFlight.delete(orderId);
+      if (this.rereadAfterFlight.delete(orderId)) this.refreshOrder(orderId);
+    }
+  }
+
+  private async readAccount(): Promise<void> {
+    try {
+      const [positions, account] = await Promise.all([
+        withDeadline(this.clock, this.config.readTimeoutMs, () => this.venue.listPositions()),
+        withDeadline(this.clock, this.config.readTimeoutMs, () => this.venue.getAccount()),
+      ]);
+      if (this.running) {
+        this.setPositions(positions);
+        this.setAccount(account);
+      }
+    } catch (error) {
+      this.logger.warn('positions and account read failed; retried on the next refresh', {
+        code: isPaperbotError(error) ? error.code : 'UNEXPECTED_ERROR',
+      });
+    } finally {
+      this.accountRefreshInFlight = null;
+      if (this.accountRefreshAgain) {
+        this.accountRefreshAgain = false;
+        this.refreshAccount();
+      }
+    }
+  }
+}

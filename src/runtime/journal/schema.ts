@@ -1,0 +1,137 @@
+/**
+ * The journal's SQLite schema and its migrations. The schema version lives in SQLite's
+ * `user_version`; `migrations[n]` takes a journal from version n to n + 1. A journal written by
+ * a newer paperbot is refused rather than guessed at.
+ */
+import type BetterSqlite3 from 'better-sqlite3';
+
+export const JOURNAL_SCHEMA_VERSION = 1;
+
+/** Every state an intent can be in; the terminal ones never change again. */
+export const INTENT_STATES = [
+  'journaled',
+  'simulating',
+  'sending',
+  'accepted',
+  'rejected',
+  'denied',
+  'unknown',
+  'resolved',
+] as const;
+export type IntentState = (typeof INTENT_STATES)[number];
+
+/** States in which the venue may still hold, or later learn of, the intent's command. */
+export const OPEN_INTENT_STATES: readonly IntentState[] = [
+  'journaled',
+  'simulating',
+  'sending',
+  'unknown',
+];
+
+export const INTERNAL_COMMAND_STATES = [
+  'sending',
+  'accepted',
+  'rejected',
+  'unknown',
+  'abandoned',
+] as const;
+export type InternalCommandState = (typeof INTERNAL_COMMAND_STATES)[number];
+
+const quoted = (values: readonly string[]) => values.map((value) => `'${value}'`).join(', ');
+
+const version1 = `
+CREATE TABLE meta (
+  key TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+) STRICT;
+
+-- The last sequence stamped per strategy, so ids continue after a restart.
+CREATE TABLE strategy_sequences (
+  strategy_id TEXT PRIMARY KEY,
+  last_sequence INTEGER NOT NULL
+) STRICT;
+
+-- Sequences of the runtime's own commands (heartbeat, reconciliation cancels, shutdown).
+CREATE TABLE internal_sequences (
+  purpose TEXT PRIMARY KEY,
+  last_sequence INTEGER NOT NULL
+) STRICT;
+
+CREATE TABLE intents (
+  request_id TEXT PRIMARY KEY,
+  strategy_id TEXT NOT NULL,
+  sequence INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  client_order_id TEXT,
+  market_id TEXT,
+  intent_json TEXT NOT NULL,
+  emitted_at INTEGER NOT NULL,
+  state TEXT NOT NULL CHECK (state IN (${quoted(INTENT_STATES)})),
+  simulate_request_id TEXT,
+  simulate_attempt INTEGER NOT NULL DEFAULT 0,
+  command_endpoint TEXT,
+  command_path TEXT,
+  command_body BLOB,
+  command_sha256 TEXT,
+  send_attempts INTEGER NOT NULL DEFAULT 0,
+  context_json TEXT,
+  order_id TEXT,
+  replaces_order_id TEXT,
+  outcome_json TEXT,
+  resolution_attempts INTEGER NOT NULL DEFAULT 0,
+  next_resolution_at INTEGER,
+  fill_reported INTEGER NOT NULL DEFAULT 0,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  UNIQUE (strategy_id, sequence),
+  -- Bytes and their path go in together, and never without the endpoint.
+  CHECK ((command_body IS NULL) = (command_endpoint IS NULL)),
+  CHECK ((command_body IS NULL) = (command_path IS NULL)),
+  CHECK (state NOT IN ('sending', 'unknown') OR command_body IS NOT NULL)
+) STRICT;
+
+CREATE INDEX intents_open ON intents (state)
+  WHERE state IN (${quoted(OPEN_INTENT_STATES)});
+CREATE INDEX intents_by_order ON intents (order_id) WHERE order_id IS NOT NULL;
+CREATE INDEX intents_by_client_order ON intents (client_order_id)
+  WHERE client_order_id IS NOT NULL;
+
+CREATE TABLE internal_commands (
+  request_id TEXT PRIMARY KEY,
+  purpose TEXT NOT NULL,
+  command_endpoint TEXT NOT NULL,
+  command_path TEXT NOT NULL,
+  command_body BLOB NOT NULL,
+  command_sha256 TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state IN (${quoted(INTERNAL_COMMAND_STATES)})),
+  outcome_json TEXT,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+) STRICT;
+
+CREATE TABLE seen_fills (
+  fill_id TEXT PRIMARY KEY,
+  order_id TEXT,
+  seen_at INTEGER NOT NULL
+) STRICT;
+
+-- One row: the cancel-all-after deadline as last confirmed by the venue.
+CREATE TABLE deadman (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  armed INTEGER NOT NULL,
+  timeout_seconds INTEGER NOT NULL,
+  deadline_at INTEGER,
+  last_request_id TEXT,
+  confirmed_at INTEGER,
+  fired_at INTEGER,
+  updated_at INTEGER NOT NULL
+) STRICT;
+`;
+
+export type Migration = (database: BetterSqlite3.Database) => void;
+
+export const migrations: readonly Migration[] = [
+  (database) => {
+    database.exec(version1);
+  },
+];

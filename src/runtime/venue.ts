@@ -1,0 +1,307 @@
+/**
+ * The venue as the runtime's execution side sees it. The live client (through an adapter), the
+ * emulator in-process and the replay venue all implement `ExecutionVenue`, so the executor,
+ * order tracker, reconciler and dead-man heartbeat never know which one they run against
+ * (design: "Live trading and replay differ only in the clock and the venue").
+ *
+ * Mutations go in two steps. `prepare` serializes a command once; the executor writes those exact
+ * bytes to the journal, then hands the same `PreparedCommand` to `send`. After a timeout or a
+ * restart the executor rebuilds the command from the journal with `restore` (no serialization)
+ * and resends byte for byte with the same `request_id` (design rules 5 and 6; interface Errors,
+ * rule 5). A venue never retries a mutation by itself.
+ *
+ * This file also holds the one serializer the implementations should share
+ * (`prepareVenueCommand` / `restoreVenueCommand`), so that a body journaled by one process is
+ * byte-identical to what any venue would send for it.
+ */
+import { createHash } from 'node:crypto';
+import type { Observable } from 'rxjs';
+import type { z } from 'zod';
+import { PaperbotError } from '../core/errors.ts';
+import {
+  type Account,
+  AmendOrderRequest,
+  type AmendOrderRequestInput,
+  buildPath,
+  CancelAllAfterRequest,
+  type CancelAllAfterTriggeredEvent,
+  CancelAllRequest,
+  type CancelAllRequestInput,
+  CancelOrderRequest,
+  ClosePositionRequest,
+  type ClosePositionRequestInput,
+  type EndpointName,
+  endpoints,
+  type Fill,
+  type LiquidationEvent,
+  type MutationStatus,
+  matchEndpoint,
+  normalizeAmendOrderRequest,
+  normalizeClosePositionRequest,
+  normalizeOrderRequest,
+  type Order,
+  OrderRequest,
+  type OrderRequestInput,
+  type OrderStatusEvent,
+  type Position,
+  type ResponseOf,
+  toServiceIssues,
+} from '../protocol/index.ts';
+
+/** The endpoints the execution side sends bodies to (batch is not used by the runtime). */
+export const COMMAND_ENDPOINTS = [
+  'placeOrder',
+  'simulateOrder',
+  'amendOrder',
+  'cancelOrder',
+  'cancelAllOrders',
+  'closePosition',
+  'setCancelAllAfter',
+] as const satisfies readonly EndpointName[];
+export type CommandEndpoint = (typeof COMMAND_ENDPOINTS)[number];
+
+export function isCommandEndpoint(value: string): value is CommandEndpoint {
+  return (COMMAND_ENDPOINTS as readonly string[]).includes(value);
+}
+
+/** A command before serialization: the endpoint, its path parameters and its body. */
+export type VenueCommand =
+  | { readonly endpoint: 'placeOrder'; readonly body: OrderRequestInput }
+  | { readonly endpoint: 'simulateOrder'; readonly body: OrderRequestInput }
+  | {
+      readonly endpoint: 'amendOrder';
+      readonly params: { readonly order_id: string };
+      readonly body: AmendOrderRequestInput;
+    }
+  | {
+      readonly endpoint: 'cancelOrder';
+      readonly params: { readonly order_id: string };
+      readonly body: CancelOrderRequest;
+    }
+  | {
+      readonly endpoint: 'cancelAllOrders';
+      readonly body: CancelAllRequestInput;
+    }
+  | {
+      readonly endpoint: 'closePosition';
+      readonly params: { readonly position_id: string };
+      readonly body: ClosePositionRequestInput;
+    }
+  | {
+      readonly endpoint: 'setCancelAllAfter';
+      readonly body: CancelAllAfterRequest;
+    };
+
+export type VenueCommandOf<E extends CommandEndpoint> = Extract<VenueCommand, { endpoint: E }>;
+
+/** A serialized command: what is journaled, signed and sent, and resent unchanged. */
+export interface PreparedCommand<E extends CommandEndpoint = CommandEndpoint> {
+  readonly endpoint: E;
+  /** The request path with its parameters encoded, without a query string. */
+  readonly path: string;
+  /** The body's `request_id`. */
+  readonly requestId: string;
+  /** The exact UTF-8 JSON body bytes. */
+  readonly bodyBytes: Uint8Array;
+  /** Lower-case hex SHA-256 of `bodyBytes` (the value the SVC1 signing input carries). */
+  readonly bodySha256: string;
+}
+
+/**
+ * Error codes of `send` that leave the outcome unknown: the request may or may not have been
+ * processed. Service error codes (the interface's table) arrive as they are, with
+ * `details.httpStatus` and `details.serverRequestId` where the venue has them.
+ */
+export const UNKNOWN_OUTCOME_TRANSPORT_CODES = [
+  'REQUEST_TIMEOUT',
+  'TRANSPORT_FAILURE',
+  'MALFORMED_RESPONSE',
+] as const;
+
+/** The stream lost continuity (reconnect without a gap fill, sequence gap, auth loss). */
+export interface ResyncSignal {
+  readonly reason: string;
+  /** Epoch milliseconds on the venue's clock when continuity was lost. */
+  readonly at: number;
+}
+
+export type RiskEvent = CancelAllAfterTriggeredEvent | LiquidationEvent;
+
+export interface ExecutionVenue {
+  /** Validates and serializes a command once. Throws `INVALID_COMMAND` with `details.issues`. */
+  prepare<E extends CommandEndpoint>(command: VenueCommandOf<E>): PreparedCommand<E>;
+  /** Rebuilds a command from journaled bytes, without re-serializing them. */
+  restore<E extends CommandEndpoint>(
+    endpoint: E,
+    path: string,
+    bodyBytes: Uint8Array,
+  ): PreparedCommand<E>;
+  /**
+   * Sends the exact bytes once (no transport retries). Resolves to the parsed success response;
+   * rejects with a PaperbotError whose `code` is the service's error code (with
+   * `details.httpStatus`) or one of `UNKNOWN_OUTCOME_TRANSPORT_CODES`.
+   */
+  send<E extends CommandEndpoint>(
+    prepared: PreparedCommand<E>,
+    signal?: AbortSignal,
+  ): Promise<ResponseOf<E>>;
+
+  /** GET /v1/requests/{id}; rejects with `ORDER_NOT_FOUND` when the service never saw it. */
+  getRequest(requestId: string): Promise<MutationStatus>;
+  getOrder(orderId: string): Promise<Order>;
+  getOrderByClientId(clientOrderId: string): Promise<Order>;
+  /** Every active order of the account (PENDING, SUBMITTED, OPEN, PARTIALLY_FILLED, UNKNOWN). */
+  listOpenOrders(): Promise<Order[]>;
+  /** Every position of the account (all pages). */
+  listPositions(): Promise<Position[]>;
+  getAccount(): Promise<Account>;
+
+  /** `authoritative_status` events of the orders channel, in sequence order. */
+  readonly orderEvents$: Observable<OrderStatusEvent>;
+  /** Fills as the fills channel delivers them; may repeat after a reconnect. */
+  readonly fills$: Observable<Fill>;
+  /** Risk channel events (`cancel_all_after.triggered`, `liquidation`). */
+  readonly riskEvents$: Observable<RiskEvent>;
+  /** Emits whenever private-stream continuity was lost; consumers fail closed until reconciled. */
+  readonly resync$: Observable<ResyncSignal>;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+export function sha256Hex(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+function invalidCommand(endpoint: CommandEndpoint, message: string, issues: unknown[] = []) {
+  return new PaperbotError('INVALID_COMMAND', `${endpoint}: ${message}`, {
+    details: { endpoint, issues },
+  });
+}
+
+function parseBody<S extends z.ZodType>(
+  schema: S,
+  endpoint: CommandEndpoint,
+  body: unknown,
+): z.output<S> {
+  const parsed = schema.safeParse(body);
+  if (!parsed.success) {
+    throw invalidCommand(
+      endpoint,
+      'the body does not match the endpoint contract',
+      toServiceIssues(parsed.error, 'body', body),
+    );
+  }
+  return parsed.data;
+}
+
+function wireBody(command: VenueCommand): {
+  path: string;
+  body: { request_id: string };
+} {
+  const endpoint = command.endpoint;
+  switch (endpoint) {
+    case 'placeOrder':
+    case 'simulateOrder':
+      return {
+        path: buildPath(endpoint),
+        body: normalizeOrderRequest(parseBody(OrderRequest, endpoint, command.body)),
+      };
+    case 'amendOrder':
+      return {
+        path: buildPath(endpoint, { order_id: command.params.order_id }),
+        body: normalizeAmendOrderRequest(parseBody(AmendOrderRequest, endpoint, command.body)),
+      };
+    case 'cancelOrder':
+      return {
+        path: buildPath(endpoint, { order_id: command.params.order_id }),
+        body: parseBody(CancelOrderRequest, endpoint, command.body),
+      };
+    case 'cancelAllOrders':
+      return {
+        path: buildPath(endpoint),
+        body: parseBody(CancelAllRequest, endpoint, command.body),
+      };
+    case 'closePosition':
+      return {
+        path: buildPath(endpoint, { position_id: command.params.position_id }),
+        body: normalizeClosePositionRequest(
+          parseBody(ClosePositionRequest, endpoint, command.body),
+        ),
+      };
+    case 'setCancelAllAfter':
+      return {
+        path: buildPath(endpoint),
+        body: parseBody(CancelAllAfterRequest, endpoint, command.body),
+      };
+  }
+}
+
+/**
+ * The shared serializer: validates the body against the endpoint's schema (defaults applied),
+ * normalizes numbers to canonical decimal strings and encodes JSON as UTF-8, once.
+ */
+export function prepareVenueCommand<E extends CommandEndpoint>(
+  command: VenueCommandOf<E>,
+): PreparedCommand<E> {
+  let built: { path: string; body: { request_id: string } };
+  try {
+    built = wireBody(command);
+  } catch (error) {
+    if (error instanceof PaperbotError) throw error;
+    throw invalidCommand(
+      command.endpoint,
+      error instanceof Error ? error.message : 'the command cannot be built',
+    );
+  }
+  const bodyBytes = encoder.encode(JSON.stringify(built.body));
+  return Object.freeze({
+    endpoint: command.endpoint,
+    path: built.path,
+    requestId: built.body.request_id,
+    bodyBytes,
+    bodySha256: sha256Hex(bodyBytes),
+  });
+}
+
+/**
+ * Rebuilds a prepared command from journaled bytes. Checks that the path addresses `endpoint`
+ * and that the bytes are still a valid body (a damaged journal must not be sent), but keeps the
+ * bytes exactly as stored.
+ */
+export function restoreVenueCommand<E extends CommandEndpoint>(
+  endpoint: E,
+  path: string,
+  bodyBytes: Uint8Array,
+): PreparedCommand<E> {
+  const match = matchEndpoint(endpoints[endpoint].method, path);
+  if (match === null || match.name !== endpoint) {
+    throw invalidCommand(endpoint, `the journaled path ${path} does not address this endpoint`);
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(decoder.decode(bodyBytes));
+  } catch (error) {
+    throw invalidCommand(endpoint, 'the journaled body is not UTF-8 JSON', [String(error)]);
+  }
+  const parsed = endpoints[endpoint].body.safeParse(body);
+  if (!parsed.success) {
+    throw invalidCommand(
+      endpoint,
+      'the journaled body no longer matches the endpoint contract',
+      toServiceIssues(parsed.error, 'body', body),
+    );
+  }
+  const requestId = (body as { request_id?: unknown }).request_id;
+  if (typeof requestId !== 'string') {
+    throw invalidCommand(endpoint, 'the journaled body has no request_id');
+  }
+  const bytes = Uint8Array.from(bodyBytes);
+  return Object.freeze({
+    endpoint,
+    path,
+    requestId,
+    bodyBytes: bytes,
+    bodySha256: sha256Hex(bytes),
+  });
+}
