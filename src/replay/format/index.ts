@@ -1,0 +1,10 @@
+/** The recorded-data format: records, manifest, writer, recording sink, readers and cache. */
+export * from './binary-codec.ts';
+export * from './cache.ts';
+export * from './event-log-reader.ts';
+export * from './event-log-writer.ts';
+export * from './manifest.ts';
+export * from './merge.ts';
+export * from './recorder-sink.ts';
+export * from './recording.ts';
+export * from './records.ts';

@@ -1,0 +1,223 @@
+/**
+ * A recorded session on disk (`manifest.json` + `events.jsonl[.gz]` + optional `events.cache`)
+ * and the reader replay uses: batches of records in file order, from the cache when it matches
+ * the events file, otherwise from the JSONL (building the cache on the way, by default).
+ */
+import { stat } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { PaperbotError } from '../../core/errors.ts';
+import {
+  type CacheHeader,
+  CacheWriter,
+  cacheMatches,
+  readCacheBatches,
+  readCacheHeader,
+} from './cache.ts';
+import {
+  DEFAULT_VERIFIED_RECORDS,
+  EventLogReader,
+  type ReadOptions,
+  type ReadSummary,
+} from './event-log-reader.ts';
+import {
+  CACHE_FILE,
+  RecordCounter,
+  type RecordingManifest,
+  readManifest,
+  withCounts,
+  writeManifest,
+} from './manifest.ts';
+import { type RecordedEvent, type RecordKind, verifyRecord } from './records.ts';
+
+export interface Recording {
+  readonly directory: string;
+  readonly manifest: RecordingManifest;
+  readonly eventsPath: string;
+  readonly cachePath: string;
+}
+
+export async function openRecording(directory: string): Promise<Recording> {
+  const manifest = await readManifest(directory);
+  const eventsPath = join(directory, manifest.events_file);
+  try {
+    await stat(eventsPath);
+  } catch (cause) {
+    throw new PaperbotError('RECORDING_NOT_FOUND', `${eventsPath} is missing`, {
+      cause,
+    });
+  }
+  return {
+    directory,
+    manifest,
+    eventsPath,
+    cachePath: join(directory, CACHE_FILE),
+  };
+}
+
+/**
+ * `auto`: read the cache when it matches, else read the events file and build the cache;
+ * `off`: read the events file, never touch the cache;
+ * `rebuild`: read the events file and build the cache even when one matches.
+ */
+export type CacheMode = 'auto' | 'off' | 'rebuild';
+
+export interface RecordingReadOptions extends ReadOptions {
+  readonly cache?: CacheMode;
+  /** Rehash the events file even when size and mtime match the cache's key. */
+  readonly verifyCacheHash?: boolean;
+  /** Only records of these markets (records without a market are dropped too). */
+  readonly markets?: readonly string[];
+  readonly kinds?: readonly RecordKind[];
+}
+
+/**
+ * `read`: records came from the cache; `built`: from the events file, and a cache was written;
+ * `skipped`: from the events file, no cache written (mode `off`, or the read stopped early, or
+ * the file changed while being read).
+ */
+export type CacheUse = 'read' | 'built' | 'skipped';
+
+export interface RecordingSummary extends ReadSummary {
+  readonly cache: CacheUse;
+  /** Records handed out after the market and kind filters. */
+  readonly delivered: number;
+}
+
+export class RecordingReader {
+  private result: RecordingSummary | null = null;
+
+  constructor(
+    readonly recording: Recording,
+    private readonly options: RecordingReadOptions = {},
+  ) {}
+
+  get summary(): RecordingSummary | null {
+    return this.result;
+  }
+
+  async *batches(): AsyncGenerator<readonly RecordedEvent[]> {
+    const markets = this.options.markets ? new Set(this.options.markets) : null;
+    const kinds = this.options.kinds ? new Set<string>(this.options.kinds) : null;
+    let delivered = 0;
+    const filter = (batch: RecordedEvent[]): readonly RecordedEvent[] => {
+      if (!markets && !kinds) return batch;
+      return batch.filter(
+        (record) =>
+          (!kinds || kinds.has(record.k)) &&
+          (!markets || (record.m !== undefined && markets.has(record.m))),
+      );
+    };
+    const mode = this.options.cache ?? 'auto';
+    const header = mode === 'auto' ? await this.matchingCache() : null;
+    if (header) {
+      const verify = this.options.verify ?? DEFAULT_VERIFIED_RECORDS;
+      const verifyLimit =
+        verify === true ? Number.POSITIVE_INFINITY : verify === false ? 0 : verify;
+      let index = 0;
+      for await (const batch of readCacheBatches(this.recording.cachePath, header)) {
+        for (let i = 0; i < batch.length && index < verifyLimit; i++, index++) {
+          verifyRecord(batch[i], index + 1);
+        }
+        const out = filter(batch);
+        delivered += out.length;
+        if (out.length > 0) yield out;
+      }
+      this.result = {
+        records: header.records,
+        fileBytes: header.source.size,
+        tornTail: header.torn_tail,
+        decreasingTimes: header.decreasing_times,
+        cache: 'read',
+        delivered,
+      };
+      return;
+    }
+
+    const reader = new EventLogReader(
+      this.recording.eventsPath,
+      this.recording.manifest.compression,
+      this.options,
+    );
+    // The cache is an optimization: a folder where it cannot be written (read-only data) is
+    // replayed from the events file all the same.
+    const writer =
+      mode === 'off' ? null : await CacheWriter.create(this.recording.cachePath).catch(() => null);
+    if (writer) reader.enableHashing();
+    let finished = false;
+    try {
+      for await (const batch of reader.batches()) {
+        writer?.add(batch);
+        const out = filter(batch);
+        delivered += out.length;
+        if (out.length > 0) yield out;
+      }
+      finished = true;
+    } finally {
+      if (!finished) await writer?.abort();
+    }
+    const summary = reader.summary!;
+    let cache: CacheUse = 'skipped';
+    if (writer) {
+      const digest = reader.digest();
+      const info = await stat(this.recording.eventsPath);
+      if (digest && info.size === digest.size) {
+        const source = {
+          file: basename(this.recording.eventsPath),
+          size: digest.size,
+          mtime_ms: info.mtimeMs,
+          sha256: digest.sha256,
+        };
+        cache = await writer.finish(source, summary).then(
+          (): CacheUse => 'built',
+          (): CacheUse => 'skipped',
+        );
+      } else {
+        await writer.abort();
+      }
+    }
+    this.result = { ...summary, cache, delivered };
+  }
+
+  async *records(): AsyncGenerator<RecordedEvent> {
+    for await (const batch of this.batches()) yield* batch;
+  }
+
+  private async matchingCache(): Promise<CacheHeader | null> {
+    const header = await readCacheHeader(this.recording.cachePath);
+    if (!header) return null;
+    const matches = await cacheMatches(header, this.recording.eventsPath, {
+      verifyHash: this.options.verifyCacheHash ?? false,
+    });
+    return matches ? header : null;
+  }
+}
+
+export function readRecording(
+  recording: Recording,
+  options: RecordingReadOptions = {},
+): RecordingReader {
+  return new RecordingReader(recording, options);
+}
+
+/**
+ * Recounts a session from its events file (after an interruption the manifest's counts lag) and
+ * optionally rewrites the manifest. `complete` is left as it was: a recount does not make an
+ * interrupted recording complete.
+ */
+export async function recountRecording(
+  directory: string,
+  options: { readonly write?: boolean } = {},
+): Promise<{
+  readonly manifest: RecordingManifest;
+  readonly summary: ReadSummary;
+}> {
+  const recording = await openRecording(directory);
+  const reader = new EventLogReader(recording.eventsPath, recording.manifest.compression, {
+    verify: false,
+  });
+  const counter = new RecordCounter();
+  for await (const batch of reader.batches()) for (const record of batch) counter.add(record);
+  const manifest = withCounts(recording.manifest, counter.snapshot(), recording.manifest.complete);
+  if (options.write) await writeManifest(directory, manifest);
+  return { manifest, summary: reader.summary! };
+}

@@ -1,0 +1,257 @@
+/**
+ * The records of a recorded session (format version 1). One JSON object per line:
+ *
+ *   {"v":1,"t":<epoch ms>,"k":"<kind>","m":"<market_id>","d":<payload>}
+ *
+ * `t` is when the recorder received the event, on its clock, and never decreases within a file;
+ * the venue's own timestamps stay untouched inside the payload. `m` is present whenever the
+ * record concerns one market (every public record, most private ones). `d` is the wire object
+ * exactly as the protocol schemas describe it, so a replay hands the strategy the same objects a
+ * live session would have seen.
+ *
+ * The types here are plain TypeScript: decoding on the replay hot path is `JSON.parse` (or the
+ * binary cache) and nothing else. The zod schema `RecordedEventSchema` is for verification at
+ * the edge (the first records of a file, or all of them when asked).
+ */
+import { z } from 'zod';
+import { PaperbotError } from '../../core/errors.ts';
+import {
+  Book,
+  type Book as BookType,
+  PrivateEvent,
+  type PrivateEvent as PrivateEventType,
+  PublicTrade,
+  type PublicTrade as PublicTradeType,
+  TickerData,
+  type TickerData as TickerDataType,
+} from '../../protocol/index.ts';
+
+export const FORMAT_VERSION = 1;
+
+export const RECORD_KINDS = ['ticker', 'book', 'trade', 'private', 'gap'] as const;
+export type RecordKind = (typeof RECORD_KINDS)[number];
+
+/** The streams a recorder listens to; a `gap` record names the one that lost data. */
+export const RECORDED_STREAMS = ['ticker', 'book', 'trade', 'private'] as const;
+export type RecordedStream = (typeof RECORDED_STREAMS)[number];
+
+export interface GapData {
+  readonly stream: RecordedStream;
+  /** Free text, for people: why data may be missing here (disconnect, resync, paused feed). */
+  readonly reason: string;
+}
+
+interface RecordHeader {
+  readonly v: typeof FORMAT_VERSION;
+  readonly t: number;
+}
+
+export interface TickerRecord extends RecordHeader {
+  readonly k: 'ticker';
+  readonly m: string;
+  readonly d: TickerDataType;
+}
+
+export interface BookRecord extends RecordHeader {
+  readonly k: 'book';
+  readonly m: string;
+  readonly d: BookType;
+}
+
+export interface TradeRecord extends RecordHeader {
+  readonly k: 'trade';
+  readonly m: string;
+  readonly d: PublicTradeType;
+}
+
+export interface PrivateRecord extends RecordHeader {
+  readonly k: 'private';
+  readonly m?: string;
+  readonly d: PrivateEventType;
+}
+
+export interface GapRecord extends RecordHeader {
+  readonly k: 'gap';
+  readonly m?: string;
+  readonly d: GapData;
+}
+
+export type RecordedEvent = TickerRecord | BookRecord | TradeRecord | PrivateRecord | GapRecord;
+
+const header = {
+  v: z.literal(FORMAT_VERSION),
+  t: z.int().min(0),
+};
+
+export const GapDataSchema = z.strictObject({
+  stream: z.enum(RECORDED_STREAMS),
+  reason: z.string(),
+});
+
+/**
+ * Checks one decoded line. Payloads are checked against the protocol schemas, and `m` against
+ * the payload's own market id, so a verified file cannot mislabel a record.
+ */
+export const RecordedEventSchema = z
+  .discriminatedUnion('k', [
+    z.strictObject({
+      ...header,
+      k: z.literal('ticker'),
+      m: z.string(),
+      d: TickerData,
+    }),
+    z.strictObject({ ...header, k: z.literal('book'), m: z.string(), d: Book }),
+    z.strictObject({
+      ...header,
+      k: z.literal('trade'),
+      m: z.string(),
+      d: PublicTrade,
+    }),
+    z.strictObject({
+      ...header,
+      k: z.literal('private'),
+      m: z.string().optional(),
+      d: PrivateEvent,
+    }),
+    z.strictObject({
+      ...header,
+      k: z.literal('gap'),
+      m: z.string().optional(),
+      d: GapDataSchema,
+    }),
+  ])
+  .superRefine((record, context) => {
+    const expected = record.k === 'gap' ? record.m : marketOfPayload(record as RecordedEvent);
+    if (record.m !== expected) {
+      context.addIssue({
+        code: 'custom',
+        path: ['m'],
+        message: `m must be the payload's market id (${String(expected)}), got ${String(record.m)}`,
+      });
+    }
+  });
+
+/** The market a private event concerns, or undefined for account-wide events. */
+export function marketOfPrivateEvent(event: PrivateEventType): string | undefined {
+  switch (event.type) {
+    case 'fill':
+    case 'position':
+    case 'liquidation':
+      return event.data.market_id;
+    default:
+      return undefined;
+  }
+}
+
+function marketOfPayload(record: RecordedEvent): string | undefined {
+  switch (record.k) {
+    case 'ticker':
+    case 'book':
+    case 'trade':
+      return record.d.market_id;
+    case 'private':
+      return marketOfPrivateEvent(record.d);
+    case 'gap':
+      return record.m;
+  }
+}
+
+export function tickerRecord(t: number, data: TickerDataType): TickerRecord {
+  return { v: FORMAT_VERSION, t, k: 'ticker', m: data.market_id, d: data };
+}
+
+export function bookRecord(t: number, book: BookType): BookRecord {
+  return { v: FORMAT_VERSION, t, k: 'book', m: book.market_id, d: book };
+}
+
+export function tradeRecord(t: number, trade: PublicTradeType): TradeRecord {
+  return { v: FORMAT_VERSION, t, k: 'trade', m: trade.market_id, d: trade };
+}
+
+export function privateRecord(t: number, event: PrivateEventType): PrivateRecord {
+  const market = marketOfPrivateEvent(event);
+  // Key order is part of the format (v, t, k, m, d), so `m` is placed, not appended.
+  return market === undefined
+    ? { v: FORMAT_VERSION, t, k: 'private', d: event }
+    : { v: FORMAT_VERSION, t, k: 'private', m: market, d: event };
+}
+
+export function gapRecord(
+  t: number,
+  stream: RecordedStream,
+  reason: string,
+  marketId?: string,
+): GapRecord {
+  const d: GapData = { stream, reason };
+  return marketId === undefined
+    ? { v: FORMAT_VERSION, t, k: 'gap', d }
+    : { v: FORMAT_VERSION, t, k: 'gap', m: marketId, d };
+}
+
+/** The record with another `t`, keys kept in format order. */
+export function withTime(record: RecordedEvent, t: number): RecordedEvent {
+  if (record.t === t) return record;
+  return record.m === undefined
+    ? ({ v: record.v, t, k: record.k, d: record.d } as RecordedEvent)
+    : ({
+        v: record.v,
+        t,
+        k: record.k,
+        m: record.m,
+        d: record.d,
+      } as RecordedEvent);
+}
+
+/** One line of the events file, newline included. */
+export function encodeRecordLine(record: RecordedEvent): string {
+  return `${JSON.stringify(record)}\n`;
+}
+
+const KIND_SET: ReadonlySet<string> = new Set(RECORD_KINDS);
+
+/**
+ * The cheap check every decoded line gets, verified or not: the version and the kind. Anything
+ * deeper is `RecordedEventSchema`'s job.
+ */
+export function checkRecordHeader(value: unknown, line: number): RecordedEvent {
+  const record = value as { v?: unknown; t?: unknown; k?: unknown } | null;
+  if (record === null || typeof record !== 'object' || Array.isArray(record)) {
+    throw invalidRecord(line, 'a record must be a JSON object');
+  }
+  if (record.v !== FORMAT_VERSION) {
+    throw new PaperbotError(
+      'RECORDING_UNSUPPORTED_VERSION',
+      `line ${line}: record version ${JSON.stringify(record.v)} is not supported (this reader reads version ${FORMAT_VERSION})`,
+      { details: { line, version: record.v } },
+    );
+  }
+  if (typeof record.t !== 'number' || typeof record.k !== 'string' || !KIND_SET.has(record.k)) {
+    throw invalidRecord(line, 'a record needs a numeric t and a known kind k');
+  }
+  return value as RecordedEvent;
+}
+
+/** Full verification of one decoded line against `RecordedEventSchema`. */
+export function verifyRecord(value: unknown, line: number): RecordedEvent {
+  const result = RecordedEventSchema.safeParse(value);
+  if (!result.success) {
+    const issues = result.error.issues.map((issue) => ({
+      path: issue.path.join('.'),
+      message: issue.message,
+    }));
+    throw new PaperbotError(
+      'RECORDING_INVALID',
+      `line ${line}: ${issues.map((issue) => `${issue.path || '(record)'}: ${issue.message}`).join('; ')}`,
+      { details: { line, issues } },
+    );
+  }
+  // The decoded object itself is returned, not zod's copy: defaults must not creep in, so the
+  // replay sees the bytes that were recorded.
+  return value as RecordedEvent;
+}
+
+export function invalidRecord(line: number, message: string): PaperbotError {
+  return new PaperbotError('RECORDING_INVALID', `line ${line}: ${message}`, {
+    details: { line },
+  });
+}

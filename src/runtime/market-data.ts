@@ -1,0 +1,19 @@
+/**
+ * The market-data side of a venue, as the runtime consumes it. The live venue builds it from the
+ * stream client (ticker) and REST polling (book, trades); the replay venue builds it from
+ * recorded sessions on virtual time. Strategy, gate and executor code never knows which.
+ */
+import type { Observable } from 'rxjs';
+import type { Book, Market, PublicTrade } from '../protocol/index.ts';
+import type { Ticker } from './strategy/types.ts';
+
+export interface MarketDataVenue {
+  /** The markets the venue lists, loaded before the kernel starts. */
+  markets(): readonly Market[];
+  /** Hot; a new subscriber gets the latest ticker first, then updates. */
+  ticker$(marketId: string): Observable<Ticker>;
+  /** Hot; a new subscriber gets the latest book first, then updates. */
+  book$(marketId: string): Observable<Book>;
+  /** Hot; each public trade once, in time order. */
+  trades$(marketId: string): Observable<PublicTrade>;
+}
