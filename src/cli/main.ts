@@ -3,6 +3,7 @@
  * `commands/` and registers itself on the program here.
  */
 import { Command, CommanderError } from 'commander';
+import { registerEmulatorCommands } from './commands/emulator.ts';
 import { registerKeysCommands } from './commands/keys.ts';
 import { registerNewCommands } from './commands/new.ts';
 
@@ -14,6 +15,7 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   registerKeysCommands(program);
+  registerEmulatorCommands(program);
   registerNewCommands(program);
   return program;
 }

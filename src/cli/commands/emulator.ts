@@ -1,0 +1,137 @@
+/**
+ * `paperbot emulator`: runs the local Practice service until SIGINT or SIGTERM. When it is
+ * ready it prints exactly one line, `paperbot emulator listening on <base URL>`, which scripts
+ * can wait for. Without --data the admin token exists only in this process and is printed once,
+ * on the line before; with --data it is kept in DIR/admin-token (mode 0600) and never printed.
+ */
+import type { Command } from 'commander';
+import pino from 'pino';
+import { PaperbotError } from '../../core/errors.ts';
+import {
+  ADMIN_TOKEN_FILE,
+  DEFAULT_HOST,
+  DEFAULT_PORT,
+  DEFAULT_RATE_LIMIT,
+  type EmulatorLogger,
+  type RunningEmulator,
+  type StartEmulatorOptions,
+  startEmulator,
+} from '../../emulator/index.ts';
+
+export interface EmulatorCommandDependencies {
+  readonly print: (text: string) => void;
+  /** Resolves when the emulator should stop (SIGINT or SIGTERM by default). */
+  readonly stopSignal: () => Promise<string>;
+  readonly logger: () => EmulatorLogger;
+  readonly start: (options: StartEmulatorOptions) => Promise<RunningEmulator>;
+}
+
+function waitForSignal(): Promise<string> {
+  return new Promise((resolve) => {
+    const stop = (signal: string) => {
+      process.off('SIGINT', onInterrupt);
+      process.off('SIGTERM', onTerminate);
+      resolve(signal);
+    };
+    const onInterrupt = () => stop('SIGINT');
+    const onTerminate = () => stop('SIGTERM');
+    process.once('SIGINT', onInterrupt);
+    process.once('SIGTERM', onTerminate);
+  });
+}
+
+const defaultDependencies: EmulatorCommandDependencies = {
+  print: (text) => {
+    process.stdout.write(text);
+  },
+  stopSignal: waitForSignal,
+  logger: () => pino({ name: 'paperbot-emulator', level: 'info' }, pino.destination(2)),
+  start: startEmulator,
+};
+
+interface EmulatorOptions {
+  readonly host: string;
+  readonly port: string;
+  readonly data?: string;
+  readonly seed?: string;
+  readonly config?: string;
+  readonly rateLimitQuota?: string;
+  readonly rateLimitWindowMs?: string;
+}
+
+function integerOption(name: string, text: string, minimum: number, maximum: number): number {
+  if (!/^\d+$/.test(text) || Number(text) < minimum || Number(text) > maximum) {
+    throw new PaperbotError(
+      'INVALID_ARGUMENT',
+      `${name} must be an integer from ${minimum} to ${maximum}`,
+    );
+  }
+  return Number(text);
+}
+
+export function registerEmulatorCommands(
+  program: Command,
+  dependencies: Partial<EmulatorCommandDependencies> = {},
+): Command {
+  const resolved = { ...defaultDependencies, ...dependencies };
+  return program
+    .command('emulator')
+    .description(
+      'Run the local Practice Trading Service (HTTP and WebSocket on one port) until SIGINT or SIGTERM.',
+    )
+    .option('--host <host>', 'address to listen on', DEFAULT_HOST)
+    .option('--port <port>', 'port to listen on; 0 picks a free one', String(DEFAULT_PORT))
+    .option('--data <dir>', 'keep state in this folder (SQLite); memory only without it')
+    .option('--seed <seed>', 'seed of every random choice (overrides the config)')
+    .option('--config <file>', 'emulator config (YAML); built-in defaults without it')
+    .option(
+      '--rate-limit-quota <n>',
+      'requests per key and window',
+      String(DEFAULT_RATE_LIMIT.quota),
+    )
+    .option(
+      '--rate-limit-window-ms <ms>',
+      'rate-limit window length',
+      String(DEFAULT_RATE_LIMIT.windowMs),
+    )
+    .action(async (options: EmulatorOptions) => {
+      const port = integerOption('--port', options.port, 0, 65_535);
+      const quota = integerOption(
+        '--rate-limit-quota',
+        options.rateLimitQuota ?? String(DEFAULT_RATE_LIMIT.quota),
+        1,
+        Number.MAX_SAFE_INTEGER,
+      );
+      const windowMs = integerOption(
+        '--rate-limit-window-ms',
+        options.rateLimitWindowMs ?? String(DEFAULT_RATE_LIMIT.windowMs),
+        1,
+        Number.MAX_SAFE_INTEGER,
+      );
+      const seed =
+        options.seed === undefined
+          ? undefined
+          : /^-?\d{1,15}$/.test(options.seed)
+            ? Number(options.seed)
+            : options.seed;
+      const emulator = await resolved.start({
+        host: options.host,
+        port,
+        dataDir: options.data ?? null,
+        ...(seed === undefined ? {} : { seed }),
+        ...(options.config === undefined ? {} : { config: options.config }),
+        rateLimit: { quota, windowMs },
+        logger: resolved.logger(),
+      });
+      // Registered before printing, so a signal right after the line is never missed.
+      const stopped = resolved.stopSignal();
+      if (emulator.adminTokenFile === null) {
+        resolved.print(
+          `paperbot emulator admin token (not saved; use --data DIR to keep one in DIR/${ADMIN_TOKEN_FILE}): ${emulator.adminToken}\n`,
+        );
+      }
+      resolved.print(`paperbot emulator listening on ${emulator.baseUrl}\n`);
+      await stopped;
+      await emulator.close();
+    });
+}

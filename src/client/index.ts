@@ -1,0 +1,65 @@
+/** The typed client of the Practice Trading Service: REST (undici) and stream (ws, RxJS). */
+export { type BackoffPolicy, backoffDelay, parseRetryAfter, sleep } from './backoff.ts';
+export {
+  type CheckedBaseUrl,
+  checkBaseUrl,
+  checkWebSocketUrl,
+  isLoopbackHost,
+} from './base-url.ts';
+export {
+  assertClockUsable,
+  type ClockOffsetEstimate,
+  DEFAULT_SIGNATURE_WINDOW_MS,
+  estimateClockOffset,
+} from './clock-offset.ts';
+export {
+  CLIENT_ERROR_CODES,
+  type ClientErrorCode,
+  type ErrorSource,
+  isVenueError,
+  type MutationOutcome,
+  VenueError,
+  type VenueErrorInit,
+} from './errors.ts';
+export {
+  ClientRateLimiter,
+  PUBLIC_RATE_LIMIT_KEY,
+  type RateLimiterOptions,
+  type RateLimitState,
+  RateLimitTracker,
+} from './rate-limit.ts';
+export {
+  isMutationEndpoint,
+  type MutationEndpointName,
+  mutationEndpointNames,
+} from './request-parts.ts';
+export { interpretResponse, type RawResponse } from './response.ts';
+export {
+  type CallArguments,
+  type CallOptions,
+  DEFAULT_RETRY_POLICY,
+  type PagedEndpointName,
+  type PrepareArguments,
+  type PreparedMutation,
+  type RecoverOptions,
+  type RecoveryResult,
+  RestClient,
+  type RestClientOptions,
+  type RetryPolicy,
+} from './rest-client.ts';
+export {
+  type ResyncReason,
+  type SequenceOffer,
+  type SequenceProblem,
+  SequenceTracker,
+  type SequenceTrackerOptions,
+} from './sequence.ts';
+export {
+  type ConnectionState,
+  type ResyncSignal,
+  type RiskEvent,
+  StreamClient,
+  type StreamClientOptions,
+  type StreamStatistics,
+  type TickerFrame,
+} from './stream-client.ts';

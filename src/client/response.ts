@@ -1,0 +1,183 @@
+/**
+ * Turns an HTTP answer into a typed result or a `VenueError`. Pure: the status, the headers and
+ * the body text go in; nothing is read from the network or the clock here. Success bodies are
+ * parsed with the endpoint's strict schema; anything the interface does not allow (broken JSON,
+ * wrong types, unknown fields, an HTML error page) becomes MALFORMED_RESPONSE with the status,
+ * an excerpt of the body and the server request id.
+ */
+import {
+  type EndpointName,
+  ErrorEnvelope,
+  isErrorCode,
+  endpoints,
+  type ResponseOf,
+  type ServiceIssue,
+  toServiceIssues,
+  ValidationFailureBody,
+} from '../protocol/index.ts';
+import { parseRetryAfter } from './backoff.ts';
+import { excerptOf, type MutationOutcome, VenueError } from './errors.ts';
+import { type HeaderBag, headerValue } from './rate-limit.ts';
+
+export const HEADER_REQUEST_ID = 'svc-request-id';
+
+export interface RawResponse {
+  readonly status: number;
+  readonly headers: HeaderBag;
+  readonly text: string;
+}
+
+export interface ResponseContext {
+  /** Service time now (local clock plus offset), for an HTTP-date Retry-After. */
+  readonly serverNowMs: number;
+}
+
+/** Statuses of gateways and proxies, whose error pages are not the service's and may pass. */
+const GATEWAY_STATUSES: ReadonlySet<number> = new Set([502, 503, 504]);
+
+function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch {
+    return { ok: false };
+  }
+}
+
+function issuesFromValidationFailure(body: ValidationFailureBody): ServiceIssue[] {
+  return body.detail.map((item) => {
+    const [first, ...rest] = item.loc;
+    const location = first === 'query' || first === 'path' ? first : 'body';
+    const path = first === location ? rest : item.loc;
+    return { type: item.type, loc: [location, ...path], msg: item.msg };
+  });
+}
+
+export function interpretResponse<E extends EndpointName>(
+  endpoint: E,
+  raw: RawResponse,
+  context: ResponseContext,
+): ResponseOf<E> {
+  const definition = endpoints[endpoint];
+  const mutation = definition.mutation;
+  const headerRequestId = headerValue(raw.headers, HEADER_REQUEST_ID) ?? null;
+  const status = raw.status;
+  const unknownOutcome: MutationOutcome | null = mutation ? 'unknown' : null;
+
+  const malformed = (problem: string, extra: Record<string, unknown> = {}): VenueError =>
+    new VenueError(
+      'MALFORMED_RESPONSE',
+      `${endpoint}: ${problem} (HTTP ${status}${headerRequestId ? `, request ${headerRequestId}` : ''})`,
+      {
+        source: 'transport',
+        endpoint,
+        httpStatus: status,
+        serverRequestId: headerRequestId,
+        outcome: unknownOutcome,
+        retryable: !mutation && GATEWAY_STATUSES.has(status),
+        bodyExcerpt: excerptOf(raw.text),
+        details: extra,
+      },
+    );
+
+  if (status >= 300 && status < 400) {
+    throw new VenueError(
+      'REDIRECT_REFUSED',
+      `${endpoint}: the service answered with a redirect (HTTP ${status}); redirects are never followed, so signed requests stay on their origin`,
+      {
+        source: 'transport',
+        endpoint,
+        httpStatus: status,
+        serverRequestId: headerRequestId,
+        outcome: unknownOutcome,
+        details: { location: headerValue(raw.headers, 'location') ?? null },
+      },
+    );
+  }
+
+  if (status >= 200 && status < 300) {
+    if (status !== definition.successStatus) {
+      throw malformed(`expected HTTP ${definition.successStatus}`);
+    }
+    const json = parseJson(raw.text);
+    if (!json.ok) throw malformed('the body is not JSON');
+    const parsed = definition.response.safeParse(json.value);
+    if (!parsed.success) {
+      throw malformed('the body does not match the interface', {
+        issues: toServiceIssues(parsed.error, 'body', json.value),
+      });
+    }
+    return parsed.data as ResponseOf<E>;
+  }
+
+  const json = parseJson(raw.text);
+  if (json.ok) {
+    const envelope = ErrorEnvelope.safeParse(json.value);
+    if (envelope.success) {
+      const error = envelope.data.error;
+      return throwServiceError(endpoint, raw, context, {
+        code: error.code,
+        message: error.message,
+        retryable: error.retryable,
+        details: error.details,
+        serverRequestId: error.request_id || headerRequestId,
+      });
+    }
+    if (status === 422) {
+      const failure = ValidationFailureBody.safeParse(json.value);
+      if (failure.success) {
+        return throwServiceError(endpoint, raw, context, {
+          code: 'INVALID_REQUEST',
+          message: 'the request does not match the endpoint contract',
+          retryable: false,
+          details: { issues: issuesFromValidationFailure(failure.data) },
+          serverRequestId: headerRequestId,
+        });
+      }
+    }
+  }
+  throw malformed(
+    json.ok ? 'the error body is not the error envelope' : 'the error body is not JSON',
+  );
+}
+
+/**
+ * What a service refusal says about a mutation. ORDER_CONFIRMATION_PENDING means the command
+ * was taken and is still being confirmed; a 5xx may come from a failure after the command was
+ * taken. Both stay unknown (design rule 4), to be recovered by request id. Other refusals
+ * (4xx) mean the command was not applied.
+ */
+export function serviceOutcome(code: string, status: number): MutationOutcome {
+  if (code === 'ORDER_CONFIRMATION_PENDING' || status >= 500) return 'unknown';
+  return 'rejected';
+}
+
+interface ServiceErrorFields {
+  readonly code: string;
+  readonly message: string;
+  readonly retryable: boolean;
+  readonly details: Readonly<Record<string, unknown>>;
+  readonly serverRequestId: string | null;
+}
+
+function throwServiceError(
+  endpoint: EndpointName,
+  raw: RawResponse,
+  context: ResponseContext,
+  fields: ServiceErrorFields,
+): never {
+  throw new VenueError(
+    fields.code,
+    `${endpoint}: HTTP ${raw.status} ${fields.code}: ${fields.message}`,
+    {
+      source: 'service',
+      endpoint,
+      httpStatus: raw.status,
+      serverRequestId: fields.serverRequestId,
+      // The protocol's rule: a code the project does not know is never retried.
+      retryable: fields.retryable && isErrorCode(fields.code),
+      details: fields.details,
+      outcome: endpoints[endpoint].mutation ? serviceOutcome(fields.code, raw.status) : null,
+      retryAfterMs: parseRetryAfter(headerValue(raw.headers, 'retry-after'), context.serverNowMs),
+    },
+  );
+}

@@ -1,0 +1,93 @@
+/**
+ * Request authentication: the SVC1 signature (src/signing's verifier, whose every refusal is
+ * INVALID_SIGNATURE on the wire, with the reason in `details.reason`), then what the key itself
+ * allows: KEY_REVOKED (revoked key or retired account), KEY_EXPIRED, IP_NOT_ALLOWED and
+ * SCOPE_REQUIRED (contract section 3). The same checks serve HTTP and the WebSocket auth frame.
+ */
+import type { Scope } from '../../protocol/index.ts';
+import {
+  createRequestVerifier,
+  type RequestToVerify,
+  type RequestVerifier,
+  type VerificationResult,
+  type WebSocketAuthToVerify,
+} from '../../signing/index.ts';
+import { ServerError } from './errors.ts';
+import { matchesAny } from './ip-allowlist.ts';
+import type { KeyRegistry, RegisteredKey } from './keys.ts';
+
+export interface AuthenticatorOptions {
+  readonly registry: KeyRegistry;
+  readonly now: () => number;
+  /** The accepted timestamp distance (contract section 1: 10 s by default). */
+  readonly signatureWindowMs?: number;
+  /** False when the account behind a key was retired (reset). */
+  readonly isAccountActive: (accountId: string) => boolean;
+}
+
+export class Authenticator {
+  readonly #verifier: RequestVerifier<RegisteredKey>;
+  readonly #now: () => number;
+  readonly #isAccountActive: (accountId: string) => boolean;
+
+  constructor(options: AuthenticatorOptions) {
+    this.#now = options.now;
+    this.#isAccountActive = options.isAccountActive;
+    this.#verifier = createRequestVerifier<RegisteredKey>({
+      lookupKey: (keyId) => options.registry.get(keyId),
+      now: options.now,
+      ...(options.signatureWindowMs === undefined ? {} : { windowMs: options.signatureWindowMs }),
+    });
+  }
+
+  /** The key of a correctly signed HTTP request that may still be used from `remoteAddress`. */
+  authenticateRequest(request: RequestToVerify, remoteAddress: string | undefined): RegisteredKey {
+    return this.#accept(this.#verifier.verify(request), remoteAddress);
+  }
+
+  authenticateWebSocket(
+    auth: WebSocketAuthToVerify,
+    remoteAddress: string | undefined,
+  ): RegisteredKey {
+    return this.#accept(this.#verifier.verifyWebSocketAuth(auth), remoteAddress);
+  }
+
+  /** KEY_REVOKED, KEY_EXPIRED or IP_NOT_ALLOWED for a key that cannot be used now. */
+  checkUsable(key: RegisteredKey, remoteAddress: string | undefined): void {
+    if (key.revoked || !this.#isAccountActive(key.accountId)) {
+      throw new ServerError('KEY_REVOKED', 'this key was revoked or its account is inactive', {
+        details: { key_id: key.keyId },
+      });
+    }
+    if (key.isExpired(this.#now())) {
+      throw new ServerError('KEY_EXPIRED', 'this key has expired', {
+        details: { key_id: key.keyId, expires_at: key.record.expires_at },
+      });
+    }
+    if (key.allowList.length > 0 && !matchesAny(key.allowList, remoteAddress)) {
+      throw new ServerError('IP_NOT_ALLOWED', 'the request comes from outside the key allowlist', {
+        details: { key_id: key.keyId, source_ip: remoteAddress ?? null },
+      });
+    }
+  }
+
+  #accept(result: VerificationResult<RegisteredKey>, remoteAddress: string | undefined) {
+    if (!result.ok) {
+      throw new ServerError('INVALID_SIGNATURE', result.message, {
+        details: {
+          reason: result.reason,
+          ...(result.field === undefined ? {} : { field: result.field }),
+        },
+      });
+    }
+    this.checkUsable(result.key, remoteAddress);
+    return result.key;
+  }
+}
+
+export function requireScope(key: RegisteredKey, scope: Scope | null): void {
+  if (scope === null || key.scopes.has(scope)) return;
+  throw new ServerError('SCOPE_REQUIRED', `this key lacks the scope ${scope}`, {
+    details: { required_scope: scope, key_id: key.keyId },
+  });
+}

@@ -1,0 +1,540 @@
+/**
+ * The HTTP side of the emulator: one table-driven dispatch for every endpoint of the protocol's
+ * endpoint table. In order: route (404, 405), read the body (413 beyond the limit), for signed
+ * endpoints authenticate, count the request against the key's quota (429) and check the scope,
+ * then check the content type (415) and validate path parameters, query and body with the
+ * table's schemas (422 INVALID_REQUEST listing every issue; 422 UNSUPPORTED_ORDER for the
+ * Practice refusals), apply test faults, run the handler (mutations through the idempotency
+ * ledger) and answer. Every answer carries SVC-REQUEST-ID; every error is the envelope; an
+ * unexpected exception is logged and answered 503 EXECUTION_UNAVAILABLE, never 500.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Clock, TimerHandle } from '../../core/clock.ts';
+import {
+  allowedMethods,
+  EmptyQuery,
+  type EndpointDefinition,
+  type EndpointMatch,
+  type EndpointName,
+  errorStatus,
+  invalidJsonIssue,
+  matchEndpoint,
+  practiceUnsupportedError,
+  practiceUnsupportedField,
+  queryRecord,
+  type ServiceIssue,
+  validateWire,
+} from '../../protocol/index.ts';
+import { type Authenticator, requireScope } from './auth.ts';
+import { type EndpointContext, type EndpointHandlers, normalizeBody } from './endpoints.ts';
+import {
+  type CodedFailure,
+  codedFailureOf,
+  envelopeOf,
+  internalFailure,
+  invalidRequestError,
+  ServerError,
+} from './errors.ts';
+import type { FaultController, RequestFault } from './faults.ts';
+import {
+  commandTypeOf,
+  fingerprintOf,
+  type IdempotencyLedger,
+  isStoredOutcome,
+} from './idempotency.ts';
+import type { RegisteredKey } from './keys.ts';
+import { describeError, type EmulatorLogger } from './logger.ts';
+import type { RateLimiter } from './rate-limit.ts';
+
+export const DEFAULT_MAX_BODY_BYTES = 64 * 1024;
+/** Bodies are drained up to this many times the limit before the connection is cut instead. */
+const DRAIN_FACTOR = 16;
+
+export const HEADER_REQUEST_ID = 'SVC-REQUEST-ID';
+export const HEADER_IDEMPOTENT_REPLAY = 'SVC-IDEMPOTENT-REPLAY';
+
+/** Counters the tests read to prove the common paths never reach the last-resort handler. */
+export interface ServerStats {
+  internalErrors: number;
+  responseMismatches: number;
+}
+
+/** Handles /admin/...; throws a ServerError to refuse. */
+export type AdminHandler = (
+  request: IncomingMessage,
+  body: Buffer,
+  pathname: string,
+) => { readonly status: number; readonly body: unknown };
+
+export interface HttpDispatcherOptions {
+  readonly clock: Clock;
+  readonly authenticator: Authenticator;
+  readonly rateLimiter: RateLimiter;
+  readonly ledger: IdempotencyLedger;
+  readonly faults: FaultController;
+  readonly handlers: EndpointHandlers;
+  readonly admin: AdminHandler;
+  readonly logger: EmulatorLogger;
+  readonly nextRequestId: () => string;
+  readonly maxBodyBytes: number;
+  /** Validate every success body against the table's response schema (tests turn it on). */
+  readonly checkResponses: boolean;
+  readonly stats: ServerStats;
+}
+
+interface Outcome {
+  readonly status: number;
+  readonly body: unknown;
+  readonly replayed: boolean;
+}
+
+type BodyRead = { readonly bytes: Buffer } | { readonly tooLarge: true; readonly cut: boolean };
+
+const EMPTY = Buffer.alloc(0);
+
+function readBody(request: IncomingMessage, limit: number): Promise<BodyRead> | BodyRead {
+  const length = request.headers['content-length'];
+  if (
+    (length === undefined || length === '0') &&
+    request.headers['transfer-encoding'] === undefined
+  ) {
+    request.resume();
+    return { bytes: EMPTY };
+  }
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooLarge = false;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        tooLarge = true;
+        chunks.length = 0;
+        if (size > limit * DRAIN_FACTOR) {
+          request.off('data', onData);
+          resolve({ tooLarge: true, cut: true });
+        }
+        return;
+      }
+      chunks.push(chunk);
+    };
+    request.on('data', onData);
+    request.once('end', () => {
+      resolve(tooLarge ? { tooLarge: true, cut: false } : { bytes: Buffer.concat(chunks, size) });
+    });
+    request.once('error', () => resolve({ tooLarge: true, cut: true }));
+  });
+}
+
+function isJsonContentType(value: string | undefined): boolean {
+  if (value === undefined) return false;
+  const [type = '', ...parameters] = value.split(';');
+  if (type.trim().toLowerCase() !== 'application/json') return false;
+  return parameters.every((parameter) => {
+    const [name = '', parameterValue = ''] = parameter.split('=');
+    if (name.trim().toLowerCase() !== 'charset') return true;
+    return parameterValue.trim().replace(/"/g, '').toLowerCase() === 'utf-8';
+  });
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+function parseJson(bytes: Buffer): { ok: true; value: unknown } | { ok: false } {
+  try {
+    return { ok: true, value: JSON.parse(utf8.decode(bytes)) };
+  } catch {
+    return { ok: false };
+  }
+}
+
+function bodyRequestId(body: unknown): string | undefined {
+  const value = (body as { request_id?: unknown } | null)?.request_id;
+  return typeof value === 'string' ? value : undefined;
+}
+
+const ORDER_BODIES: ReadonlySet<EndpointName> = new Set([
+  'placeOrder',
+  'simulateOrder',
+  'amendOrder',
+]);
+
+export function createHttpDispatcher(options: HttpDispatcherOptions) {
+  const { clock, logger, stats } = options;
+  const pendingTimers = new Set<TimerHandle>();
+
+  function send(
+    request: IncomingMessage,
+    response: ServerResponse,
+    status: number,
+    body: unknown,
+  ): void {
+    if (response.headersSent || response.destroyed) return;
+    const text = JSON.stringify(body);
+    response.writeHead(status, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(text),
+    });
+    response.end(request.method === 'HEAD' ? undefined : text);
+  }
+
+  function sendFailure(
+    request: IncomingMessage,
+    response: ServerResponse,
+    requestId: string,
+    failure: CodedFailure,
+  ): void {
+    if (response.headersSent || response.destroyed) return;
+    for (const [name, value] of Object.entries(failure.headers)) response.setHeader(name, value);
+    send(request, response, failure.status, envelopeOf(failure, requestId));
+  }
+
+  function sendError(
+    request: IncomingMessage,
+    response: ServerResponse,
+    requestId: string,
+    error: unknown,
+  ): void {
+    const failure = codedFailureOf(error);
+    if (failure !== null) {
+      sendFailure(request, response, requestId, failure);
+      return;
+    }
+    stats.internalErrors += 1;
+    logger.error(
+      {
+        request_id: requestId,
+        method: request.method,
+        path: pathOf(request),
+        error: describeError(error),
+      },
+      'unexpected failure while handling a request',
+    );
+    sendFailure(request, response, requestId, internalFailure());
+  }
+
+  function route(method: string, pathname: string): EndpointMatch {
+    const lookup = method === 'HEAD' ? 'GET' : method;
+    const match = matchEndpoint(lookup, pathname);
+    if (match !== null) return match;
+    const methods: string[] = allowedMethods(pathname);
+    if (pathname === '/v1/ws') methods.push('GET');
+    if (methods.length === 0) {
+      throw new ServerError('NOT_FOUND', `no endpoint at ${pathname}`);
+    }
+    if (pathname === '/v1/ws' && lookup === 'GET') {
+      throw new ServerError('UPGRADE_REQUIRED', 'GET /v1/ws is a WebSocket endpoint', {
+        headers: { upgrade: 'websocket', connection: 'Upgrade' },
+      });
+    }
+    if (methods.includes('GET')) methods.push('HEAD');
+    const allow = [...new Set(methods)].sort().join(', ');
+    throw new ServerError('METHOD_NOT_ALLOWED', `${method} is not allowed on ${pathname}`, {
+      details: { allowed_methods: allow.split(', ') },
+      headers: { allow },
+    });
+  }
+
+  function authenticate(
+    request: IncomingMessage,
+    response: ServerResponse,
+    endpoint: EndpointDefinition,
+    body: Buffer,
+  ): RegisteredKey | null {
+    if (endpoint.auth !== 'signed') return null;
+    const key = options.authenticator.authenticateRequest(
+      {
+        method: request.method ?? '',
+        target: request.url ?? '',
+        headers: request.headers,
+        body: body.length === 0 ? null : body,
+      },
+      request.socket.remoteAddress,
+    );
+    const decision = options.rateLimiter.take(key.keyId, clock.now());
+    response.setHeader('RateLimit-Limit', String(decision.limit));
+    response.setHeader('RateLimit-Remaining', String(decision.remaining));
+    response.setHeader('RateLimit-Reset', String(decision.resetSeconds));
+    if (!decision.allowed) {
+      throw new ServerError('RATE_LIMITED', 'this key exceeded its request quota', {
+        details: {
+          limit: decision.limit,
+          reset_seconds: decision.resetSeconds,
+        },
+        headers: { 'retry-after': String(decision.resetSeconds) },
+      });
+    }
+    requireScope(key, endpoint.scope);
+    return key;
+  }
+
+  /** Path parameters, query and body, with every issue of the three at once. */
+  function validate(
+    request: IncomingMessage,
+    match: EndpointMatch,
+    queryText: string,
+    bytes: Buffer,
+  ): { params: unknown; query: unknown; body: unknown } {
+    const endpoint: EndpointDefinition = match.endpoint;
+    const issues: ServiceIssue[] = [];
+    const params = validateWire(endpoint.pathParams, match.params, 'path');
+    if (!params.success) issues.push(...params.issues);
+    const query = validateWire(
+      endpoint.query ?? EmptyQuery,
+      queryText === '' ? {} : queryRecord(new URLSearchParams(queryText)),
+      'query',
+    );
+    if (!query.success) issues.push(...query.issues);
+    let body: unknown = null;
+    if (endpoint.body === null) {
+      if (bytes.length > 0) {
+        issues.push({
+          type: 'extra_forbidden',
+          loc: ['body'],
+          msg: 'This endpoint takes no request body',
+        });
+      }
+    } else if (bytes.length === 0) {
+      issues.push({ type: 'missing', loc: ['body'], msg: 'Field required' });
+    } else {
+      if (!isJsonContentType(request.headers['content-type'])) {
+        throw new ServerError(
+          'UNSUPPORTED_MEDIA_TYPE',
+          'request bodies must be sent as application/json (UTF-8)',
+        );
+      }
+      const json = parseJson(bytes);
+      if (!json.ok) {
+        issues.push(invalidJsonIssue());
+      } else {
+        const parsed = validateWire(endpoint.body, json.value, 'body');
+        if (parsed.success) body = parsed.data;
+        else issues.push(...parsed.issues);
+      }
+    }
+    if (issues.length > 0) throw invalidRequestError(issues);
+    if (ORDER_BODIES.has(match.name)) {
+      const field = practiceUnsupportedField(body);
+      if (field !== null) {
+        const refusal = practiceUnsupportedError(field);
+        throw new ServerError(refusal.code, refusal.message, {
+          details: { ...refusal.details },
+        });
+      }
+    }
+    return {
+      params: params.success ? params.data : {},
+      query: query.success ? query.data : {},
+      body: body === null ? null : normalizeBody(match.name, body),
+    };
+  }
+
+  function execute(
+    match: EndpointMatch,
+    context: EndpointContext<EndpointName>,
+    requestId: string,
+  ): Outcome {
+    const handler = options.handlers[match.name] as (
+      context: EndpointContext<EndpointName>,
+    ) => unknown;
+    const endpoint: EndpointDefinition = match.endpoint;
+    const commandType = commandTypeOf[match.name];
+    if (!endpoint.mutation || commandType === undefined || context.key === null) {
+      return {
+        status: endpoint.successStatus,
+        body: checked(endpoint, handler(context), requestId),
+        replayed: false,
+      };
+    }
+    const accountId = context.key.accountId;
+    const mutationId = bodyRequestId(context.body) ?? '';
+    const fingerprint = fingerprintOf(match.name, context.params, context.body);
+    const existing = options.ledger.find(accountId, mutationId);
+    if (existing !== undefined) {
+      if (existing.fingerprint !== fingerprint) {
+        throw new ServerError(
+          'IDEMPOTENCY_CONFLICT',
+          `request_id ${mutationId} was already used with different content`,
+          { details: { request_id: mutationId } },
+        );
+      }
+      return { status: existing.status, body: existing.body, replayed: true };
+    }
+    let status: number = endpoint.successStatus;
+    let body: unknown;
+    try {
+      body = checked(endpoint, handler(context), requestId);
+    } catch (error) {
+      const failure = codedFailureOf(error);
+      if (failure === null || !isStoredOutcome(failure.status, failure.retryable)) throw error;
+      status = failure.status;
+      body = envelopeOf(failure, requestId);
+    }
+    options.ledger.record({
+      version: 1,
+      account_id: accountId,
+      request_id: mutationId,
+      endpoint: match.name,
+      command_type: commandType,
+      fingerprint,
+      status,
+      body,
+      created_at: context.now,
+      completed_at: null,
+    });
+    return { status, body, replayed: false };
+  }
+
+  function checked(endpoint: EndpointDefinition, body: unknown, requestId: string): unknown {
+    if (!options.checkResponses) return body;
+    const result = endpoint.response.safeParse(body);
+    if (result.success) return body;
+    stats.responseMismatches += 1;
+    logger.error(
+      {
+        request_id: requestId,
+        path: endpoint.path,
+        issues: result.error.issues,
+      },
+      'a response does not match the protocol schema',
+    );
+    throw new Error(`response of ${endpoint.path} does not match its schema`);
+  }
+
+  function answer(request: IncomingMessage, response: ServerResponse, outcome: Outcome): void {
+    if (outcome.replayed) response.setHeader(HEADER_IDEMPOTENT_REPLAY, 'true');
+    send(request, response, outcome.status, outcome.body);
+  }
+
+  function applyFault(
+    request: IncomingMessage,
+    response: ServerResponse,
+    requestId: string,
+    fault: RequestFault,
+    outcome: Outcome | null,
+  ): void {
+    switch (fault.kind) {
+      case 'fail': {
+        const headers: Record<string, string> = {};
+        if (fault.code === 'RATE_LIMITED') {
+          headers['retry-after'] = String(fault.retryAfterSeconds);
+          response.setHeader('RateLimit-Remaining', '0');
+          response.setHeader('RateLimit-Reset', String(fault.retryAfterSeconds));
+        }
+        sendFailure(request, response, requestId, {
+          code: fault.code,
+          message:
+            fault.code === 'ORDER_CONFIRMATION_PENDING'
+              ? 'the command is still being confirmed; read it again shortly'
+              : fault.code === 'RATE_LIMITED'
+                ? 'this key exceeded its request quota'
+                : 'a required trading service is temporarily unavailable',
+          details: { injected: true },
+          retryable: true,
+          status: errorStatus[fault.code],
+          headers,
+        });
+        return;
+      }
+      case 'drop':
+        logger.info(
+          { request_id: requestId },
+          'dropping the response as instructed by a test fault',
+        );
+        request.socket.destroy();
+        return;
+      case 'delay': {
+        if (outcome === null) return;
+        const handle = clock.setTimeout(() => {
+          pendingTimers.delete(handle);
+          if (!request.socket.destroyed) answer(request, response, outcome);
+        }, fault.delayMs);
+        pendingTimers.add(handle);
+        return;
+      }
+    }
+  }
+
+  async function dispatch(
+    request: IncomingMessage,
+    response: ServerResponse,
+    requestId: string,
+  ): Promise<void> {
+    const target = request.url ?? '';
+    const method = request.method ?? '';
+    if (!target.startsWith('/')) {
+      request.resume();
+      throw new ServerError('BAD_REQUEST', 'the request target must be a path');
+    }
+    const queryStart = target.indexOf('?');
+    const pathname = queryStart < 0 ? target : target.slice(0, queryStart);
+    const queryText = queryStart < 0 ? '' : target.slice(queryStart + 1);
+    const isAdmin = pathname === '/admin' || pathname.startsWith('/admin/');
+    const match = isAdmin ? null : route(method, pathname);
+    const read = readBody(request, options.maxBodyBytes);
+    const body = read instanceof Promise ? await read : read;
+    if ('tooLarge' in body) {
+      if (body.cut) response.setHeader('connection', 'close');
+      throw new ServerError(
+        'PAYLOAD_TOO_LARGE',
+        `request bodies are limited to ${options.maxBodyBytes} bytes`,
+        { details: { limit_bytes: options.maxBodyBytes } },
+      );
+    }
+    if (match === null) {
+      const answer = options.admin(request, body.bytes, pathname);
+      send(request, response, answer.status, answer.body);
+      return;
+    }
+    const endpoint: EndpointDefinition = match.endpoint;
+    const key = authenticate(request, response, endpoint, body.bytes);
+    const valid = validate(request, match, queryText, body.bytes);
+    const context = {
+      name: match.name,
+      params: valid.params,
+      query: valid.query,
+      body: valid.body,
+      key,
+      now: clock.now(),
+    } as EndpointContext<EndpointName>;
+    const fault = options.faults.takeRequestFault(
+      match.name,
+      endpoint.mutation,
+      bodyRequestId(valid.body),
+    );
+    if (fault !== null && fault.kind === 'fail' && !fault.commit) {
+      applyFault(request, response, requestId, fault, null);
+      return;
+    }
+    const outcome = execute(match, context, requestId);
+    if (fault !== null) {
+      applyFault(request, response, requestId, fault, outcome);
+      return;
+    }
+    answer(request, response, outcome);
+  }
+
+  return {
+    handle(request: IncomingMessage, response: ServerResponse): void {
+      const requestId = options.nextRequestId();
+      response.setHeader(HEADER_REQUEST_ID, requestId);
+      try {
+        dispatch(request, response, requestId).catch((error: unknown) =>
+          sendError(request, response, requestId, error),
+        );
+      } catch (error) {
+        sendError(request, response, requestId, error);
+      }
+    },
+    /** Clears delayed responses (on close). */
+    close(): void {
+      for (const handle of pendingTimers) clock.clearTimeout(handle);
+      pendingTimers.clear();
+    },
+  };
+}
+
+function pathOf(request: IncomingMessage): string {
+  const target = request.url ?? '';
+  const queryStart = target.indexOf('?');
+  return queryStart < 0 ? target : target.slice(0, queryStart);
+}
