@@ -5,6 +5,7 @@
  * - client builds on core, protocol and signing;
  * - emulator never imports client, runtime, replay or cli;
  * - runtime reaches the venue only through its venue interface, never the emulator directly;
+ *   only src/runtime/live (the adapter behind that interface) imports the client;
  * - strategies see only the runtime's public strategy API and core.
  */
 module.exports = {
@@ -44,6 +45,12 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/runtime/' },
       to: { path: '^src/(emulator|replay|cli)/' },
+    },
+    {
+      name: 'runtime-reaches-the-client-only-through-the-live-venue',
+      severity: 'error',
+      from: { path: '^src/runtime/(?!live/)' },
+      to: { path: '^src/client/' },
     },
     {
       name: 'no-circular',

@@ -47,6 +47,14 @@ function httpStatusOf(error: {
   );
 }
 
+/**
+ * What the transport knows of a mutation's effect (`details.outcome`, else an `outcome` field of
+ * the error itself, as the REST client sets it): `unknown` means the venue may have acted.
+ */
+function outcomeOf(error: { readonly details: Readonly<Record<string, unknown>> }): unknown {
+  return error.details.outcome ?? (error as { readonly outcome?: unknown }).outcome;
+}
+
 function issuesOf(details: Readonly<Record<string, unknown>>): readonly unknown[] | undefined {
   return Array.isArray(details.issues) ? details.issues : undefined;
 }
@@ -62,7 +70,11 @@ export function classifyFailure(error: unknown): FailureClass {
     };
   }
   const httpStatus = httpStatusOf(error);
-  if (UNKNOWN_TRANSPORT_CODES.has(error.code) || UNKNOWN_SERVICE_CODES.has(error.code)) {
+  if (
+    UNKNOWN_TRANSPORT_CODES.has(error.code) ||
+    UNKNOWN_SERVICE_CODES.has(error.code) ||
+    outcomeOf(error) === 'unknown'
+  ) {
     return {
       kind: 'unknown',
       code: error.code,

@@ -162,6 +162,9 @@ interface DeadmanRow {
   fired_at: number | null;
 }
 
+/** Meta keys the journal writes itself; `writeMeta` never replaces them. */
+const RESERVED_META_KEYS: ReadonlySet<string> = new Set(['epoch', 'created_at']);
+
 const EPOCH_PATTERN = /^[A-Za-z0-9_-]{4,16}$/;
 
 function toBuffer(bytes: Uint8Array): Buffer {
@@ -707,6 +710,27 @@ export class Journal {
         `UPDATE internal_commands SET state = 'abandoned', updated_at = ? WHERE state = 'sending'`,
       )
       .run(this.now()).changes;
+  }
+
+  // Runtime values kept across restarts
+
+  /** A value the runtime stored under `key` (the gate's loss tracking, say); null when none. */
+  readMeta(key: string): string | null {
+    const row = this.database.prepare('SELECT value FROM meta WHERE key = ?').get(key) as
+      { value: string } | undefined;
+    return row?.value ?? null;
+  }
+
+  /** Stores `value` under `key`. The journal's own keys (`epoch`, `created_at`) are refused. */
+  writeMeta(key: string, value: string): void {
+    if (RESERVED_META_KEYS.has(key)) {
+      throw new PaperbotError('JOURNAL_META_RESERVED', `meta key ${key} belongs to the journal`);
+    }
+    this.database
+      .prepare(
+        'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+      )
+      .run(key, value);
   }
 
   // Dead-man state

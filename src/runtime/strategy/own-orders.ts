@@ -100,16 +100,19 @@ export class OwnOrders {
         const old = this.byClientId.get(intent.clientOrderId);
         if (!old) return;
         old.cancelRequestedBy ??= stamped.requestId;
+        // `amend.quantity` is the order's new total size; the replacement carries what is left
+        // of it after the fills so far (the executor sizes it the same way). Nothing left: the
+        // executor cancels the rest instead of replacing, so no new order is expected.
+        const total = intent.quantity === undefined ? old.quantity : parseDecimal(intent.quantity);
+        const replacement = total.minus(old.filledQuantity);
+        if (replacement.lte(ZERO)) return;
         this.add({
           ...old,
           clientOrderId: stamped.clientOrderId ?? stamped.requestId,
           requestId: stamped.requestId,
           orderId: null,
           price: intent.price === undefined ? old.price : parseDecimal(intent.price),
-          quantity:
-            intent.quantity === undefined
-              ? old.quantity.minus(old.filledQuantity)
-              : parseDecimal(intent.quantity),
+          quantity: replacement,
           filledQuantity: ZERO,
           tag: intent.tag ?? old.tag,
           status: 'submitted',
@@ -160,7 +163,11 @@ export class OwnOrders {
         this.remove(entry);
         if (entry.replaces !== null) this.clearCancelRequest(stamped.requestId);
       }
-      if (!createsOrder) this.clearCancelRequest(stamped.requestId);
+      // An amendment with nothing left to replace has no entry of its own, only the request to
+      // take its order down, which a refusal withdraws as it does a cancel's.
+      if (!createsOrder || (kind === 'amend' && !entry)) {
+        this.clearCancelRequest(stamped.requestId);
+      }
       return;
     }
     if (!entry) return;

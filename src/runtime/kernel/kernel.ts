@@ -1,0 +1,705 @@
+/**
+ * The kernel: the one composition root of the runtime (design: "One composition root builds
+ * the whole pipeline").
+ *
+ * ```
+ * marketData (ticker, book, trades) + tracker (orders, fills, positions, account)
+ *   -> StrategyEnvironment -> StrategyHost (ids continue from the journal)
+ *   -> queue -> RiskGate (snapshot: markets and marks, positions, open orders, equity, permit)
+ *        denied  -> outcome to the strategy
+ *        allowed -> Executor (journal, simulate, place, recover) -> venue
+ *   <- outcomes (accepted, rejected, unknown, resolved, filled) to the strategy
+ * Reconciler (ready$) + DeadmanSwitch (mayTrade$) -> trading permit -> executor and gate
+ * ```
+ *
+ * Live trading, the emulator and replay differ only in the clock and the venues handed in;
+ * nothing here asks which one it runs against. The kernel does not own the journal or the
+ * venues: the caller opens them before `create` and closes them after `stop`.
+ */
+import {
+  BehaviorSubject,
+  type Observable,
+  observeOn,
+  of,
+  queueScheduler,
+  Subject,
+  type Subscription,
+} from 'rxjs';
+import type { Clock } from '../../core/clock.ts';
+import { parseDecimal } from '../../core/decimal.ts';
+import { isPaperbotError, PaperbotError } from '../../core/errors.ts';
+import type { Account, Fill, Order, Position } from '../../protocol/index.ts';
+import {
+  type DeadmanConfig,
+  type DeadmanStatus,
+  DeadmanSwitch,
+  type ShutdownReport,
+} from '../deadman/heartbeat.ts';
+import { type ExecutionOutcome, Executor, type ExecutorConfig } from '../execution/executor.ts';
+import { sendInternalCommand } from '../execution/internal-command.ts';
+import { tradingPermit } from '../execution/permit.ts';
+import {
+  Reconciler,
+  type ReconcilerConfig,
+  type ReconciliationReport,
+} from '../execution/reconciler.ts';
+import { OrderTracker, type OrderTrackerConfig } from '../execution/tracker.ts';
+import type { IntentOutcome, StampedIntent } from '../intents.ts';
+import type { Journal } from '../journal/journal.ts';
+import type { MarketDataVenue } from '../market-data.ts';
+import type { RiskConfig } from '../risk/config.ts';
+import {
+  type DenialEvent,
+  type ReadonlyBehaviorSubject,
+  RiskGate,
+  type TradingStateSnapshot,
+} from '../risk/gate.ts';
+import type { LossTrackingRecord } from '../risk/loss.ts';
+import { STRATEGY_ID_PATTERN, StrategyHost } from '../strategy/host.ts';
+import { parseStrategyParams } from '../strategy/params.ts';
+import type { StrategyDefinition } from '../strategy/types.ts';
+import type { ExecutionVenue } from '../venue.ts';
+import { createKernelEnvironment, PositionFeed } from './environment.ts';
+import { type KernelLogger, messageFirst, riskLogger } from './logging.ts';
+import { MeasuredVenue, type PlacementTiming } from './measured-venue.ts';
+import { RiskSnapshotBuilder } from './risk-snapshot.ts';
+
+/** Where the gate's loss tracking is kept in the journal, so a restart resets nothing. */
+export const LOSS_TRACKING_META_KEY = 'risk.loss_tracking';
+
+export interface KernelStrategy {
+  /** The instance id (part of every request id); letters, digits, `_` and `-`, at most 40. */
+  readonly id: string;
+  readonly definition: StrategyDefinition<unknown>;
+  /** Raw params; parsed with the plugin's schema at `create`. */
+  readonly params: unknown;
+}
+
+export interface KernelOptions {
+  readonly clock: Clock;
+  readonly venue: ExecutionVenue;
+  readonly marketData: MarketDataVenue;
+  /** Opened by the caller, closed by the caller after `stop`. */
+  readonly journal: Journal;
+  readonly strategies: readonly KernelStrategy[];
+  readonly risk: RiskConfig;
+  readonly execution?: Partial<ExecutorConfig>;
+  readonly tracker?: Partial<OrderTrackerConfig>;
+  readonly reconciler?: Partial<ReconcilerConfig>;
+  /** `false`: no dead-man switch (replay, where nothing outlives the run). */
+  readonly deadman?: Partial<DeadmanConfig> | false;
+  readonly logger: KernelLogger;
+  /**
+   * The venue's route readiness (`LiveVenue.routeReady$`); while false the gate adds no
+   * exposure. Counted ready when omitted.
+   */
+  readonly routeReady$?: Observable<boolean>;
+  /** Grace before a candle closes on the clock alone (`StrategyEnvironment.candleGraceMs`). */
+  readonly candleGraceMs?: number;
+}
+
+export interface IntentCounters {
+  /** Intents the strategies emitted. */
+  readonly intents: number;
+  /** Denied by the gate or the executor. */
+  readonly denied: number;
+  /** Rejected by the venue, at once or once resolved. */
+  readonly rejected: number;
+  /** Accepted by the venue, at once or once resolved. */
+  readonly accepted: number;
+  /** Outcomes that were unknown when first reported. */
+  readonly unknown: number;
+  /** Fills, each counted once. */
+  readonly fills: number;
+}
+
+export interface KernelStrategyStatus {
+  readonly id: string;
+  /** `added` before `start`; then the host's status (`running`, `completed`, `failed`, `stopped`). */
+  readonly status: string;
+  readonly nextSequence: number;
+}
+
+export interface KernelStatus {
+  readonly tradingState: 'ACTIVE' | 'REDUCING' | 'HALTED';
+  readonly tradingReason: string | null;
+  /** The trading permit: reconciled and covered by a confirmed dead-man deadline. */
+  readonly mayTrade: boolean;
+  readonly reconciled: boolean;
+  readonly deadman: DeadmanStatus | null;
+  readonly unknownIntents: number;
+  readonly unresolvedIntents: number;
+  readonly account: Account | null;
+  readonly positions: readonly Position[];
+  readonly openOrders: readonly Order[];
+  readonly strategies: readonly KernelStrategyStatus[];
+  readonly counters: IntentCounters;
+}
+
+export interface IntentLatency {
+  readonly requestId: string;
+  /**
+   * From the last ticker of the intent's market received to the placement handed to the venue
+   * (the simulation round trip included); null when no ticker had been received.
+   */
+  readonly tickToPlaceMs: number | null;
+  /** The placement request's round trip. */
+  readonly placeMs: number;
+}
+
+type Phase = 'created' | 'starting' | 'running' | 'stopping' | 'stopped';
+
+interface LatencyEntry {
+  readonly tickAt: number | null;
+}
+
+function freezeIntent(stamped: StampedIntent): StampedIntent {
+  if (Object.isFrozen(stamped) && Object.isFrozen(stamped.intent)) return stamped;
+  return Object.freeze({ ...stamped, intent: Object.freeze({ ...stamped.intent }) });
+}
+
+function readLossTracking(journal: Journal, logger: KernelLogger): LossTrackingRecord | undefined {
+  const text = journal.readMeta(LOSS_TRACKING_META_KEY);
+  if (text === null) return undefined;
+  try {
+    return JSON.parse(text) as LossTrackingRecord;
+  } catch (error) {
+    logger.error(
+      { error: error instanceof Error ? error.message : String(error) },
+      'the journaled loss tracking is unreadable; daily loss and drawdown start over',
+    );
+    return undefined;
+  }
+}
+
+export class Kernel {
+  readonly gate: RiskGate;
+  /** Every intent's outcomes: the gate's denials and the executor's outcomes. */
+  readonly outcomes$: Observable<IntentOutcome>;
+  readonly denials$: Observable<DenialEvent>;
+  readonly tradingState$: ReadonlyBehaviorSubject<TradingStateSnapshot>;
+  readonly reconciliation$: Observable<ReconciliationReport>;
+  /** Fills, each once (de-duplicated by fill id through the journal). */
+  readonly fills$: Observable<Fill>;
+  readonly intentLatency$: Observable<IntentLatency>;
+
+  private readonly clock: Clock;
+  private readonly journal: Journal;
+  private readonly marketData: MarketDataVenue;
+  private readonly logger: KernelLogger;
+  private readonly strategies: readonly KernelStrategy[];
+  private readonly routeReady$: Observable<boolean> | undefined;
+  private readonly tracker: OrderTracker;
+  private readonly executor: Executor;
+  private readonly reconciler: Reconciler;
+  private readonly deadman: DeadmanSwitch | null;
+  private readonly host: StrategyHost;
+  private readonly positions: PositionFeed;
+  private readonly snapshots: RiskSnapshotBuilder;
+  private readonly venue: MeasuredVenue;
+  private readonly permit = new BehaviorSubject(false);
+  private readonly outcomeSubject = new Subject<IntentOutcome>();
+  private readonly latencySubject = new Subject<IntentLatency>();
+  private readonly latency = new Map<string, LatencyEntry>();
+  private readonly lastTickAt = new Map<string, number>();
+  private readonly subscriptions: Subscription[] = [];
+  private readonly added = new Set<string>();
+  private readonly nextSequences = new Map<string, number>();
+  private counters = { intents: 0, denied: 0, rejected: 0, accepted: 0, unknown: 0, fills: 0 };
+  private unknownIntents = 0;
+  private unresolvedIntents = 0;
+  private phase: Phase = 'created';
+  private stopping: Promise<ShutdownReport> | null = null;
+
+  private constructor(options: KernelOptions) {
+    const { clock, journal } = options;
+    this.clock = clock;
+    this.journal = journal;
+    this.marketData = options.marketData;
+    this.logger = options.logger;
+    this.strategies = options.strategies;
+    this.routeReady$ = options.routeReady$;
+    const log = (component: string) => messageFirst(options.logger.child({ component }));
+
+    this.gate = new RiskGate({
+      config: options.risk,
+      clock,
+      logger: riskLogger(options.logger.child({ component: 'risk' })),
+      lossTracking: readLossTracking(journal, options.logger),
+    });
+    this.venue = new MeasuredVenue(options.venue, clock, (timing) => this.onPlacement(timing));
+    this.tracker = new OrderTracker({
+      venue: this.venue,
+      journal,
+      clock,
+      logger: log('tracker'),
+      config: options.tracker,
+    });
+    const marketData = options.marketData;
+    this.executor = new Executor({
+      venue: this.venue,
+      journal,
+      tracker: this.tracker,
+      clock,
+      permit$: this.permit,
+      logger: log('executor'),
+      config: {
+        quantityStep: (marketId: string) =>
+          marketData.markets().find((market) => market.market_id === marketId)?.quantity_step ??
+          null,
+        ...options.execution,
+      },
+    });
+    this.reconciler = new Reconciler({
+      venue: this.venue,
+      journal,
+      tracker: this.tracker,
+      execution: this.executor,
+      clock,
+      logger: log('reconciler'),
+      config: options.reconciler,
+    });
+    const deadman = options.deadman ?? {};
+    this.deadman =
+      deadman === false
+        ? null
+        : new DeadmanSwitch({
+            venue: this.venue,
+            journal,
+            clock,
+            recover: async () => (await this.reconciler.reconcile('dead-man deadline fired')).ok,
+            logger: log('deadman'),
+            config: deadman,
+          });
+    this.positions = new PositionFeed(this.tracker.positions$, this.tracker.positions());
+    this.host = new StrategyHost({
+      environment: {
+        ...createKernelEnvironment({
+          clock,
+          logger: log('strategy'),
+          marketData,
+          tracker: this.tracker,
+          positions: this.positions,
+        }),
+        ...(options.candleGraceMs === undefined ? {} : { candleGraceMs: options.candleGraceMs }),
+      },
+      epoch: journal.epoch,
+    });
+    this.snapshots = new RiskSnapshotBuilder({
+      markets: () => marketData.markets(),
+      positions: () => this.tracker.positions(),
+      openOrders: () => this.tracker.openOrders().map((tracked) => tracked.order),
+    });
+
+    this.outcomes$ = this.outcomeSubject.asObservable();
+    this.denials$ = this.gate.denials$;
+    this.tradingState$ = this.gate.state$;
+    this.reconciliation$ = this.reconciler.reports$;
+    this.fills$ = this.tracker.fills$;
+    this.intentLatency$ = this.latencySubject.asObservable();
+  }
+
+  /**
+   * Builds the pipeline; nothing is read or sent yet. Strategy ids and params are checked here,
+   * every problem at once (`INVALID_CONFIG` with `details.issues`), before anything connects.
+   */
+  static create(options: KernelOptions): Kernel {
+    const issues: { path: string; message: string }[] = [];
+    const seen = new Set<string>();
+    options.strategies.forEach((strategy, index) => {
+      if (!STRATEGY_ID_PATTERN.test(strategy.id)) {
+        issues.push({
+          path: `strategies.${index}.id`,
+          message: `${JSON.stringify(strategy.id)} must match ${STRATEGY_ID_PATTERN}`,
+        });
+      } else if (seen.has(strategy.id)) {
+        issues.push({ path: `strategies.${index}.id`, message: `${strategy.id} is used twice` });
+      }
+      seen.add(strategy.id);
+      try {
+        parseStrategyParams(strategy.definition, strategy.params, strategy.id);
+      } catch (error) {
+        issues.push({
+          path: `strategies.${index}.params`,
+          message: error instanceof Error ? error.message : String(error),
+        });
+      }
+    });
+    if (issues.length > 0) {
+      throw new PaperbotError(
+        'INVALID_CONFIG',
+        `invalid strategies:\n${issues.map((issue) => `  ${issue.path}: ${issue.message}`).join('\n')}`,
+        { details: { issues } },
+      );
+    }
+    return new Kernel(options);
+  }
+
+  /**
+   * Starts trading: wires the pipeline, reconciles with the venue, arms the dead-man switch,
+   * then starts the strategies. Resolves after the first reconciliation and the first arming
+   * attempt, whether or not they succeeded: until both have, the permit stays closed and no
+   * exposure is added (both keep retrying on their own).
+   */
+  async start(): Promise<void> {
+    if (this.phase !== 'created') {
+      throw new PaperbotError('KERNEL_STATE', `the kernel cannot start when ${this.phase}`);
+    }
+    this.phase = 'starting';
+    this.wire();
+    this.tracker.start();
+    const report = await this.reconciler.start();
+    if (this.phase !== 'starting') return;
+    if (!report.ok) {
+      this.logger.error(
+        { error: report.error },
+        'the first reconciliation failed; nothing is placed until one succeeds',
+      );
+    }
+    if (this.deadman !== null) await this.deadman.start();
+    if (this.phase !== 'starting') return;
+    for (const strategy of this.strategies) {
+      this.host.add({
+        strategyId: strategy.id,
+        definition: strategy.definition,
+        params: strategy.params,
+        startSequence: this.journal.nextSequence(strategy.id),
+      });
+      this.added.add(strategy.id);
+    }
+    this.phase = 'running';
+    this.host.start();
+    this.logger.info(
+      {
+        epoch: this.journal.epoch,
+        strategies: this.strategies.map((strategy) => strategy.id),
+        reconciled: this.reconciler.ready,
+        mayTrade: this.permit.value,
+      },
+      'kernel started',
+    );
+  }
+
+  /**
+   * Stops cleanly: the strategies stop, the executor finishes what it holds, then every active
+   * order is cancelled and the dead-man deadline disarmed (without a dead-man switch: every
+   * order is cancelled). Unknown intents stay in the journal for the next start. Safe to call
+   * twice. The caller closes the venues and the journal afterwards.
+   */
+  stop(reason: string): Promise<ShutdownReport> {
+    this.stopping ??= this.shutdown(reason);
+    return this.stopping;
+  }
+
+  /**
+   * Stops at once without a word to the venue, as a crash would: timers and subscriptions end,
+   * orders stay, the dead-man deadline stays armed, open intents stay in the journal.
+   */
+  dispose(): void {
+    if (this.phase === 'stopped') return;
+    this.logger.warn({ phase: this.phase }, 'kernel disposed without a clean shutdown');
+    this.phase = 'stopped';
+    this.deadman?.stop();
+    this.teardown();
+  }
+
+  /** Moves trading to HALTED until `resume()` (the kill switch and the CLI use this). */
+  halt(reason: string): void {
+    this.gate.halt(reason, 'manual');
+  }
+
+  /** Clears a halt, a reduction and a drawdown stop (a daily loss limit still applies). */
+  resume(): void {
+    this.gate.resume();
+  }
+
+  status(): KernelStatus {
+    const trading = this.gate.tradingState;
+    return {
+      tradingState: trading.state,
+      tradingReason: trading.reason,
+      mayTrade: this.permit.value,
+      reconciled: this.reconciler.ready,
+      deadman: this.deadman?.status ?? null,
+      unknownIntents: this.unknownIntents,
+      unresolvedIntents: this.unresolvedIntents,
+      account: this.tracker.account(),
+      positions: this.positions.open(),
+      openOrders: this.tracker.openOrders().map((tracked) => tracked.order),
+      strategies: this.strategies.map((strategy) => this.strategyStatus(strategy.id)),
+      counters: { ...this.counters },
+    };
+  }
+
+  /** Resolves once the executor, the tracker and the dead-man switch have nothing under way. */
+  async idle(): Promise<void> {
+    await this.executor.idle();
+    await this.tracker.idle();
+    await this.reconciler.idle();
+    await this.deadman?.idle();
+  }
+
+  // Wiring
+
+  private wire(): void {
+    const subscriptions = this.subscriptions;
+    subscriptions.push(
+      tradingPermit(this.reconciler.ready$, this.deadman?.mayTrade$ ?? of(true)).subscribe(
+        (permitted) => {
+          this.snapshots.setPermitted(permitted);
+          this.permit.next(permitted);
+          this.logger.info(
+            { mayTrade: permitted, reconciled: this.reconciler.ready },
+            permitted ? 'trading permitted' : 'trading not permitted: no new exposure',
+          );
+        },
+      ),
+      this.host.intents$
+        .pipe(observeOn(queueScheduler))
+        .subscribe((stamped) => this.onIntent(stamped)),
+      this.executor.outcomes$.subscribe((outcome) => this.onExecutionOutcome(outcome)),
+      this.executor.unknownCount$.subscribe((count) => {
+        this.unknownIntents = count;
+      }),
+      this.executor.unresolvedCount$.subscribe((count) => {
+        this.unresolvedIntents = count;
+        if (count > 0) {
+          this.gate.reduce(
+            `${count} intents are still unknown after every automatic resolution attempt`,
+          );
+        }
+      }),
+      this.tracker.account$.subscribe((account) => this.onAccount(account)),
+      this.tracker.positions$.subscribe(() => this.snapshots.invalidatePositions()),
+      this.tracker.orders$.subscribe(() => this.snapshots.invalidateOrders()),
+      this.tracker.fills$.subscribe(() => {
+        this.counters.fills += 1;
+      }),
+      this.host.errors$.subscribe((failure) => {
+        this.logger.error(
+          { strategy: failure.strategyId, phase: failure.phase, error: failure.message },
+          'a strategy failed and was stopped; the others run on',
+        );
+      }),
+    );
+    for (const market of this.marketData.markets()) {
+      const marketId = market.market_id;
+      subscriptions.push(
+        this.marketData.ticker$(marketId).subscribe((ticker) => {
+          this.lastTickAt.set(marketId, this.clock.now());
+          this.snapshots.onTicker(ticker);
+        }),
+      );
+    }
+    if (this.routeReady$ !== undefined) {
+      subscriptions.push(
+        this.routeReady$.subscribe((ready) => this.snapshots.setRouteReady(ready)),
+      );
+    }
+  }
+
+  private onIntent(stamped: StampedIntent): void {
+    if (this.phase !== 'running') return;
+    this.counters.intents += 1;
+    try {
+      this.journal.noteSequence(stamped.strategyId, stamped.sequence);
+      const decision = this.gate.evaluate(stamped, this.snapshots.snapshot());
+      if (!decision.allowed) {
+        this.counters.denied += 1;
+        this.publish(
+          Object.freeze({
+            status: 'denied',
+            intent: stamped,
+            denials: Object.freeze(decision.denials.map((denial) => Object.freeze(denial))),
+          }),
+        );
+        return;
+      }
+      const approved = freezeIntent(decision.intent);
+      this.snapshots.addPending(approved);
+      if (approved.intent.kind === 'place') {
+        this.latency.set(approved.requestId, {
+          tickAt: this.lastTickAt.get(approved.intent.marketId) ?? null,
+        });
+      }
+      this.executor.submit(approved);
+    } catch (error) {
+      // The journal could not be written (or the gate broke): nothing was sent. Stop adding
+      // exposure until an operator looks.
+      this.snapshots.removePending(stamped.requestId);
+      this.latency.delete(stamped.requestId);
+      const message = error instanceof Error ? error.message : String(error);
+      const code = isPaperbotError(error) ? error.code : 'UNEXPECTED_ERROR';
+      this.logger.error({ requestId: stamped.requestId, code, error: message }, 'intent not taken');
+      this.gate.halt(`the kernel could not take an intent: ${code}`);
+      this.counters.denied += 1;
+      this.publish(
+        Object.freeze({
+          status: 'denied',
+          intent: stamped,
+          denials: Object.freeze([
+            Object.freeze({
+              rule: 'kernel_error',
+              limit: 'the intent is journaled before it is executed',
+              observed: code,
+              message: `the intent could not be taken: ${message}`,
+            }),
+          ]),
+        }),
+      );
+    }
+  }
+
+  private onExecutionOutcome(outcome: ExecutionOutcome): void {
+    const requestId = outcome.intent.requestId;
+    switch (outcome.status) {
+      case 'denied':
+        this.counters.denied += 1;
+        break;
+      case 'rejected':
+        this.counters.rejected += 1;
+        break;
+      case 'accepted':
+        this.counters.accepted += 1;
+        break;
+      case 'unknown':
+        this.counters.unknown += 1;
+        break;
+      case 'resolved':
+        if (outcome.resolution === 'accepted') this.counters.accepted += 1;
+        else this.counters.rejected += 1;
+        break;
+      case 'filled':
+        break;
+    }
+    if (outcome.status !== 'unknown') {
+      this.snapshots.removePending(requestId);
+      this.latency.delete(requestId);
+    }
+    this.publish(outcome);
+  }
+
+  private publish(outcome: IntentOutcome): void {
+    this.outcomeSubject.next(outcome);
+    this.host.deliverOutcome(outcome);
+  }
+
+  private onPlacement(timing: PlacementTiming): void {
+    const entry = this.latency.get(timing.requestId);
+    if (entry === undefined) return;
+    this.latency.delete(timing.requestId);
+    this.latencySubject.next(
+      Object.freeze({
+        requestId: timing.requestId,
+        tickToPlaceMs: entry.tickAt === null ? null : timing.sentAt - entry.tickAt,
+        placeMs: timing.answeredAt - timing.sentAt,
+      }),
+    );
+  }
+
+  private onAccount(account: Account): void {
+    const equity = parseDecimal(account.total_equity);
+    this.snapshots.setEquity(equity);
+    // An incomplete account (the venue says a part is missing) would read as a loss.
+    if (!account.complete) return;
+    this.gate.updateEquity(equity);
+    if (this.journal.isOpen) {
+      this.journal.writeMeta(
+        LOSS_TRACKING_META_KEY,
+        JSON.stringify(this.gate.lossTrackingRecord()),
+      );
+    }
+  }
+
+  private strategyStatus(strategyId: string): KernelStrategyStatus {
+    if (this.added.has(strategyId)) {
+      const nextSequence = this.host.nextSequence(strategyId);
+      this.nextSequences.set(strategyId, nextSequence);
+      return { id: strategyId, status: this.host.status(strategyId), nextSequence };
+    }
+    let nextSequence = this.nextSequences.get(strategyId);
+    if (nextSequence === undefined && this.journal.isOpen) {
+      nextSequence = this.journal.nextSequence(strategyId);
+      this.nextSequences.set(strategyId, nextSequence);
+    }
+    return { id: strategyId, status: 'added', nextSequence: nextSequence ?? 1 };
+  }
+
+  // Stopping
+
+  private async shutdown(reason: string): Promise<ShutdownReport> {
+    const wasRunning = this.phase === 'running' || this.phase === 'starting';
+    this.logger.info({ reason }, 'kernel stopping');
+    this.phase = 'stopping';
+    this.host.stop();
+    if (!wasRunning) {
+      this.teardown();
+      this.phase = 'stopped';
+      return { cancelled: false, disarmed: false, cancelAll: null, error: null };
+    }
+    await this.executor.idle();
+    let report: ShutdownReport;
+    try {
+      report = await this.executor.exclusive(() =>
+        this.deadman !== null ? this.deadman.shutdown() : this.cancelEverything(),
+      );
+    } catch (error) {
+      report = {
+        cancelled: false,
+        disarmed: false,
+        cancelAll: null,
+        error: {
+          code: isPaperbotError(error) ? error.code : 'UNEXPECTED_ERROR',
+          message: error instanceof Error ? error.message : String(error),
+        },
+      };
+    }
+    this.teardown();
+    await this.tracker.idle();
+    await this.deadman?.idle();
+    this.phase = 'stopped';
+    this.logger.info(
+      { reason, cancelled: report.cancelled, disarmed: report.disarmed, error: report.error },
+      'kernel stopped',
+    );
+    return report;
+  }
+
+  /** The shutdown cancel-all of a kernel without a dead-man switch. */
+  private async cancelEverything(): Promise<ShutdownReport> {
+    const result = await sendInternalCommand(
+      { venue: this.venue, journal: this.journal, clock: this.clock, timeoutMs: 30_000 },
+      'shutdown',
+      (requestId) => ({ endpoint: 'cancelAllOrders', body: { request_id: requestId } }),
+    );
+    if (!result.ok) {
+      return {
+        cancelled: false,
+        disarmed: true,
+        cancelAll: null,
+        error: { code: result.code, message: result.message },
+      };
+    }
+    return { cancelled: true, disarmed: true, cancelAll: result.response, error: null };
+  }
+
+  private teardown(): void {
+    for (const subscription of this.subscriptions.splice(0)) subscription.unsubscribe();
+    this.snapshots.setPermitted(false);
+    if (this.permit.value) this.permit.next(false);
+    this.host.stop();
+    this.executor.stop();
+    this.reconciler.stop();
+    this.tracker.stop();
+    if (this.journal.isOpen) {
+      this.journal.writeMeta(
+        LOSS_TRACKING_META_KEY,
+        JSON.stringify(this.gate.lossTrackingRecord()),
+      );
+    }
+    this.gate.dispose();
+    this.positions.dispose();
+    this.outcomeSubject.complete();
+    this.latencySubject.complete();
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * The execution venue as the kernel hands it to the executor: the same venue, with the time a
+ * placement's bytes were handed over and the time its answer came back noted on the clock, for
+ * the tick-to-place latency. Nothing else changes.
+ */
+import type { Observable } from 'rxjs';
+import type { Clock } from '../../core/clock.ts';
+import type {
+  Account,
+  Fill,
+  MutationStatus,
+  Order,
+  OrderStatusEvent,
+  Position,
+  ResponseOf,
+} from '../../protocol/index.ts';
+import type {
+  CommandEndpoint,
+  ExecutionVenue,
+  PreparedCommand,
+  ResyncSignal,
+  RiskEvent,
+  VenueCommandOf,
+} from '../venue.ts';
+
+export interface PlacementTiming {
+  readonly requestId: string;
+  /** Clock time the placement was handed to the venue. */
+  readonly sentAt: number;
+  /** Clock time its answer (or failure) came back. */
+  readonly answeredAt: number;
+}
+
+export class MeasuredVenue implements ExecutionVenue {
+  readonly orderEvents$: Observable<OrderStatusEvent>;
+  readonly fills$: Observable<Fill>;
+  readonly riskEvents$: Observable<RiskEvent>;
+  readonly resync$: Observable<ResyncSignal>;
+
+  constructor(
+    private readonly inner: ExecutionVenue,
+    private readonly clock: Clock,
+    private readonly onPlacement: (timing: PlacementTiming) => void,
+  ) {
+    this.orderEvents$ = inner.orderEvents$;
+    this.fills$ = inner.fills$;
+    this.riskEvents$ = inner.riskEvents$;
+    this.resync$ = inner.resync$;
+  }
+
+  prepare<E extends CommandEndpoint>(command: VenueCommandOf<E>): PreparedCommand<E> {
+    return this.inner.prepare(command);
+  }
+
+  restore<E extends CommandEndpoint>(
+    endpoint: E,
+    path: string,
+    bodyBytes: Uint8Array,
+  ): PreparedCommand<E> {
+    return this.inner.restore(endpoint, path, bodyBytes);
+  }
+
+  send<E extends CommandEndpoint>(
+    prepared: PreparedCommand<E>,
+    signal?: AbortSignal,
+  ): Promise<ResponseOf<E>> {
+    if (prepared.endpoint !== 'placeOrder') return this.inner.send(prepared, signal);
+    const sentAt = this.clock.now();
+    const note = () =>
+      this.onPlacement({ requestId: prepared.requestId, sentAt, answeredAt: this.clock.now() });
+    return this.inner.send(prepared, signal).then(
+      (response) => {
+        note();
+        return response;
+      },
+      (error: unknown) => {
+        note();
+        throw error;
+      },
+    );
+  }
+
+  getRequest(requestId: string): Promise<MutationStatus> {
+    return this.inner.getRequest(requestId);
+  }
+
+  getOrder(orderId: string): Promise<Order> {
+    return this.inner.getOrder(orderId);
+  }
+
+  getOrderByClientId(clientOrderId: string): Promise<Order> {
+    return this.inner.getOrderByClientId(clientOrderId);
+  }
+
+  listOpenOrders(): Promise<Order[]> {
+    return this.inner.listOpenOrders();
+  }
+
+  listPositions(): Promise<Position[]> {
+    return this.inner.listPositions();
+  }
+
+  getAccount(): Promise<Account> {
+    return this.inner.getAccount();
+  }
+}

@@ -1,0 +1,164 @@
+/**
+ * The `RiskSnapshot` the gate evaluates each intent against, kept by the kernel:
+ * - markets: the venue's market list (tick, step, minimums, leverage) with the latest ticker's
+ *   mark, data status and time laid over it;
+ * - positions and open orders: the order tracker's, plus the placements the gate let through
+ *   that the venue has not answered yet, so two intents in one burst cannot both pass a limit
+ *   that only one fits under;
+ * - equity: the account's total equity;
+ * - route readiness: the trading permit (reconciled and covered by the dead-man deadline) and
+ *   the venue's own route readiness.
+ * Each part is rebuilt only after what it is made of changed, so a burst of tickers costs one
+ * rebuild at the next intent, not one per ticker.
+ */
+import { type Decimal, parseDecimal } from '../../core/decimal.ts';
+import type { Market, Order, Position } from '../../protocol/index.ts';
+import type { StampedIntent } from '../intents.ts';
+import {
+  type RiskMarketView,
+  type RiskOpenOrderView,
+  type RiskPositionView,
+  type RiskSnapshot,
+  riskMarketFromWire,
+  riskOpenOrdersFromWire,
+  riskPositionsFromWire,
+} from '../risk/view.ts';
+import type { Ticker } from '../strategy/types.ts';
+
+export interface RiskSnapshotSources {
+  markets(): readonly Market[];
+  positions(): readonly Position[];
+  openOrders(): readonly Order[];
+}
+
+interface MarketEntry {
+  readonly market: Market;
+  ticker: Ticker | null;
+}
+
+function marketView(entry: MarketEntry): RiskMarketView {
+  const { market, ticker } = entry;
+  if (ticker === null) return riskMarketFromWire(market);
+  return riskMarketFromWire({
+    ...market,
+    mark_price: ticker.mark_price,
+    data_status: ticker.data_status,
+    observed_at: ticker.occurred_at,
+  });
+}
+
+export class RiskSnapshotBuilder {
+  private readonly sources: RiskSnapshotSources;
+  private marketList: readonly Market[] | null = null;
+  private readonly entries = new Map<string, MarketEntry>();
+  private readonly dirtyMarkets = new Set<string>();
+  private marketViews: Readonly<Record<string, RiskMarketView>> = {};
+  private positionViews: Readonly<Record<string, RiskPositionView>> | null = null;
+  private orderViews: readonly RiskOpenOrderView[] | null = null;
+  private readonly pending = new Map<string, RiskOpenOrderView>();
+  private equity: Decimal | null = null;
+  private permitted = false;
+  private routeReady = true;
+
+  constructor(sources: RiskSnapshotSources) {
+    this.sources = sources;
+  }
+
+  onTicker(ticker: Ticker): void {
+    this.syncMarkets();
+    const entry = this.entries.get(ticker.market_id);
+    if (entry === undefined) return;
+    entry.ticker = ticker;
+    this.dirtyMarkets.add(ticker.market_id);
+  }
+
+  /** The tracker's positions changed. */
+  invalidatePositions(): void {
+    this.positionViews = null;
+  }
+
+  /** The tracker's orders changed. */
+  invalidateOrders(): void {
+    this.orderViews = null;
+  }
+
+  setEquity(equity: Decimal | null): void {
+    this.equity = equity;
+  }
+
+  setPermitted(permitted: boolean): void {
+    this.permitted = permitted;
+  }
+
+  setRouteReady(ready: boolean): void {
+    this.routeReady = ready;
+  }
+
+  get isPermitted(): boolean {
+    return this.permitted;
+  }
+
+  /** A placement the gate let through: it counts as an open order until the venue answers. */
+  addPending(stamped: StampedIntent): void {
+    const intent = stamped.intent;
+    if (intent.kind !== 'place') return;
+    this.pending.set(stamped.requestId, {
+      clientOrderId: stamped.clientOrderId,
+      marketId: intent.marketId,
+      side: intent.side,
+      price:
+        intent.type === 'limit' && intent.price !== undefined ? parseDecimal(intent.price) : null,
+      remainingQuantity: parseDecimal(intent.quantity),
+      reduceOnly: intent.reduceOnly === true,
+    });
+    this.orderViews = null;
+  }
+
+  /** The venue answered (the tracker holds the order now), or the intent ended without one. */
+  removePending(requestId: string): void {
+    if (this.pending.delete(requestId)) this.orderViews = null;
+  }
+
+  get pendingCount(): number {
+    return this.pending.size;
+  }
+
+  snapshot(): RiskSnapshot {
+    this.syncMarkets();
+    if (this.dirtyMarkets.size > 0) {
+      const views: Record<string, RiskMarketView> = { ...this.marketViews };
+      for (const marketId of this.dirtyMarkets) {
+        const entry = this.entries.get(marketId);
+        if (entry !== undefined) views[marketId] = marketView(entry);
+      }
+      this.dirtyMarkets.clear();
+      this.marketViews = Object.freeze(views);
+    }
+    this.positionViews ??= Object.freeze(riskPositionsFromWire(this.sources.positions()));
+    if (this.orderViews === null) {
+      const tracked = riskOpenOrdersFromWire(this.sources.openOrders());
+      const known = new Set(tracked.map((order) => order.clientOrderId));
+      const pending = [...this.pending.values()].filter((order) => !known.has(order.clientOrderId));
+      this.orderViews = Object.freeze([...tracked, ...pending]);
+    }
+    return {
+      routeReady: this.permitted && this.routeReady,
+      markets: this.marketViews,
+      positions: this.positionViews,
+      openOrders: this.orderViews,
+      equity: this.equity,
+    };
+  }
+
+  /** Picks up the venue's market list (read once the venue has loaded it). */
+  private syncMarkets(): void {
+    const list = this.sources.markets();
+    if (list === this.marketList) return;
+    this.marketList = list;
+    for (const market of list) {
+      if (this.entries.has(market.market_id)) continue;
+      this.entries.set(market.market_id, { market, ticker: null });
+      this.dirtyMarkets.add(market.market_id);
+    }
+  }
+}

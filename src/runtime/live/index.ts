@@ -1,0 +1,11 @@
+/** The live venue: the REST and stream clients as the kernel's `ExecutionVenue` and `MarketDataVenue`. */
+export { toRuntimeError, translated } from './errors.ts';
+export { LiveExecutionVenue, type LiveExecutionVenueOptions } from './execution-venue.ts';
+export {
+  createLiveVenue,
+  type LiveVenue,
+  type LiveVenueOptions,
+  routesReady,
+} from './live-venue.ts';
+export { LiveMarketData, type LiveMarketDataOptions, TradeCursor } from './market-data.ts';
+export { findSequenceHead, type SequenceProbe } from './sequence-head.ts';
