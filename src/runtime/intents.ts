@@ -50,6 +50,11 @@ export interface AmendIntent {
   readonly kind: 'amend';
   readonly clientOrderId: string;
   readonly price?: string | undefined;
+  /**
+   * The order's new TOTAL size, filled part included: the replacement is placed for this total
+   * minus what the old order had filled by the time it was cancelled (nothing, if that leaves
+   * zero or less).
+   */
   readonly quantity?: string | undefined;
   readonly tag?: string | undefined;
 }

@@ -227,6 +227,8 @@ export class Journal {
   private readonly database: Database.Database;
   private readonly now: () => number;
   private closed = false;
+  // Preparing a statement costs more than running it; every query here is a fixed text.
+  private readonly statements = new Map<string, Database.Statement>();
 
   private constructor(path: string, database: Database.Database, now: () => number, epoch: string) {
     this.path = path;
@@ -331,32 +333,37 @@ export class Journal {
   // Sequences
 
   /** The sequence a strategy's next intent should get (1 for a strategy never seen). */
+  private statement(sql: string): Database.Statement {
+    let statement = this.statements.get(sql);
+    if (statement === undefined) {
+      statement = this.database.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
+  }
+
   nextSequence(strategyId: string): number {
-    const row = this.database
-      .prepare('SELECT last_sequence FROM strategy_sequences WHERE strategy_id = ?')
-      .get(strategyId) as { last_sequence: number } | undefined;
+    const row = this.statement(
+      'SELECT last_sequence FROM strategy_sequences WHERE strategy_id = ?',
+    ).get(strategyId) as { last_sequence: number } | undefined;
     return (row?.last_sequence ?? 0) + 1;
   }
 
   /** Records that `sequence` was stamped, even for an intent that never reaches the executor. */
   noteSequence(strategyId: string, sequence: number): void {
-    this.database
-      .prepare(
-        `INSERT INTO strategy_sequences (strategy_id, last_sequence) VALUES (?, ?)
+    this.statement(
+      `INSERT INTO strategy_sequences (strategy_id, last_sequence) VALUES (?, ?)
          ON CONFLICT (strategy_id) DO UPDATE SET last_sequence = MAX(last_sequence, excluded.last_sequence)`,
-      )
-      .run(strategyId, sequence);
+    ).run(strategyId, sequence);
   }
 
   /** Takes the next sequence of one of the runtime's own purposes (persisted before use). */
   takeInternalSequence(purpose: string): number {
-    const row = this.database
-      .prepare(
-        `INSERT INTO internal_sequences (purpose, last_sequence) VALUES (?, 1)
+    const row = this.statement(
+      `INSERT INTO internal_sequences (purpose, last_sequence) VALUES (?, 1)
          ON CONFLICT (purpose) DO UPDATE SET last_sequence = last_sequence + 1
          RETURNING last_sequence`,
-      )
-      .get(purpose) as { last_sequence: number };
+    ).get(purpose) as { last_sequence: number };
     return row.last_sequence;
   }
 
@@ -374,33 +381,30 @@ export class Journal {
       const existing = this.getIntent(stamped.requestId);
       if (existing !== undefined) return { record: existing, created: false };
       const now = this.now();
-      this.database
-        .prepare(
-          `INSERT INTO intents (request_id, strategy_id, sequence, kind, client_order_id, market_id,
+      this.statement(
+        `INSERT INTO intents (request_id, strategy_id, sequence, kind, client_order_id, market_id,
              intent_json, emitted_at, state, created_at, updated_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'journaled', ?, ?)`,
-        )
-        .run(
-          stamped.requestId,
-          stamped.strategyId,
-          stamped.sequence,
-          stamped.intent.kind,
-          stamped.clientOrderId,
-          marketOf(stamped.intent),
-          JSON.stringify(stamped),
-          stamped.emittedAt,
-          now,
-          now,
-        );
+      ).run(
+        stamped.requestId,
+        stamped.strategyId,
+        stamped.sequence,
+        stamped.intent.kind,
+        stamped.clientOrderId,
+        marketOf(stamped.intent),
+        JSON.stringify(stamped),
+        stamped.emittedAt,
+        now,
+        now,
+      );
       this.noteSequence(stamped.strategyId, stamped.sequence);
       return { record: this.requireIntent(stamped.requestId), created: true };
     });
   }
 
   getIntent(requestId: string): IntentRecord | undefined {
-    const row = this.database
-      .prepare('SELECT * FROM intents WHERE request_id = ?')
-      .get(requestId) as IntentRow | undefined;
+    const row = this.statement('SELECT * FROM intents WHERE request_id = ?').get(requestId) as
+      IntentRow | undefined;
     return row === undefined ? undefined : intentFromRow(row);
   }
 
@@ -417,49 +421,43 @@ export class Journal {
    * amendment's replacement). Cancels keep their target in the context, not here.
    */
   intentByOrderId(orderId: string): IntentRecord | undefined {
-    const row = this.database
-      .prepare(
-        `SELECT * FROM intents WHERE order_id = ? AND kind IN ('place', 'amend', 'close_position')
+    const row = this.statement(
+      `SELECT * FROM intents WHERE order_id = ? AND kind IN ('place', 'amend', 'close_position')
          ORDER BY rowid DESC LIMIT 1`,
-      )
-      .get(orderId) as IntentRow | undefined;
+    ).get(orderId) as IntentRow | undefined;
     return row === undefined ? undefined : intentFromRow(row);
   }
 
   /** The intent that created the order with this (runtime) client order id. */
   intentByClientOrderId(clientOrderId: string): IntentRecord | undefined {
-    const row = this.database
-      .prepare(
-        `SELECT * FROM intents WHERE client_order_id = ? AND kind IN ('place', 'amend', 'close_position')
+    const row = this.statement(
+      `SELECT * FROM intents WHERE client_order_id = ? AND kind IN ('place', 'amend', 'close_position')
          ORDER BY rowid DESC LIMIT 1`,
-      )
-      .get(clientOrderId) as IntentRow | undefined;
+    ).get(clientOrderId) as IntentRow | undefined;
     return row === undefined ? undefined : intentFromRow(row);
   }
 
   /** Intents the venue may still act on: journaled, simulating, sending or unknown. */
   openIntents(): IntentRecord[] {
     const placeholders = OPEN_INTENT_STATES.map(() => '?').join(', ');
-    const rows = this.database
-      .prepare(`SELECT * FROM intents WHERE state IN (${placeholders}) ORDER BY rowid`)
-      .all(...OPEN_INTENT_STATES) as IntentRow[];
+    const rows = this.statement(
+      `SELECT * FROM intents WHERE state IN (${placeholders}) ORDER BY rowid`,
+    ).all(...OPEN_INTENT_STATES) as IntentRow[];
     return rows.map(intentFromRow);
   }
 
   /** Unknown intents whose automatic resolution attempts are exhausted. */
   countExhaustedUnknown(): number {
-    const row = this.database
-      .prepare(
-        "SELECT COUNT(*) AS count FROM intents WHERE state = 'unknown' AND next_resolution_at IS NULL",
-      )
-      .get() as { count: number };
+    const row = this.statement(
+      "SELECT COUNT(*) AS count FROM intents WHERE state = 'unknown' AND next_resolution_at IS NULL",
+    ).get() as { count: number };
     return row.count;
   }
 
   countIntents(state: IntentState): number {
-    const row = this.database
-      .prepare('SELECT COUNT(*) AS count FROM intents WHERE state = ?')
-      .get(state) as { count: number };
+    const row = this.statement('SELECT COUNT(*) AS count FROM intents WHERE state = ?').get(
+      state,
+    ) as { count: number };
     return row.count;
   }
 
@@ -468,11 +466,9 @@ export class Journal {
     readonly orderIds: Set<string>;
     readonly clientOrderIds: Set<string>;
   } {
-    const rows = this.database
-      .prepare(
-        'SELECT order_id, client_order_id FROM intents WHERE order_id IS NOT NULL OR client_order_id IS NOT NULL',
-      )
-      .all() as { order_id: string | null; client_order_id: string | null }[];
+    const rows = this.statement(
+      'SELECT order_id, client_order_id FROM intents WHERE order_id IS NOT NULL OR client_order_id IS NOT NULL',
+    ).all() as { order_id: string | null; client_order_id: string | null }[];
     const orderIds = new Set<string>();
     const clientOrderIds = new Set<string>();
     for (const row of rows) {
@@ -483,9 +479,9 @@ export class Journal {
   }
 
   private update(requestId: string, assignments: string, ...values: unknown[]): void {
-    const result = this.database
-      .prepare(`UPDATE intents SET ${assignments}, updated_at = ? WHERE request_id = ?`)
-      .run(...values, this.now(), requestId);
+    const result = this.statement(
+      `UPDATE intents SET ${assignments}, updated_at = ? WHERE request_id = ?`,
+    ).run(...values, this.now(), requestId);
     if (result.changes !== 1) {
       throw new PaperbotError('JOURNAL_INTENT_MISSING', `no journaled intent ${requestId}`);
     }
@@ -609,11 +605,9 @@ export class Journal {
 
   /** Marks the intent's fill reported; false when it already was (report once). */
   markFillReported(requestId: string): boolean {
-    const result = this.database
-      .prepare(
-        'UPDATE intents SET fill_reported = 1, updated_at = ? WHERE request_id = ? AND fill_reported = 0',
-      )
-      .run(this.now(), requestId);
+    const result = this.statement(
+      'UPDATE intents SET fill_reported = 1, updated_at = ? WHERE request_id = ? AND fill_reported = 0',
+    ).run(this.now(), requestId);
     return result.changes === 1;
   }
 
@@ -621,16 +615,14 @@ export class Journal {
 
   /** Records a fill id; true the first time it is seen, by this process or an earlier one. */
   markFillSeen(fillId: string, orderId: string | null): boolean {
-    const result = this.database
-      .prepare('INSERT OR IGNORE INTO seen_fills (fill_id, order_id, seen_at) VALUES (?, ?, ?)')
-      .run(fillId, orderId, this.now());
+    const result = this.statement(
+      'INSERT OR IGNORE INTO seen_fills (fill_id, order_id, seen_at) VALUES (?, ?, ?)',
+    ).run(fillId, orderId, this.now());
     return result.changes === 1;
   }
 
   hasSeenFill(fillId: string): boolean {
-    return (
-      this.database.prepare('SELECT 1 FROM seen_fills WHERE fill_id = ?').get(fillId) !== undefined
-    );
+    return this.statement('SELECT 1 FROM seen_fills WHERE fill_id = ?').get(fillId) !== undefined;
   }
 
   // The runtime's own commands
@@ -638,22 +630,20 @@ export class Journal {
   /** Journals one of the runtime's own commands in state `sending`, before it is sent. */
   recordInternalCommand(purpose: string, requestId: string, command: JournaledCommand): void {
     const now = this.now();
-    this.database
-      .prepare(
-        `INSERT INTO internal_commands (request_id, purpose, command_endpoint, command_path,
+    this.statement(
+      `INSERT INTO internal_commands (request_id, purpose, command_endpoint, command_path,
            command_body, command_sha256, state, created_at, updated_at)
          VALUES (?, ?, ?, ?, ?, ?, 'sending', ?, ?)`,
-      )
-      .run(
-        requestId,
-        purpose,
-        command.endpoint,
-        command.path,
-        toBuffer(command.bodyBytes),
-        command.bodySha256,
-        now,
-        now,
-      );
+    ).run(
+      requestId,
+      purpose,
+      command.endpoint,
+      command.path,
+      toBuffer(command.bodyBytes),
+      command.bodySha256,
+      now,
+      now,
+    );
   }
 
   finishInternalCommand(
@@ -661,17 +651,15 @@ export class Journal {
     state: Exclude<InternalCommandState, 'sending'>,
     outcome: Readonly<Record<string, unknown>>,
   ): void {
-    this.database
-      .prepare(
-        'UPDATE internal_commands SET state = ?, outcome_json = ?, updated_at = ? WHERE request_id = ?',
-      )
-      .run(state, JSON.stringify(outcome), this.now(), requestId);
+    this.statement(
+      'UPDATE internal_commands SET state = ?, outcome_json = ?, updated_at = ? WHERE request_id = ?',
+    ).run(state, JSON.stringify(outcome), this.now(), requestId);
   }
 
   getInternalCommand(requestId: string): InternalCommandRecord | undefined {
-    const row = this.database
-      .prepare('SELECT * FROM internal_commands WHERE request_id = ?')
-      .get(requestId) as InternalCommandRow | undefined;
+    const row = this.statement('SELECT * FROM internal_commands WHERE request_id = ?').get(
+      requestId,
+    ) as InternalCommandRow | undefined;
     if (row === undefined) return undefined;
     return {
       requestId: row.request_id,
@@ -692,10 +680,10 @@ export class Journal {
   internalCommands(purpose?: string): InternalCommandRecord[] {
     const rows = (
       purpose === undefined
-        ? this.database.prepare('SELECT request_id FROM internal_commands ORDER BY rowid').all()
-        : this.database
-            .prepare('SELECT request_id FROM internal_commands WHERE purpose = ? ORDER BY rowid')
-            .all(purpose)
+        ? this.statement('SELECT request_id FROM internal_commands ORDER BY rowid').all()
+        : this.statement(
+            'SELECT request_id FROM internal_commands WHERE purpose = ? ORDER BY rowid',
+          ).all(purpose)
     ) as { request_id: string }[];
     return rows.map((row) => this.getInternalCommand(row.request_id) as InternalCommandRecord);
   }
@@ -705,18 +693,16 @@ export class Journal {
    * heartbeat replaces an old one and the next reconciliation re-checks orphan orders.
    */
   abandonOpenInternalCommands(): number {
-    return this.database
-      .prepare(
-        `UPDATE internal_commands SET state = 'abandoned', updated_at = ? WHERE state = 'sending'`,
-      )
-      .run(this.now()).changes;
+    return this.statement(
+      `UPDATE internal_commands SET state = 'abandoned', updated_at = ? WHERE state = 'sending'`,
+    ).run(this.now()).changes;
   }
 
   // Runtime values kept across restarts
 
   /** A value the runtime stored under `key` (the gate's loss tracking, say); null when none. */
   readMeta(key: string): string | null {
-    const row = this.database.prepare('SELECT value FROM meta WHERE key = ?').get(key) as
+    const row = this.statement('SELECT value FROM meta WHERE key = ?').get(key) as
       { value: string } | undefined;
     return row?.value ?? null;
   }
@@ -726,17 +712,15 @@ export class Journal {
     if (RESERVED_META_KEYS.has(key)) {
       throw new PaperbotError('JOURNAL_META_RESERVED', `meta key ${key} belongs to the journal`);
     }
-    this.database
-      .prepare(
-        'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
-      )
-      .run(key, value);
+    this.statement(
+      'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+    ).run(key, value);
   }
 
   // Dead-man state
 
   readDeadman(): DeadmanRecord | null {
-    const row = this.database.prepare('SELECT * FROM deadman WHERE id = 1').get() as
+    const row = this.statement('SELECT * FROM deadman WHERE id = 1').get() as
       DeadmanRow | undefined;
     if (row === undefined) return null;
     return {
@@ -750,24 +734,22 @@ export class Journal {
   }
 
   writeDeadman(record: DeadmanRecord): void {
-    this.database
-      .prepare(
-        `INSERT INTO deadman (id, armed, timeout_seconds, deadline_at, last_request_id,
+    this.statement(
+      `INSERT INTO deadman (id, armed, timeout_seconds, deadline_at, last_request_id,
            confirmed_at, fired_at, updated_at)
          VALUES (1, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (id) DO UPDATE SET armed = excluded.armed,
            timeout_seconds = excluded.timeout_seconds, deadline_at = excluded.deadline_at,
            last_request_id = excluded.last_request_id, confirmed_at = excluded.confirmed_at,
            fired_at = excluded.fired_at, updated_at = excluded.updated_at`,
-      )
-      .run(
-        record.armed ? 1 : 0,
-        record.timeoutSeconds,
-        record.deadlineAt,
-        record.lastRequestId,
-        record.confirmedAt,
-        record.firedAt,
-        this.now(),
-      );
+    ).run(
+      record.armed ? 1 : 0,
+      record.timeoutSeconds,
+      record.deadlineAt,
+      record.lastRequestId,
+      record.confirmedAt,
+      record.firedAt,
+      this.now(),
+    );
   }
 }
