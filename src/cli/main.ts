@@ -5,7 +5,10 @@
 import { Command, CommanderError } from 'commander';
 import { registerEmulatorCommands } from './commands/emulator.ts';
 import { registerKeysCommands } from './commands/keys.ts';
+import { registerKillCommand } from './commands/kill.ts';
 import { registerNewCommands } from './commands/new.ts';
+import { registerRunCommand } from './commands/run.ts';
+import { registerStatusCommand } from './commands/status.ts';
 
 export function buildProgram(): Command {
   const program = new Command('paperbot')
@@ -17,6 +20,9 @@ export function buildProgram(): Command {
   registerKeysCommands(program);
   registerEmulatorCommands(program);
   registerNewCommands(program);
+  registerRunCommand(program);
+  registerStatusCommand(program);
+  registerKillCommand(program);
   return program;
 }
 

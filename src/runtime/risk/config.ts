@@ -5,7 +5,7 @@
  * its path. Decimals are written as decimal strings; whole numbers may also be plain YAML
  * integers, but a fractional YAML number is refused because it has already been through binary
  * floating point. Decimals are parsed here, once, so evaluation never re-parses config text.
- * Every key is documented in docs/risk.md.
+ * Every key is documented in docs/operations.md ("Risk gate").
  */
 import { z } from 'zod';
 import { type Decimal, isDecimalString, parseDecimal, ZERO } from '../../core/decimal.ts';

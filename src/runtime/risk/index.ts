@@ -1,4 +1,4 @@
-/** The risk gate's public surface; see README.md beside this file and docs/risk.md. */
+/** The risk gate's public surface; see README.md beside this file and docs/operations.md ("Risk gate"). */
 export {
   DailyLossConfig,
   DrawdownConfig,

@@ -1,0 +1,579 @@
+/**
+ * The bot process, assembled: a checked config in, a running kernel out. This is the one place
+ * that chooses the venue (a key file's service, or an embedded emulator in this process), opens
+ * the journal, and wires logs, metrics, the HTTP endpoint and the kill switch around the kernel.
+ *
+ * Order matters and is fixed: everything local (config, key file, journal) is checked before
+ * the first byte goes out; the HTTP endpoint answers 503 from the start until the kernel runs;
+ * shutdown goes in reverse, with the kernel's own shutdown (cancel all, disarm the dead-man)
+ * first while the venue connection is still up.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import type { Logger } from 'pino';
+import { filter, type Subscription } from 'rxjs';
+import { type Clock, isoTimestamp, systemClock } from '../../core/clock.ts';
+import { isPaperbotError, PaperbotError } from '../../core/errors.ts';
+import { RestClient, StreamClient } from '../../client/index.ts';
+import { type RunningEmulator, startEmulator } from '../../emulator/index.ts';
+import { Journal } from '../../runtime/journal/index.ts';
+import { Kernel, type KernelStatus } from '../../runtime/kernel.ts';
+import { createLiveVenue, type LiveVenue } from '../../runtime/live/index.ts';
+import { installKillSignal, type SignalSource, watchKillFile } from '../../runtime/risk/index.ts';
+import { type Credential, loadKeyFile } from '../../signing/index.ts';
+import {
+  deadmanSettings,
+  executorSettings,
+  type LoadedBotConfig,
+  reconcilerSettings,
+  trackerSettings,
+} from './config.ts';
+import { type BotHttpServer, type HealthReport, startBotHttpServer } from './http.ts';
+import { createBotLogger, executionLoggerOf } from './logging.ts';
+import { type BotMetrics, createBotMetrics } from './metrics.ts';
+import { sessionPnl } from './status-view.ts';
+
+/** Where the embedded emulator's account is remembered between runs (no secret in it). */
+export const EMBEDDED_ACCOUNT_FILE = 'bot-account.json';
+
+export type BotPhase = HealthReport['phase'];
+
+export interface StartBotOptions {
+  readonly loaded: LoadedBotConfig;
+  /** Default systemClock. */
+  readonly clock?: Clock;
+  /** Default: a pino logger from the config's `logging:` section, on stdout. */
+  readonly logger?: Logger;
+  /** Where the kill signal is listened for; default `process`, null for none. */
+  readonly signalSource?: SignalSource | null;
+  /** Node.js process metrics in the registry; default true. */
+  readonly processMetrics?: boolean;
+  /**
+   * Aborting it stops a start still under way (a venue that does not answer, say): what was
+   * started is closed and `start` rejects with `BOT_START_ABORTED`.
+   */
+  readonly signal?: AbortSignal;
+}
+
+export interface BotVenueInfo {
+  readonly baseUrl: string;
+  readonly embedded: boolean;
+  readonly accountId: string;
+}
+
+/** What `/status` answers. */
+export interface BotStatusDocument extends KernelStatus {
+  readonly bot: {
+    readonly pid: number;
+    readonly startedAt: string | null;
+    readonly now: string;
+    readonly phase: BotPhase;
+    readonly venue: BotVenueInfo;
+    readonly journal: string;
+    readonly metricsUrl: string | null;
+  };
+  readonly pnl: {
+    readonly equity: string | null;
+    readonly startEquity: string | null;
+    readonly session: string | null;
+    readonly unrealized: string | null;
+  };
+}
+
+interface Resources {
+  emulator: RunningEmulator | null;
+  rest: RestClient | null;
+  stream: StreamClient | null;
+  live: LiveVenue | null;
+  journal: Journal | null;
+  kernel: Kernel | null;
+  http: BotHttpServer | null;
+  metrics: BotMetrics | null;
+  subscriptions: Subscription[];
+  cleanups: (() => void)[];
+}
+
+interface EmbeddedAccount {
+  readonly account_id: string;
+  readonly key_id: string;
+}
+
+function readEmbeddedAccount(dataDir: string): EmbeddedAccount | null {
+  try {
+    const parsed = JSON.parse(readFileSync(join(dataDir, EMBEDDED_ACCOUNT_FILE), 'utf8')) as {
+      account_id?: unknown;
+      key_id?: unknown;
+    };
+    if (typeof parsed.account_id === 'string' && typeof parsed.key_id === 'string') {
+      return { account_id: parsed.account_id, key_id: parsed.key_id };
+    }
+  } catch {
+    // None yet, or unreadable: a new account is made.
+  }
+  return null;
+}
+
+/**
+ * A fresh key for the embedded emulator. With a data folder the account is kept between runs
+ * (so the journal and the account stay together); the previous run's key is revoked, since its
+ * private key lived only in that process.
+ */
+function embeddedCredential(emulator: RunningEmulator, logger: Logger): Credential {
+  const dataDir = emulator.dataDir;
+  if (dataDir === null) return emulator.createKey();
+  const previous = readEmbeddedAccount(dataDir);
+  let credential: Credential;
+  if (previous !== null && emulator.exchange.hasAccount(previous.account_id)) {
+    try {
+      emulator.revokeKey(previous.key_id);
+    } catch {
+      // Already revoked or unknown: nothing to do.
+    }
+    credential = emulator.createKey({ accountId: previous.account_id });
+    logger.info({ account_id: credential.accountId }, 'embedded emulator: resuming the account');
+  } else {
+    credential = emulator.createKey();
+  }
+  writeFileSync(
+    join(dataDir, EMBEDDED_ACCOUNT_FILE),
+    `${JSON.stringify({ account_id: credential.accountId, key_id: credential.keyId })}\n`,
+    { mode: 0o600 },
+  );
+  return credential;
+}
+
+export class Bot {
+  private phaseValue: BotPhase = 'starting';
+  private startedAt: number | null = null;
+  private startEquity: string | null = null;
+  private stopping: Promise<void> | null = null;
+
+  private constructor(
+    private readonly loaded: LoadedBotConfig,
+    private readonly clock: Clock,
+    readonly logger: Logger,
+    private readonly resources: Resources,
+    private venueInfo: BotVenueInfo | null,
+  ) {}
+
+  get phase(): BotPhase {
+    return this.phaseValue;
+  }
+
+  /** The local HTTP endpoint (`/metrics`, `/health`, `/status`), or null when disabled. */
+  get httpUrl(): string | null {
+    return this.resources.http?.url ?? null;
+  }
+
+  get venue(): BotVenueInfo | null {
+    return this.venueInfo;
+  }
+
+  /** The embedded emulator, when the config names no key file. */
+  get emulator(): RunningEmulator | null {
+    return this.resources.emulator;
+  }
+
+  get kernel(): Kernel | null {
+    return this.resources.kernel;
+  }
+
+  get journalPath(): string {
+    return resolve(this.loaded.config.journal.path);
+  }
+
+  health(): HealthReport {
+    const kernel = this.resources.kernel;
+    if (kernel === null || this.phaseValue !== 'running') {
+      return { phase: this.phaseValue, tradingState: null, mayTrade: false };
+    }
+    const status = kernel.status();
+    return { phase: 'running', tradingState: status.tradingState, mayTrade: status.mayTrade };
+  }
+
+  /** The `/status` document; null until the kernel exists. */
+  status(): BotStatusDocument | null {
+    const kernel = this.resources.kernel;
+    if (kernel === null || this.venueInfo === null) return null;
+    const status = kernel.status();
+    const equity = status.account?.total_equity ?? null;
+    if (this.startEquity === null && equity !== null) this.startEquity = equity;
+    return {
+      ...status,
+      bot: {
+        pid: process.pid,
+        startedAt: this.startedAt === null ? null : isoTimestamp(this.startedAt),
+        now: isoTimestamp(this.clock.now()),
+        phase: this.phaseValue,
+        venue: this.venueInfo,
+        journal: this.journalPath,
+        metricsUrl: this.httpUrl,
+      },
+      pnl: {
+        equity,
+        startEquity: this.startEquity,
+        session: sessionPnl(this.startEquity, equity),
+        unrealized: status.account?.unrealized_pnl ?? null,
+      },
+    };
+  }
+
+  /**
+   * Starts everything; on failure, closes what was started and rethrows. Local checks (the key
+   * file's permissions and content) happen before any connection is made.
+   */
+  static async start(options: StartBotOptions): Promise<Bot> {
+    const { loaded } = options;
+    const config = loaded.config;
+    const clock = options.clock ?? systemClock;
+    const logger =
+      options.logger ??
+      createBotLogger({ level: config.logging.level, pretty: config.logging.pretty, clock });
+    const resources: Resources = {
+      emulator: null,
+      rest: null,
+      stream: null,
+      live: null,
+      journal: null,
+      kernel: null,
+      http: null,
+      metrics: null,
+      subscriptions: [],
+      cleanups: [],
+    };
+    const bot = new Bot(loaded, clock, logger, resources, null);
+    const signal = options.signal;
+    // Closing the clients makes a connection attempt under way give up at once.
+    let aborting: Promise<void> | null = null;
+    const onAbort = () => {
+      aborting = bot.release('stopped during start');
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      await bot.assemble(options);
+    } catch (error) {
+      bot.phaseValue = 'stopping';
+      await aborting;
+      await bot.release('start failed');
+      bot.phaseValue = 'stopped';
+      if (signal?.aborted === true) {
+        logger.info({ event: 'bot.stopped', reason: 'stopped during start' }, 'stopped');
+        throw new PaperbotError('BOT_START_ABORTED', 'stopped before the bot was running', {
+          cause: error,
+        });
+      }
+      throw error;
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
+    return bot;
+  }
+
+  private async assemble(options: StartBotOptions): Promise<void> {
+    const { loaded } = options;
+    // After each wait: an abort during it has closed what existed, and nothing more may open.
+    const checkAborted = () => {
+      if (options.signal?.aborted === true) {
+        throw new PaperbotError('BOT_START_ABORTED', 'stopped before the bot was running');
+      }
+    };
+    checkAborted();
+    const config = loaded.config;
+    const resources = this.resources;
+    const clock = this.clock;
+    const logger = this.logger;
+
+    // 1. Local checks first, before any connection: the key file (its mode checked as it is
+    //    read), then the journal (exclusive, so a second bot on the same file is refused).
+    let credential: Credential | null =
+      config.venue.key_file === null ? null : await loadKeyFile(resolve(config.venue.key_file));
+    checkAborted();
+    const journalPath = this.journalPath;
+    await mkdir(dirname(journalPath), { recursive: true });
+    checkAborted();
+    resources.journal = Journal.open(journalPath, {
+      now: () => clock.now(),
+      durability: config.journal.durability,
+    });
+
+    // 2. Without a key file, an emulator in this process and a fresh key for it.
+    const embedded = credential === null;
+    if (credential === null) {
+      const emulatorSettings = config.venue.emulator;
+      const emulatorConfig = loaded.emulatorConfig;
+      resources.emulator = await startEmulator({
+        clock,
+        ...(emulatorConfig === null ? {} : { config: emulatorConfig }),
+        ...(emulatorSettings.seed === null ? {} : { seed: emulatorSettings.seed }),
+        dataDir: emulatorSettings.data_dir === null ? null : resolve(emulatorSettings.data_dir),
+        host: emulatorSettings.host,
+        port: emulatorSettings.port,
+        logger: logger.child({ component: 'emulator' }),
+      });
+      credential = embeddedCredential(resources.emulator, logger);
+      checkAborted();
+    }
+    this.venueInfo = {
+      baseUrl: credential.apiBaseUrl,
+      embedded,
+      accountId: credential.accountId,
+    };
+
+    // 3. Metrics and the HTTP endpoint, answering 503 until the kernel runs.
+    const metrics = createBotMetrics({
+      clock,
+      ...(options.processMetrics === undefined ? {} : { processMetrics: options.processMetrics }),
+    });
+    resources.metrics = metrics;
+    if (config.metrics.enabled) {
+      resources.http = await startBotHttpServer({
+        host: config.metrics.host,
+        port: config.metrics.port,
+        registry: metrics.registry,
+        health: () => this.health(),
+        status: () => this.status(),
+      });
+    }
+    checkAborted();
+
+    // 4. The venue connection.
+    const venueLogger = executionLoggerOf(logger.child({ component: 'venue' }));
+    resources.rest = new RestClient({
+      credential,
+      clock,
+      requestTimeoutMs: config.venue.request_timeout_ms,
+      rateLimiter: true,
+    });
+    resources.stream = new StreamClient({ rest: resources.rest, clock });
+    metrics.attachStream(resources.stream);
+    resources.subscriptions.push(
+      resources.stream.state$.pipe(filter((state) => state !== 'idle')).subscribe((state) => {
+        const level = state === 'failed' ? 'error' : state === 'backoff' ? 'warn' : 'info';
+        logger[level]({ event: 'stream.state', state }, `stream ${state}`);
+      }),
+    );
+    resources.live = createLiveVenue({
+      rest: resources.rest,
+      stream: resources.stream,
+      clock,
+      logger: venueLogger,
+      bookPollMs: config.market_data.book_poll_ms,
+      tradesPollMs: config.market_data.trades_poll_ms,
+      marketIds: config.market_data.markets,
+    });
+    await resources.live.start();
+    checkAborted();
+
+    // 5. The kernel.
+    const kernel = Kernel.create({
+      clock,
+      venue: resources.live.venue,
+      marketData: resources.live.marketData,
+      journal: resources.journal,
+      strategies: loaded.strategies.map((strategy) => ({
+        id: strategy.id,
+        definition: strategy.definition,
+        params: strategy.rawParams,
+      })),
+      risk: config.risk,
+      execution: executorSettings(config.execution),
+      tracker: trackerSettings(config.tracker),
+      reconciler: reconcilerSettings(config.reconciler),
+      deadman: deadmanSettings(config.deadman),
+      // The kernel names its parts itself (`component`); a binding here would repeat the key.
+      logger,
+      routeReady$: resources.live.routeReady$,
+    });
+    resources.kernel = kernel;
+    metrics.attachKernel(kernel);
+    this.subscribeLogs(kernel);
+
+    // 6. The kill switch, installed before trading starts so a kill file present now halts it.
+    const killSwitch = config.risk.kill_switch;
+    if (killSwitch.file !== null) {
+      resources.cleanups.push(
+        watchKillFile(resolve(killSwitch.file), clock, kernel.gate, {
+          pollMs: killSwitch.poll_ms,
+        }),
+      );
+    }
+    const signalSource = options.signalSource === undefined ? process : options.signalSource;
+    if (killSwitch.signal !== null && signalSource !== null) {
+      resources.cleanups.push(installKillSignal(signalSource, kernel.gate, killSwitch.signal));
+    }
+
+    await kernel.start();
+    checkAborted();
+    this.phaseValue = 'running';
+    this.startedAt = clock.now();
+    // The session's PnL counts from the equity the start-up reconciliation read.
+    this.startEquity = kernel.status().account?.total_equity ?? null;
+    const markets = resources.live.marketData.markets().map((market) => market.market_id);
+    logger.info(
+      {
+        event: 'bot.started',
+        venue: credential.apiBaseUrl,
+        embedded_emulator: embedded,
+        account_id: credential.accountId,
+        key_id: credential.keyId,
+        markets,
+        strategies: loaded.strategies.map((strategy) => `${strategy.id} (${strategy.name})`),
+        journal: journalPath,
+        metrics: resources.http === null ? null : `${resources.http.url}/metrics`,
+        status: resources.http === null ? null : `${resources.http.url}/status`,
+        kill_file: killSwitch.file === null ? null : resolve(killSwitch.file),
+      },
+      `paperbot running on ${credential.apiBaseUrl}${embedded ? ' (embedded emulator)' : ''}: ${markets.length} markets, strategies ${loaded.strategies.map((strategy) => strategy.id).join(', ')}`,
+    );
+  }
+
+  /** The bot's own log lines: one per intent that reached the venue, and one per fill. */
+  private subscribeLogs(kernel: Kernel): void {
+    const logger = this.logger.child({ component: 'bot' });
+    this.resources.subscriptions.push(
+      kernel.outcomes$.subscribe((outcome) => {
+        const intent = outcome.intent;
+        const fields: Record<string, unknown> = {
+          event: `intent.${outcome.status}`,
+          strategy: intent.strategyId,
+          request_id: intent.requestId,
+          client_order_id: intent.clientOrderId,
+          kind: intent.intent.kind,
+        };
+        switch (outcome.status) {
+          case 'accepted':
+            logger.info({ ...fields, order_id: outcome.orderId }, 'intent submitted');
+            break;
+          case 'rejected':
+            logger.warn(
+              { ...fields, code: outcome.code, reason: outcome.message },
+              'intent submitted',
+            );
+            break;
+          case 'unknown':
+            logger.warn({ ...fields, reason: outcome.reason }, 'intent submitted');
+            break;
+          case 'resolved':
+            logger.info(
+              { ...fields, resolution: outcome.resolution, order_id: outcome.orderId },
+              'intent resolved',
+            );
+            break;
+          case 'filled':
+            logger.info(
+              {
+                ...fields,
+                order_id: outcome.orderId,
+                filled_quantity: outcome.filledQuantity,
+                average_price: outcome.averagePrice,
+              },
+              'order filled',
+            );
+            break;
+          case 'denied':
+            logger.debug({ ...fields, denials: outcome.denials }, 'intent denied');
+            break;
+        }
+      }),
+      kernel.fills$.subscribe((fill) =>
+        logger.info(
+          {
+            event: 'fill',
+            fill_id: fill.fill_id,
+            order_id: fill.order_id,
+            market: fill.market_id,
+            side: fill.side,
+            quantity: fill.quantity,
+            price: fill.price,
+          },
+          `fill ${fill.side} ${fill.quantity} ${fill.market_id} at ${fill.price}`,
+        ),
+      ),
+    );
+  }
+
+  /**
+   * Stops the kernel (strategies stop, the executor drains, every order is cancelled and the
+   * dead-man disarmed), then closes the venue connection, the journal, the HTTP endpoint and
+   * the embedded emulator. Safe to call twice.
+   */
+  stop(reason: string): Promise<void> {
+    this.stopping ??= (async () => {
+      this.phaseValue = 'stopping';
+      this.logger.info({ event: 'bot.stopping', reason }, `stopping: ${reason}`);
+      await this.release(reason);
+      this.phaseValue = 'stopped';
+      this.logger.info({ event: 'bot.stopped', reason }, 'stopped');
+    })();
+    return this.stopping;
+  }
+
+  /** Closes whatever exists, in reverse order of start; each resource once, however called. */
+  private async release(reason: string): Promise<void> {
+    const resources = this.resources;
+    const attempt = async (what: string, work: () => unknown): Promise<void> => {
+      try {
+        await work();
+      } catch (error) {
+        this.logger.error(
+          {
+            event: 'bot.shutdown_error',
+            step: what,
+            code: isPaperbotError(error) ? error.code : undefined,
+            error,
+          },
+          `shutdown: ${what} failed`,
+        );
+      }
+    };
+    // Everything is taken at once, so a second release running meanwhile closes nothing twice.
+    const cleanups = resources.cleanups.splice(0);
+    const subscriptions = resources.subscriptions.splice(0);
+    const { kernel, metrics, live, stream, rest, journal, http, emulator } = resources;
+    Object.assign(resources, {
+      kernel: null,
+      metrics: null,
+      live: null,
+      stream: null,
+      rest: null,
+      journal: null,
+      http: null,
+      emulator: null,
+    });
+    for (const cleanup of cleanups) await attempt('kill switch', cleanup);
+    if (kernel !== null) {
+      await attempt('kernel', async () => {
+        const report = await kernel.stop(reason);
+        const level = report.error === null ? 'info' : 'error';
+        this.logger[level](
+          {
+            event: 'bot.shutdown',
+            cancelled: report.cancelled,
+            disarmed: report.disarmed,
+            error: report.error,
+          },
+          report.error === null
+            ? 'orders cancelled and the dead-man switch disarmed'
+            : 'shutdown could not cancel every order; the dead-man deadline is left armed',
+        );
+      });
+    }
+    for (const subscription of subscriptions) subscription.unsubscribe();
+    metrics?.dispose();
+    if (live !== null) await attempt('venue', () => live.stop());
+    if (stream !== null) await attempt('stream', () => stream.close());
+    if (rest !== null) await attempt('rest', () => rest.close());
+    if (journal?.isOpen) await attempt('journal', () => journal.close());
+    if (http !== null) await attempt('http', () => http.close());
+    if (emulator !== null) await attempt('emulator', () => emulator.close());
+  }
+}
+
+/** Thrown by `run` when the config or the key file is wrong: nothing was started. */
+export function isConfigurationError(error: unknown): error is PaperbotError {
+  return (
+    isPaperbotError(error) &&
+    (error.code === 'INVALID_CONFIG' || error.code.startsWith('KEY_FILE_'))
+  );
+}

@@ -1,0 +1,481 @@
+/**
+ * The bot's configuration (`config/bot.yaml`), strict in the manner of design rule 8: unknown
+ * keys are refused, and every problem of the file (its YAML, its structure, the strategies'
+ * own params, an inline emulator config) is reported at once with its path, before anything
+ * connects or starts. Relative paths in the file are taken from the working directory.
+ *
+ * Every key is documented in docs/operations.md.
+ */
+import { readFileSync } from 'node:fs';
+import { parseDocument } from 'yaml';
+import { z } from 'zod';
+import { isPaperbotError, PaperbotError } from '../../core/errors.ts';
+import {
+  DEFAULT_EMULATOR_CONFIG_INPUT,
+  type EmulatorConfig,
+  loadEmulatorConfig,
+  parseEmulatorConfig,
+} from '../../emulator/index.ts';
+import type { DeadmanConfig } from '../../runtime/deadman/index.ts';
+import type {
+  ExecutorConfig,
+  OrderTrackerConfig,
+  ReconcilerConfig,
+} from '../../runtime/execution/index.ts';
+import { RiskConfig } from '../../runtime/risk/index.ts';
+import { loadStrategyDefinition, type StrategyDefinition } from '../../runtime/strategy/index.ts';
+
+export const DEFAULT_BOT_CONFIG_PATH = 'config/bot.yaml';
+export const DEFAULT_METRICS_PORT = 9464;
+
+const PositiveInteger = z.int().positive();
+const NonNegativeInteger = z.int().min(0);
+
+const EmulatorSection = z.strictObject({
+  /** Seed of the embedded emulator's random choices; the emulator config's own seed when null. */
+  seed: z
+    .union([z.string().min(1), z.int()])
+    .nullable()
+    .default(null),
+  /** An emulator config: the path of a YAML file, the config inline, or null for the defaults. */
+  config: z
+    .union([z.string().min(1), z.record(z.string(), z.unknown())])
+    .nullable()
+    .default(null),
+  /** Keep the emulator's state in this folder (SQLite); memory only when null. */
+  data_dir: z.string().min(1).nullable().default(null),
+  host: z.string().min(1).default('127.0.0.1'),
+  /** 0 picks a free port. */
+  port: z.int().min(0).max(65_535).default(0),
+});
+
+const VenueSection = z.strictObject({
+  /** A key file (`paperbot keys create`); null starts an embedded emulator with a fresh key. */
+  key_file: z.string().min(1).nullable().default(null),
+  emulator: EmulatorSection.prefault({}),
+  /** Whole REST request, on the clock. */
+  request_timeout_ms: PositiveInteger.default(10_000),
+});
+
+const STRATEGY_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$/;
+
+const StrategyEntry = z.strictObject({
+  /** Stable id: part of every request and client order id, so never reuse one for another. */
+  id: z.string().regex(STRATEGY_ID, 'use 1 to 40 letters, digits, "-" or "_"'),
+  /** The plugin: a folder or file under `strategies_dir`. */
+  name: z.string().min(1),
+  /** Checked by the plugin's own schema when the config is loaded. */
+  params: z.record(z.string(), z.unknown()).default({}),
+});
+
+const ExecutionSection = z.strictObject({
+  default_leverage: z.int().min(1).max(200).default(1),
+  default_margin_mode: z.enum(['cross', 'isolated']).default('isolated'),
+  default_max_slippage_percent: z
+    .string()
+    .regex(/^\d+(\.\d+)?$/, 'write it as a decimal string, for example "0.5"')
+    .default('0.5'),
+  simulate: z
+    .strictObject({
+      place: z.boolean().default(true),
+      amend: z.boolean().default(true),
+      close_position: z.boolean().default(true),
+    })
+    .prefault({}),
+  simulation_attempts: PositiveInteger.default(2),
+  resolution_attempts: PositiveInteger.default(6),
+  resolution_base_delay_ms: PositiveInteger.default(500),
+  resolution_max_delay_ms: PositiveInteger.default(30_000),
+  /** null: always resend a placement the venue never saw. */
+  resend_max_age_ms: PositiveInteger.nullable().default(300_000),
+  call_timeout_ms: PositiveInteger.nullable().default(30_000),
+});
+
+const TrackerSection = z.strictObject({
+  coalesce_ms: NonNegativeInteger.default(25),
+  refresh_interval_ms: PositiveInteger.default(30_000),
+  read_timeout_ms: PositiveInteger.nullable().default(15_000),
+  read_retries: NonNegativeInteger.default(3),
+  retry_delay_ms: PositiveInteger.default(1_000),
+});
+
+const ReconcilerSection = z.strictObject({
+  interval_ms: PositiveInteger.default(60_000),
+  cancel_unknown_orders: z.boolean().default(false),
+  retry_base_delay_ms: PositiveInteger.default(1_000),
+  retry_max_delay_ms: PositiveInteger.default(30_000),
+  read_timeout_ms: PositiveInteger.nullable().default(15_000),
+});
+
+const DeadmanSection = z
+  .strictObject({
+    /** false runs without a cancel-all-after deadline: not advised outside tests. */
+    enabled: z.boolean().default(true),
+    timeout_seconds: z.int().min(1).max(86_400).default(60),
+    /** null: a quarter of the timeout, which is also the most allowed. */
+    refresh_interval_ms: PositiveInteger.nullable().default(null),
+    latency_margin_ms: NonNegativeInteger.default(2_000),
+    max_failed_refreshes: PositiveInteger.default(2),
+    request_timeout_ms: PositiveInteger.nullable().default(null),
+    retry_base_delay_ms: PositiveInteger.default(1_000),
+    retry_max_delay_ms: PositiveInteger.default(30_000),
+  })
+  .superRefine((value, context) => {
+    const ceiling = (value.timeout_seconds * 1000) / 4;
+    const refresh = value.refresh_interval_ms ?? ceiling;
+    if (refresh > ceiling) {
+      context.addIssue({
+        code: 'custom',
+        path: ['refresh_interval_ms'],
+        message: `must be at most a quarter of timeout_seconds (${ceiling} ms)`,
+      });
+    }
+    if (value.latency_margin_ms >= value.timeout_seconds * 1000 - refresh) {
+      context.addIssue({
+        code: 'custom',
+        path: ['latency_margin_ms'],
+        message: 'must leave room for a refresh before the deadline',
+      });
+    }
+  });
+
+const JournalSection = z.strictObject({
+  path: z.string().min(1).default('data/journal.sqlite'),
+  /** `normal` survives a crash of the process but not of the machine. */
+  durability: z.enum(['full', 'normal']).default('full'),
+});
+
+const MetricsSection = z.strictObject({
+  enabled: z.boolean().default(true),
+  host: z.string().min(1).default('127.0.0.1'),
+  /** 0 picks a free port (logged at start). */
+  port: z.int().min(0).max(65_535).default(DEFAULT_METRICS_PORT),
+});
+
+const LoggingSection = z.strictObject({
+  level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
+  /** Human-readable lines through pino-pretty, when that package is installed. */
+  pretty: z.boolean().default(false),
+});
+
+const MarketDataSection = z.strictObject({
+  /** Markets whose books and trades are read; null: every market the venue lists. */
+  markets: z.array(z.string().min(1)).nullable().default(null),
+  book_poll_ms: PositiveInteger.min(100).default(1_000),
+  trades_poll_ms: PositiveInteger.min(100).default(1_000),
+});
+
+export const BotConfig = z.strictObject({
+  venue: VenueSection.prefault({}),
+  strategies_dir: z.string().min(1).default('strategies'),
+  strategies: z.array(StrategyEntry).min(1, 'list at least one strategy'),
+  risk: RiskConfig.prefault({}),
+  execution: ExecutionSection.prefault({}),
+  tracker: TrackerSection.prefault({}),
+  reconciler: ReconcilerSection.prefault({}),
+  deadman: DeadmanSection.prefault({}),
+  journal: JournalSection.prefault({}),
+  metrics: MetricsSection.prefault({}),
+  logging: LoggingSection.prefault({}),
+  market_data: MarketDataSection.prefault({}),
+});
+export type BotConfig = z.infer<typeof BotConfig>;
+export type BotConfigInput = z.input<typeof BotConfig>;
+
+/** One problem of a config file: where (`risk.max_orders_per_second`) and what. */
+export interface ConfigIssue {
+  readonly path: string;
+  readonly message: string;
+}
+
+/** A strategy ready for the kernel: its plugin loaded and its params parsed. */
+export interface ResolvedStrategy {
+  readonly id: string;
+  readonly name: string;
+  readonly definition: StrategyDefinition<unknown>;
+  /** Parsed by the plugin's schema (defaults filled in). */
+  readonly params: unknown;
+  /** As written in the file; the kernel parses them again with the same schema. */
+  readonly rawParams: unknown;
+  readonly file: string;
+}
+
+export interface LoadedBotConfig {
+  /** Where the config came from, for logs. */
+  readonly source: string;
+  readonly config: BotConfig;
+  readonly strategies: readonly ResolvedStrategy[];
+  /** The embedded emulator's config, parsed; null when a key file is used. */
+  readonly emulatorConfig: EmulatorConfig | null;
+}
+
+/** `risk.max_orders_per_second`, `strategies[0].params.markets[1]`. */
+export function formatConfigPath(path: readonly PropertyKey[]): string {
+  if (path.length === 0) return '(root)';
+  let text = '';
+  for (const part of path) {
+    if (typeof part === 'number') text += `[${part}]`;
+    else text += text === '' ? String(part) : `.${String(part)}`;
+  }
+  return text;
+}
+
+function issuesOf(error: z.ZodError, prefix: readonly PropertyKey[] = []): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  for (const issue of error.issues) {
+    const path = [...prefix, ...issue.path];
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) {
+        issues.push({ path: formatConfigPath([...path, key]), message: 'unknown key' });
+      }
+      continue;
+    }
+    issues.push({
+      path: formatConfigPath(path),
+      message: issue.message.replace(/^Invalid input: /, ''),
+    });
+  }
+  return issues;
+}
+
+/** The INVALID_CONFIG error: every issue in `details.issues`, one per line in the message. */
+export function invalidConfigError(source: string, issues: readonly ConfigIssue[]): PaperbotError {
+  const count = `${issues.length} ${issues.length === 1 ? 'problem' : 'problems'}`;
+  return new PaperbotError(
+    'INVALID_CONFIG',
+    `invalid config ${source} (${count}):\n${issues.map((issue) => `  - ${issue.path}: ${issue.message}`).join('\n')}`,
+    { details: { source, issues } },
+  );
+}
+
+function issuesFromError(error: unknown, prefix: readonly PropertyKey[]): ConfigIssue[] {
+  if (isPaperbotError(error)) {
+    const listed = error.details.issues;
+    if (Array.isArray(listed) && listed.length > 0) {
+      return listed.map((issue: { path?: unknown; message?: unknown }) => ({
+        path: formatConfigPath([
+          ...prefix,
+          ...(Array.isArray(issue.path) ? (issue.path as PropertyKey[]) : []),
+        ]),
+        message: String(issue.message),
+      }));
+    }
+  }
+  return [
+    {
+      path: formatConfigPath(prefix),
+      message: error instanceof Error ? error.message : String(error),
+    },
+  ];
+}
+
+/** Loads each strategy's plugin and checks its params with the plugin's own schema. */
+async function resolveStrategies(
+  raw: unknown,
+  strategiesDirectory: string,
+  issues: ConfigIssue[],
+): Promise<ResolvedStrategy[]> {
+  const entries = z.array(z.unknown()).safeParse(raw);
+  if (!entries.success) return [];
+  const resolved: ResolvedStrategy[] = [];
+  const seen = new Map<string, number>();
+  for (const [index, item] of entries.data.entries()) {
+    const entry = StrategyEntry.safeParse(item);
+    // Structural problems are reported by the main schema; only sound entries are loaded.
+    if (!entry.success) continue;
+    const { id, name, params } = entry.data;
+    const first = seen.get(id);
+    if (first !== undefined) {
+      issues.push({
+        path: `strategies[${index}].id`,
+        message: `duplicate id ${JSON.stringify(id)} (also strategies[${first}])`,
+      });
+      continue;
+    }
+    seen.set(id, index);
+    let definition: StrategyDefinition<unknown>;
+    let file: string;
+    try {
+      ({ definition, file } = await loadStrategyDefinition(name, { strategiesDirectory }));
+    } catch (error) {
+      issues.push({
+        path: `strategies[${index}].name`,
+        message: isPaperbotError(error) ? error.message : String(error),
+      });
+      continue;
+    }
+    const parsed = definition.params.safeParse(params);
+    if (!parsed.success) {
+      issues.push(...issuesOf(parsed.error, ['strategies', index, 'params']));
+      continue;
+    }
+    resolved.push({ id, name, definition, params: parsed.data, rawParams: params, file });
+  }
+  return resolved;
+}
+
+function parseYamlText(text: string, issues: ConfigIssue[]): unknown {
+  const document = parseDocument(text, { uniqueKeys: true });
+  for (const error of document.errors) {
+    const where = error.linePos?.[0];
+    // The first line only: the rest quotes the file around the fault.
+    const message = (error.message.split('\n')[0] ?? error.message).replace(
+      / at line \d+, column \d+:?$/,
+      '',
+    );
+    issues.push({
+      path: where === undefined ? '(yaml)' : `(yaml line ${where.line}, column ${where.col})`,
+      message,
+    });
+  }
+  if (document.errors.length > 0) return undefined;
+  return document.toJS() as unknown;
+}
+
+/**
+ * Checks a config document (already parsed from YAML) completely: structure, every strategy's
+ * params, the embedded emulator's config. Throws INVALID_CONFIG listing every issue.
+ */
+export async function resolveBotConfig(
+  document: unknown,
+  source = '(inline)',
+): Promise<LoadedBotConfig> {
+  const issues: ConfigIssue[] = [];
+  const parsed = BotConfig.safeParse(document ?? {});
+  if (!parsed.success) issues.push(...issuesOf(parsed.error));
+  const raw = (typeof document === 'object' && document !== null ? document : {}) as Record<
+    string,
+    unknown
+  >;
+  const strategiesDirectory =
+    typeof raw.strategies_dir === 'string' && raw.strategies_dir !== ''
+      ? raw.strategies_dir
+      : 'strategies';
+  const strategies = await resolveStrategies(raw.strategies, strategiesDirectory, issues);
+
+  // The venue section is read on its own, so an emulator config is checked even when another
+  // part of the file failed.
+  const venue = parsed.success ? parsed.data.venue : VenueSection.safeParse(raw.venue ?? {}).data;
+  let emulatorConfig: EmulatorConfig | null = null;
+  if (venue !== undefined && venue.key_file === null) {
+    const inline = venue.emulator.config;
+    const where = ['venue', 'emulator', 'config'];
+    try {
+      emulatorConfig =
+        typeof inline === 'string'
+          ? loadEmulatorConfig(inline)
+          : parseEmulatorConfig(inline ?? DEFAULT_EMULATOR_CONFIG_INPUT);
+    } catch (error) {
+      issues.push(
+        ...issuesFromError(error, typeof inline === 'string' ? [...where, `(${inline})`] : where),
+      );
+    }
+  }
+  if (issues.length > 0 || !parsed.success) throw invalidConfigError(source, issues);
+  return { source, config: parsed.data, strategies, emulatorConfig };
+}
+
+/** Reads a config file's YAML without checking it (`INVALID_CONFIG` for unreadable YAML). */
+export function readConfigDocument(path: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    throw invalidConfigError(path, [
+      {
+        path: '(file)',
+        message: code === 'ENOENT' ? 'the file does not exist' : `cannot read it (${String(code)})`,
+      },
+    ]);
+  }
+  const issues: ConfigIssue[] = [];
+  const document = parseYamlText(text, issues);
+  if (issues.length === 0 && document !== null && document !== undefined) {
+    if (typeof document !== 'object' || Array.isArray(document)) {
+      issues.push({ path: '(root)', message: 'the config must be a mapping of keys' });
+    }
+  }
+  if (issues.length > 0) throw invalidConfigError(path, issues);
+  return (document ?? {}) as Record<string, unknown>;
+}
+
+/** Reads, parses and checks a bot config file (`INVALID_CONFIG` with every issue). */
+export async function loadBotConfig(path: string): Promise<LoadedBotConfig> {
+  return resolveBotConfig(readConfigDocument(path), path);
+}
+
+function section<T extends z.ZodType>(
+  document: Record<string, unknown>,
+  key: string,
+  schema: T,
+  source: string,
+): z.output<T> {
+  const result = schema.safeParse(document[key] ?? {});
+  if (!result.success) throw invalidConfigError(source, issuesOf(result.error, [key]));
+  return result.data;
+}
+
+/** Only the `metrics:` section of a config file (what `paperbot status` needs). */
+export function readMetricsSection(path: string): BotConfig['metrics'] {
+  return section(readConfigDocument(path), 'metrics', MetricsSection, path);
+}
+
+/** Only the `risk:` section of a config file (what `paperbot kill` needs). */
+export function readRiskSection(path: string): BotConfig['risk'] {
+  return section(readConfigDocument(path), 'risk', RiskConfig, path);
+}
+
+/** The kernel's execution settings from the `execution:` section. */
+export function executorSettings(section: BotConfig['execution']): Partial<ExecutorConfig> {
+  return {
+    defaultLeverage: section.default_leverage,
+    defaultMarginMode: section.default_margin_mode,
+    defaultMaxSlippagePercent: section.default_max_slippage_percent,
+    simulate: {
+      place: section.simulate.place,
+      amend: section.simulate.amend,
+      closePosition: section.simulate.close_position,
+    },
+    simulationAttempts: section.simulation_attempts,
+    resolutionAttempts: section.resolution_attempts,
+    resolutionBaseDelayMs: section.resolution_base_delay_ms,
+    resolutionMaxDelayMs: section.resolution_max_delay_ms,
+    resendMaxAgeMs: section.resend_max_age_ms,
+    callTimeoutMs: section.call_timeout_ms,
+  };
+}
+
+export function trackerSettings(section: BotConfig['tracker']): Partial<OrderTrackerConfig> {
+  return {
+    coalesceMs: section.coalesce_ms,
+    refreshIntervalMs: section.refresh_interval_ms,
+    readTimeoutMs: section.read_timeout_ms,
+    readRetries: section.read_retries,
+    retryDelayMs: section.retry_delay_ms,
+  };
+}
+
+export function reconcilerSettings(section: BotConfig['reconciler']): Partial<ReconcilerConfig> {
+  return {
+    intervalMs: section.interval_ms,
+    cancelUnknownOrders: section.cancel_unknown_orders,
+    retryBaseDelayMs: section.retry_base_delay_ms,
+    retryMaxDelayMs: section.retry_max_delay_ms,
+    readTimeoutMs: section.read_timeout_ms,
+  };
+}
+
+/** The dead-man settings, or false when the section disables it. */
+export function deadmanSettings(section: BotConfig['deadman']): Partial<DeadmanConfig> | false {
+  if (!section.enabled) return false;
+  return {
+    timeoutSeconds: section.timeout_seconds,
+    refreshIntervalMs: section.refresh_interval_ms,
+    latencyMarginMs: section.latency_margin_ms,
+    maxFailedRefreshes: section.max_failed_refreshes,
+    requestTimeoutMs: section.request_timeout_ms,
+    retryBaseDelayMs: section.retry_base_delay_ms,
+    retryMaxDelayMs: section.retry_max_delay_ms,
+  };
+}

@@ -1,0 +1,133 @@
+/**
+ * The bot's local HTTP endpoint (node:http): `/metrics` (Prometheus text), `/health` and
+ * `/status` (JSON, read by `paperbot status`). It binds to 127.0.0.1 by default: the status
+ * holds positions and orders, so it is meant for the machine the bot runs on.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import type { Registry } from 'prom-client';
+import { PaperbotError } from '../../core/errors.ts';
+
+/** What `/health` reports: `running` answers 200, anything else 503. */
+export interface HealthReport {
+  readonly phase: 'starting' | 'running' | 'stopping' | 'stopped';
+  readonly tradingState: string | null;
+  readonly mayTrade: boolean;
+}
+
+export interface BotHttpServerOptions {
+  readonly host: string;
+  readonly port: number;
+  readonly registry: Registry;
+  readonly health: () => HealthReport;
+  /** The JSON of `/status`; null while there is nothing to report yet (answered 503). */
+  readonly status: () => unknown;
+}
+
+export interface BotHttpServer {
+  /** `http://host:port`. */
+  readonly url: string;
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+function sendJson(response: ServerResponse, status: number, body: unknown): void {
+  const text = `${JSON.stringify(body)}\n`;
+  response.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+    'cache-control': 'no-store',
+  });
+  response.end(text);
+}
+
+async function handle(
+  options: BotHttpServerOptions,
+  request: IncomingMessage,
+  response: ServerResponse,
+): Promise<void> {
+  const path = (request.url ?? '/').split('?')[0];
+  if (request.method !== 'GET' && request.method !== 'HEAD') {
+    response.setHeader('allow', 'GET, HEAD');
+    sendJson(response, 405, { error: 'method not allowed' });
+    return;
+  }
+  switch (path) {
+    case '/metrics': {
+      const text = await options.registry.metrics();
+      response.writeHead(200, {
+        'content-type': options.registry.contentType,
+        'content-length': Buffer.byteLength(text),
+      });
+      response.end(text);
+      return;
+    }
+    case '/health': {
+      const health = options.health();
+      sendJson(response, health.phase === 'running' ? 200 : 503, {
+        status: health.phase === 'running' ? 'ok' : health.phase,
+        trading_state: health.tradingState,
+        may_trade: health.mayTrade,
+      });
+      return;
+    }
+    case '/status': {
+      const status = options.status();
+      if (status === null) sendJson(response, 503, { error: 'the bot has not started yet' });
+      else sendJson(response, 200, status);
+      return;
+    }
+    default:
+      sendJson(response, 404, {
+        error: 'not found',
+        endpoints: ['/metrics', '/health', '/status'],
+      });
+  }
+}
+
+export async function startBotHttpServer(options: BotHttpServerOptions): Promise<BotHttpServer> {
+  const server = createServer((request, response) => {
+    handle(options, request, response).catch((error: unknown) => {
+      if (response.headersSent) {
+        response.destroy();
+        return;
+      }
+      sendJson(response, 500, {
+        error: error instanceof Error ? error.message : 'internal error',
+      });
+    });
+  });
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  const address = await new Promise<AddressInfo>((resolve, reject) => {
+    server.once('error', (error) =>
+      reject(
+        new PaperbotError(
+          'METRICS_LISTEN_FAILED',
+          `cannot listen on ${options.host}:${options.port} for metrics: ${error.message}`,
+          { cause: error },
+        ),
+      ),
+    );
+    server.listen({ host: options.host, port: options.port }, () =>
+      resolve(server.address() as AddressInfo),
+    );
+  });
+  const host = address.address.includes(':') ? `[${address.address}]` : address.address;
+  let closed: Promise<void> | null = null;
+  return {
+    url: `http://${host}:${address.port}`,
+    port: address.port,
+    close() {
+      closed ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+        for (const socket of sockets) socket.destroy();
+      });
+      return closed;
+    },
+  };
+}

@@ -1,0 +1,207 @@
+/**
+ * The `/status` document of a running bot and its text rendering for `paperbot status`.
+ * The document is the kernel's status plus what only the process knows (venue, journal,
+ * uptime) and the session's PnL. Money is carried as decimal strings throughout.
+ */
+import { z } from 'zod';
+import { isoTimestamp } from '../../core/clock.ts';
+import { isDecimalString, parseDecimal, toWire } from '../../core/decimal.ts';
+
+const Text = z.string();
+const NullableText = z.string().nullable();
+
+/** What `paperbot status` needs of the document; anything else is passed through. */
+export const StatusDocument = z.looseObject({
+  bot: z.looseObject({
+    pid: z.number(),
+    startedAt: NullableText,
+    now: Text,
+    venue: z.looseObject({ baseUrl: Text, embedded: z.boolean(), accountId: Text }),
+    journal: Text,
+  }),
+  tradingState: Text,
+  tradingReason: NullableText,
+  mayTrade: z.boolean(),
+  reconciled: z.boolean(),
+  deadman: z
+    .looseObject({ phase: Text, deadlineAt: z.number().nullable(), reason: Text.optional() })
+    .nullable(),
+  unknownIntents: z.number(),
+  unresolvedIntents: z.number(),
+  account: z
+    .looseObject({
+      total_equity: Text,
+      available: Text,
+      unrealized_pnl: Text,
+      settlement_asset: Text.optional(),
+    })
+    .nullable(),
+  positions: z.array(
+    z.looseObject({
+      market_id: Text,
+      side: Text,
+      quantity: Text,
+      entry_price: Text,
+      mark_price: NullableText,
+      unrealized_pnl: NullableText,
+    }),
+  ),
+  openOrders: z.array(
+    z.looseObject({
+      market_id: Text,
+      side: NullableText,
+      type: NullableText,
+      price: NullableText,
+      quantity: NullableText,
+      filled_quantity: Text,
+      status: Text,
+      client_order_id: NullableText,
+    }),
+  ),
+  strategies: z.array(z.looseObject({ id: Text, status: Text, nextSequence: z.number() })),
+  counters: z.looseObject({
+    intents: z.number(),
+    denied: z.number(),
+    rejected: z.number(),
+    accepted: z.number(),
+    unknown: z.number(),
+    fills: z.number(),
+  }),
+  pnl: z.looseObject({
+    equity: NullableText,
+    startEquity: NullableText,
+    session: NullableText,
+    unrealized: NullableText,
+  }),
+});
+export type StatusDocument = z.infer<typeof StatusDocument>;
+
+/** Equity change since the bot started, or null while either figure is unknown. */
+export function sessionPnl(startEquity: string | null, equity: string | null): string | null {
+  if (startEquity === null || equity === null) return null;
+  if (!isDecimalString(startEquity) || !isDecimalString(equity)) return null;
+  return toWire(parseDecimal(equity).minus(parseDecimal(startEquity)));
+}
+
+function signed(value: string | null): string {
+  if (value === null) return '-';
+  return value.startsWith('-') || /^0(\.0*)?$/.test(value) ? value : `+${value}`;
+}
+
+/** Left-aligned columns separated by two spaces; the header underlined by nothing but case. */
+export function formatTable(headers: readonly string[], rows: readonly (readonly string[])[]) {
+  const widths = headers.map((header, column) =>
+    Math.max(header.length, ...rows.map((row) => (row[column] ?? '').length)),
+  );
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((cell, column) => cell.padEnd(widths[column] ?? 0))
+      .join('  ')
+      .trimEnd();
+  return [line(headers), ...rows.map(line)].map((text) => `  ${text}`).join('\n');
+}
+
+function duration(ms: number): string {
+  const seconds = Math.max(0, Math.round(ms / 1000));
+  const hours = Math.floor(seconds / 3600);
+  const minutes = Math.floor((seconds % 3600) / 60);
+  const rest = seconds % 60;
+  if (hours > 0) return `${hours}h ${minutes}m`;
+  if (minutes > 0) return `${minutes}m ${rest}s`;
+  return `${rest}s`;
+}
+
+/** The text `paperbot status` prints. */
+export function renderStatus(status: StatusDocument, source: string): string {
+  const now = Date.parse(status.bot.now);
+  const started = status.bot.startedAt === null ? null : Date.parse(status.bot.startedAt);
+  const asset = status.account?.settlement_asset ?? '';
+  const out: string[] = [];
+  out.push(
+    `paperbot status from ${source} (pid ${status.bot.pid}${
+      started === null ? '' : `, up ${duration(now - started)}`
+    })`,
+  );
+  out.push(
+    `Venue:      ${status.bot.venue.baseUrl}${status.bot.venue.embedded ? ' (embedded emulator)' : ''}, account ${status.bot.venue.accountId}`,
+  );
+  out.push(`Journal:    ${status.bot.journal}`);
+  out.push(
+    `Trading:    ${status.tradingState}${status.tradingReason === null ? '' : ` (${status.tradingReason})`}; may trade: ${
+      status.mayTrade ? 'yes' : 'no'
+    }; reconciled: ${status.reconciled ? 'yes' : 'no'}`,
+  );
+  const deadman = status.deadman;
+  out.push(
+    `Dead-man:   ${
+      deadman === null
+        ? 'disabled'
+        : deadman.deadlineAt === null
+          ? deadman.phase
+          : `${deadman.phase}, orders cancelled by the venue at ${isoTimestamp(deadman.deadlineAt)} (in ${duration(deadman.deadlineAt - now)}) unless refreshed`
+    }`,
+  );
+  const counters = status.counters;
+  out.push(
+    `Intents:    ${counters.intents} (accepted ${counters.accepted}, rejected ${counters.rejected}, denied ${counters.denied}, unknown ${counters.unknown}); still unknown ${status.unknownIntents}, unresolved ${status.unresolvedIntents}; fills ${counters.fills}`,
+  );
+  if (status.account === null) {
+    out.push('Account:    not read yet');
+  } else {
+    out.push(
+      `Account:    equity ${status.account.total_equity} ${asset}, available ${status.account.available}`.trimEnd(),
+    );
+  }
+  out.push(
+    `PnL:        session ${signed(status.pnl.session)} (since equity ${status.pnl.startEquity ?? '-'}), unrealized ${signed(status.pnl.unrealized)}`,
+  );
+  out.push('');
+  out.push('Strategies');
+  out.push(
+    formatTable(
+      ['ID', 'STATUS', 'NEXT SEQUENCE'],
+      status.strategies.map((strategy) => [
+        strategy.id,
+        strategy.status,
+        String(strategy.nextSequence),
+      ]),
+    ),
+  );
+  out.push('');
+  out.push(`Positions (${status.positions.length})`);
+  if (status.positions.length > 0) {
+    out.push(
+      formatTable(
+        ['MARKET', 'SIDE', 'QUANTITY', 'ENTRY', 'MARK', 'UNREALIZED PNL'],
+        status.positions.map((position) => [
+          position.market_id,
+          position.side,
+          position.quantity,
+          position.entry_price,
+          position.mark_price ?? '-',
+          signed(position.unrealized_pnl),
+        ]),
+      ),
+    );
+  }
+  out.push('');
+  out.push(`Open orders (${status.openOrders.length})`);
+  if (status.openOrders.length > 0) {
+    out.push(
+      formatTable(
+        ['MARKET', 'SIDE', 'TYPE', 'PRICE', 'QUANTITY', 'FILLED', 'STATUS', 'CLIENT ORDER ID'],
+        status.openOrders.map((order) => [
+          order.market_id,
+          order.side ?? '-',
+          order.type ?? '-',
+          order.price ?? '-',
+          order.quantity ?? '-',
+          order.filled_quantity,
+          order.status,
+          order.client_order_id ?? '-',
+        ]),
+      ),
+    );
+  }
+  return `${out.join('\n')}\n`;
+}

@@ -1,0 +1,144 @@
+/**
+ * `paperbot run [--config FILE]`: the long-lived bot process. It checks the whole config first
+ * (every problem listed with its path, exit code 2, nothing started), then runs until SIGINT or
+ * SIGTERM and shuts down cleanly: every order cancelled, the dead-man switch disarmed, exit 0.
+ * A second signal during shutdown forces the exit (code 130).
+ */
+import { type Command, CommanderError } from 'commander';
+import { systemClock } from '../../core/clock.ts';
+import { isPaperbotError } from '../../core/errors.ts';
+import { Bot, isConfigurationError, type StartBotOptions } from '../bot/bot.ts';
+import { DEFAULT_BOT_CONFIG_PATH, type LoadedBotConfig, loadBotConfig } from '../bot/config.ts';
+
+/** Exit codes of `paperbot run`. */
+export const RUN_EXIT = {
+  /** Stopped by a signal, cleanly. */
+  ok: 0,
+  /** Could not start, or failed while running. */
+  failed: 1,
+  /** The config or the key file is wrong; nothing was started. */
+  invalidConfig: 2,
+  /** A second signal cut the shutdown short. */
+  forced: 130,
+} as const;
+
+/** A repeat of the first signal within this long is the same request (npm forwards Ctrl-C). */
+const REPEAT_WINDOW_MS = 1_000;
+/** After a clean shutdown, handles still open get this long before the process exits anyway. */
+const EXIT_GRACE_MS = 3_000;
+
+export interface RunCommandDependencies {
+  readonly printError: (text: string) => void;
+  readonly load: (path: string) => Promise<LoadedBotConfig>;
+  readonly start: (options: StartBotOptions) => Promise<Bot>;
+  /** Calls `onSignal` for each SIGINT / SIGTERM; returns a function that stops listening. */
+  readonly onSignal: (onSignal: (signal: NodeJS.Signals) => void) => () => void;
+  /** After a clean stop. */
+  readonly exit: (code: number) => void;
+  /** On a second signal: now, whatever is still running. */
+  readonly forceExit: (code: number) => void;
+  /** Wall time, to tell a repeated delivery of the first signal from a second one. */
+  readonly now: () => number;
+}
+
+function listenForSignals(onSignal: (signal: NodeJS.Signals) => void): () => void {
+  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM'];
+  for (const signal of signals) process.on(signal, onSignal);
+  return () => {
+    for (const signal of signals) process.off(signal, onSignal);
+  };
+}
+
+const defaultDependencies: RunCommandDependencies = {
+  printError: (text) => {
+    process.stderr.write(text);
+  },
+  load: loadBotConfig,
+  start: (options) => Bot.start(options),
+  onSignal: listenForSignals,
+  exit: (code) => {
+    // Lets stdout drain; exits anyway if a forgotten handle would keep the process alive.
+    process.exitCode = code;
+    systemClock.unref(systemClock.setTimeout(() => process.exit(code), EXIT_GRACE_MS));
+  },
+  forceExit: (code) => process.exit(code),
+  now: () => systemClock.now(),
+};
+
+interface RunOptions {
+  readonly config: string;
+}
+
+function fail(code: number, message: string): CommanderError {
+  return new CommanderError(code, 'paperbot.run', message);
+}
+
+export function registerRunCommand(
+  program: Command,
+  dependencies: Partial<RunCommandDependencies> = {},
+): Command {
+  const resolved = { ...defaultDependencies, ...dependencies };
+  return program
+    .command('run')
+    .description(
+      'Run the trading bot until SIGINT or SIGTERM. Without venue.key_file in the config, it trades on an embedded emulator.',
+    )
+    .option('--config <file>', 'bot config (YAML)', DEFAULT_BOT_CONFIG_PATH)
+    .action(async (options: RunOptions) => {
+      let loaded: LoadedBotConfig;
+      try {
+        loaded = await resolved.load(options.config);
+      } catch (error) {
+        if (isPaperbotError(error) && error.code === 'INVALID_CONFIG') {
+          resolved.printError(`paperbot: ${error.message}\n`);
+          throw fail(RUN_EXIT.invalidConfig, error.message);
+        }
+        throw error;
+      }
+
+      // Signals are taken from here on, so one arriving during start stops the bot cleanly.
+      let bot: Bot | null = null;
+      let firstSignalAt: number | null = null;
+      let firstSignal: NodeJS.Signals | null = null;
+      const aborter = new AbortController();
+      let stopRequested!: (signal: NodeJS.Signals) => void;
+      const stopSignal = new Promise<NodeJS.Signals>((resolve) => {
+        stopRequested = resolve;
+      });
+      const stopListening = resolved.onSignal((signal) => {
+        const now = resolved.now();
+        if (firstSignalAt === null) {
+          firstSignalAt = now;
+          firstSignal = signal;
+          stopRequested(signal);
+          if (bot === null) aborter.abort();
+          return;
+        }
+        if (signal === firstSignal && now - firstSignalAt < REPEAT_WINDOW_MS) return;
+        resolved.printError(`paperbot: ${signal} again; exiting without a clean shutdown\n`);
+        bot?.logger.warn({ event: 'bot.forced_exit', signal }, 'forced exit');
+        resolved.forceExit(RUN_EXIT.forced);
+      });
+
+      try {
+        try {
+          bot = await resolved.start({ loaded, signal: aborter.signal });
+        } catch (error) {
+          if (isPaperbotError(error) && error.code === 'BOT_START_ABORTED') {
+            resolved.exit(RUN_EXIT.ok);
+            return;
+          }
+          const configuration = isConfigurationError(error);
+          const code = isPaperbotError(error) ? `${error.code}: ` : '';
+          const message = error instanceof Error ? error.message : String(error);
+          resolved.printError(`paperbot: could not start: ${code}${message}\n`);
+          throw fail(configuration ? RUN_EXIT.invalidConfig : RUN_EXIT.failed, message);
+        }
+        // A signal that came during start has already settled this.
+        await bot.stop(await stopSignal);
+      } finally {
+        stopListening();
+      }
+      resolved.exit(RUN_EXIT.ok);
+    });
+}

@@ -1,0 +1,176 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { isPaperbotError, type PaperbotError } from '../../src/core/errors.ts';
+import {
+  BotConfig,
+  type ConfigIssue,
+  deadmanSettings,
+  executorSettings,
+  loadBotConfig,
+  readMetricsSection,
+  readRiskSection,
+  resolveBotConfig,
+} from '../../src/cli/bot/config.ts';
+
+const directory = mkdtempSync(join(tmpdir(), 'paperbot-config-'));
+afterAll(() => rmSync(directory, { recursive: true, force: true }));
+
+function file(name: string, text: string): string {
+  const path = join(directory, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+async function issuesOf(work: () => Promise<unknown>): Promise<ConfigIssue[]> {
+  try {
+    await work();
+  } catch (error) {
+    expect(isPaperbotError(error)).toBe(true);
+    expect((error as PaperbotError).code).toBe('INVALID_CONFIG');
+    return (error as PaperbotError).details.issues as ConfigIssue[];
+  }
+  throw new Error('expected INVALID_CONFIG');
+}
+
+const minimal = {
+  strategies: [{ id: 'mm', name: 'market-maker', params: {} }],
+};
+
+describe('bot config', () => {
+  it('loads the shipped config/bot.yaml with its strategies resolved', async () => {
+    const loaded = await loadBotConfig('config/bot.yaml');
+    expect(loaded.config.venue.key_file).toBeNull();
+    expect(loaded.strategies.map((strategy) => [strategy.id, strategy.name])).toEqual([
+      ['mm-btc', 'market-maker'],
+      ['mm-eth', 'market-maker'],
+    ]);
+    // Params come back parsed by the plugin's schema, defaults filled in.
+    expect(loaded.strategies[0]?.params).toMatchObject({
+      markets: ['BTC-PERP'],
+      skewTicksPerQuote: 1,
+    });
+    expect(loaded.emulatorConfig?.markets.map((market) => market.market_id)).toContain('BTC-PERP');
+    expect(loaded.config.risk.max_order_notional?.toString()).toBe('500');
+  });
+
+  it('fills every default from a minimal document', async () => {
+    const loaded = await resolveBotConfig(minimal);
+    const config = loaded.config;
+    expect(config.metrics).toEqual({ enabled: true, host: '127.0.0.1', port: 9464 });
+    expect(config.deadman.timeout_seconds).toBe(60);
+    expect(config.journal.durability).toBe('full');
+    expect(config.market_data).toEqual({ markets: null, book_poll_ms: 1000, trades_poll_ms: 1000 });
+    expect(config.risk.max_orders_per_second).toBe(5);
+    expect(deadmanSettings(config.deadman)).toMatchObject({ timeoutSeconds: 60 });
+    expect(executorSettings(config.execution)).toMatchObject({
+      defaultMarginMode: 'isolated',
+      simulate: { place: true, amend: true, closePosition: true },
+    });
+  });
+
+  it('lists every problem at once, with its path, including unknown keys and plugin params', async () => {
+    const issues = await issuesOf(() =>
+      resolveBotConfig({
+        venue: { key_file: 7, emulator: { port: 70000 } },
+        strategies: [
+          { id: 'mm', name: 'market-maker', params: { halfSpreadTicks: 'wide', spread_ticks: 3 } },
+          { id: 'mm', name: 'market-maker' },
+          { id: 'x', name: 'no-such-plugin' },
+        ],
+        risk: { max_orders_per_second: 'fast', surprise: true },
+        metrics: { port: -1 },
+        deadman: { timeout_seconds: 8, refresh_interval_ms: 5000 },
+        logging: { level: 'loud' },
+        unexpected: 1,
+      }),
+    );
+    const byPath = new Map(issues.map((issue) => [issue.path, issue.message]));
+    expect(byPath.get('venue.key_file')).toMatch(/expected string/);
+    expect(byPath.get('venue.emulator.port')).toMatch(/65535/);
+    expect(byPath.get('risk.max_orders_per_second')).toMatch(/expected number/);
+    expect(byPath.get('risk.surprise')).toBe('unknown key');
+    expect(byPath.get('metrics.port')).toBeDefined();
+    expect(byPath.get('deadman.refresh_interval_ms')).toMatch(/quarter/);
+    expect(byPath.get('logging.level')).toBeDefined();
+    expect(byPath.get('unexpected')).toBe('unknown key');
+    expect(byPath.get('strategies[0].params.halfSpreadTicks')).toMatch(/expected number/);
+    expect(byPath.get('strategies[0].params.spread_ticks')).toBe('unknown key');
+    expect(byPath.get('strategies[1].id')).toMatch(/duplicate id "mm"/);
+    expect(byPath.get('strategies[2].name')).toMatch(/no strategy named no-such-plugin/);
+    expect(issues.length).toBeGreaterThanOrEqual(12);
+  });
+
+  it('requires at least one strategy and a sound strategy entry', async () => {
+    const issues = await issuesOf(() => resolveBotConfig({ strategies: [] }));
+    expect(issues).toEqual([{ path: 'strategies', message: 'list at least one strategy' }]);
+    const second = await issuesOf(() =>
+      resolveBotConfig({ strategies: [{ id: 'has space', name: 'market-maker', extra: 1 }] }),
+    );
+    expect(second.map((issue) => issue.path).sort()).toEqual([
+      'strategies[0].extra',
+      'strategies[0].id',
+    ]);
+  });
+
+  it('checks an inline emulator config with paths under venue.emulator.config', async () => {
+    const issues = await issuesOf(() =>
+      resolveBotConfig({
+        ...minimal,
+        venue: { emulator: { config: { starting_balance: 'lots' } } },
+      }),
+    );
+    expect(issues.some((issue) => issue.path.startsWith('venue.emulator.config'))).toBe(true);
+  });
+
+  it('does not check the emulator config when a key file is used', async () => {
+    const loaded = await resolveBotConfig({
+      ...minimal,
+      venue: { key_file: 'some.key.json', emulator: { config: { starting_balance: 'lots' } } },
+    });
+    expect(loaded.emulatorConfig).toBeNull();
+  });
+
+  it('reports YAML errors with their line, and a missing file', async () => {
+    const broken = file('broken.yaml', 'strategies:\n  - id: a\n    id: b\n  name: [\n');
+    const issues = await issuesOf(() => loadBotConfig(broken));
+    expect(issues[0]).toEqual({
+      path: '(yaml line 3, column 5)',
+      message: 'Map keys must be unique',
+    });
+    const missing = await issuesOf(() => loadBotConfig(join(directory, 'nope.yaml')));
+    expect(missing).toEqual([{ path: '(file)', message: 'the file does not exist' }]);
+    const list = await issuesOf(() => loadBotConfig(file('list.yaml', '- a\n- b\n')));
+    expect(list).toEqual([{ path: '(root)', message: 'the config must be a mapping of keys' }]);
+  });
+
+  it('formats the error message as one line per problem', async () => {
+    const path = file('two.yaml', 'strategies: []\nmetrics: { port: "x" }\n');
+    await expect(loadBotConfig(path)).rejects.toThrow(
+      new RegExp(
+        `invalid config ${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(2 problems\\):\\n  - strategies: .*\\n  - metrics.port: `,
+      ),
+    );
+  });
+
+  it('reads single sections for status and kill without loading strategies', () => {
+    const path = file(
+      'sections.yaml',
+      'strategies: [{ id: a, name: not-loaded }]\nmetrics: { port: 1234 }\nrisk: { kill_switch: { file: k.kill } }\n',
+    );
+    expect(readMetricsSection(path).port).toBe(1234);
+    expect(readRiskSection(path).kill_switch.file).toBe('k.kill');
+    const bad = file('bad-risk.yaml', 'risk: { kill_switch: { poll_ms: 1 } }\n');
+    expect(() => readRiskSection(bad)).toThrow(/risk\.kill_switch\.poll_ms/);
+  });
+
+  it('is strict at every level of the schema', () => {
+    const result = BotConfig.safeParse({
+      ...minimal,
+      journal: { path: 'j.sqlite', mode: 'fast' },
+      execution: { simulate: { place: true, twice: true } },
+    });
+    expect(result.success).toBe(false);
+  });
+});

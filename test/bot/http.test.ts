@@ -1,0 +1,271 @@
+import { Subject } from 'rxjs';
+import { request } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import { VirtualClock } from '../../src/core/clock.ts';
+import {
+  type BotHttpServer,
+  type HealthReport,
+  startBotHttpServer,
+} from '../../src/cli/bot/http.ts';
+import {
+  createBotMetrics,
+  type IntentLatency,
+  type MetricsStatus,
+  type ReconciliationSummary,
+} from '../../src/cli/bot/metrics.ts';
+import type { IntentOutcome, StampedIntent } from '../../src/runtime/intents.ts';
+
+const servers: BotHttpServer[] = [];
+afterEach(async () => {
+  for (const server of servers.splice(0)) await server.close();
+});
+
+async function get(url: string, method: 'GET' | 'POST' = 'GET') {
+  const response = await request(url, { method });
+  return {
+    status: response.statusCode,
+    type: String(response.headers['content-type']),
+    text: await response.body.text(),
+  };
+}
+
+const intent: StampedIntent = {
+  strategyId: 'mm',
+  sequence: 1,
+  requestId: 'mm:epoch:1',
+  clientOrderId: 'mm:epoch:1',
+  intent: {
+    kind: 'place',
+    marketId: 'BTC-PERP',
+    side: 'buy',
+    type: 'limit',
+    quantity: '1',
+    price: '10',
+  },
+  emittedAt: 0,
+};
+
+function fakeKernel(clock: VirtualClock) {
+  const state: { status: MetricsStatus } = {
+    status: {
+      tradingState: 'ACTIVE',
+      mayTrade: true,
+      reconciled: true,
+      deadman: { phase: 'armed', deadlineAt: clock.now() + 45_000 },
+      unknownIntents: 1,
+      unresolvedIntents: 0,
+      openOrders: [{}, {}],
+      positions: [{}],
+      account: { total_equity: '10012.5' },
+      strategies: [{ id: 'mm', status: 'running' }],
+    },
+  };
+  return {
+    state,
+    status: () => state.status,
+    outcomes$: new Subject<IntentOutcome>(),
+    denials$: new Subject<{ denials: { rule: string }[] }>(),
+    reconciliation$: new Subject<ReconciliationSummary>(),
+    fills$: new Subject<{ market_id: string; side: string }>(),
+    intentLatency$: new Subject<IntentLatency>(),
+  };
+}
+
+/** The value of one sample line, e.g. `paperbot_may_trade 1`. */
+function sample(text: string, name: string): number | undefined {
+  const line = text.split('\n').find((candidate) => candidate.startsWith(`${name} `));
+  return line === undefined ? undefined : Number(line.slice(name.length + 1));
+}
+
+describe('metrics', () => {
+  it('counts kernel events and reads state gauges from the status when scraped', async () => {
+    const clock = new VirtualClock(1_000_000);
+    const kernel = fakeKernel(clock);
+    const stream = { state: 'live', resync$: new Subject<{ reason: string }>() };
+    const metrics = createBotMetrics({ clock, processMetrics: false });
+    const before = await metrics.registry.metrics();
+    expect(sample(before, 'paperbot_up')).toBe(0);
+
+    metrics.attachKernel(kernel);
+    metrics.attachStream(stream);
+    kernel.outcomes$.next({ status: 'accepted', intent, orderId: 'o1' });
+    kernel.outcomes$.next({ status: 'accepted', intent, orderId: 'o2' });
+    kernel.outcomes$.next({ status: 'unknown', intent, reason: 'timeout' });
+    kernel.outcomes$.next({ status: 'resolved', intent, resolution: 'accepted', orderId: 'o3' });
+    kernel.denials$.next({
+      denials: [{ rule: 'max_order_notional' }, { rule: 'price_band_percent' }],
+    });
+    kernel.denials$.next({ denials: [{ rule: 'max_order_notional' }] });
+    kernel.fills$.next({ market_id: 'BTC-PERP', side: 'buy' });
+    kernel.reconciliation$.next({
+      ok: true,
+      missingLocally: [],
+      foreignOrders: [{}, {}],
+      missingAtVenue: [{}],
+      stateMismatches: [],
+      positionMismatches: [],
+    });
+    kernel.reconciliation$.next({
+      ok: false,
+      missingLocally: [],
+      foreignOrders: [],
+      missingAtVenue: [],
+      stateMismatches: [],
+      positionMismatches: [],
+    });
+    kernel.intentLatency$.next({ tickToPlaceMs: 12, placeMs: 4 });
+    kernel.intentLatency$.next({ tickToPlaceMs: null, placeMs: 3000 });
+    stream.resync$.next({ reason: 'gap' });
+    clock.advanceTo(1_010_000);
+
+    const text = await metrics.registry.metrics();
+    expect(sample(text, 'paperbot_up')).toBe(1);
+    expect(sample(text, 'paperbot_intent_outcomes_total{strategy="mm",outcome="accepted"}')).toBe(
+      2,
+    );
+    expect(sample(text, 'paperbot_intent_outcomes_total{strategy="mm",outcome="unknown"}')).toBe(1);
+    expect(
+      sample(text, 'paperbot_intent_outcomes_total{strategy="mm",outcome="resolved_accepted"}'),
+    ).toBe(1);
+    expect(sample(text, 'paperbot_risk_denials_total{rule="max_order_notional"}')).toBe(2);
+    expect(sample(text, 'paperbot_risk_denials_total{rule="price_band_percent"}')).toBe(1);
+    expect(sample(text, 'paperbot_fills_total{market="BTC-PERP",side="buy"}')).toBe(1);
+    expect(sample(text, 'paperbot_reconciliations_total{result="ok"}')).toBe(1);
+    expect(sample(text, 'paperbot_reconciliations_total{result="failed"}')).toBe(1);
+    expect(sample(text, 'paperbot_reconciliation_differences_total{kind="foreign_orders"}')).toBe(
+      2,
+    );
+    expect(sample(text, 'paperbot_reconciliation_differences_total{kind="missing_at_venue"}')).toBe(
+      1,
+    );
+    expect(sample(text, 'paperbot_stream_resyncs_total{reason="gap"}')).toBe(1);
+    expect(sample(text, 'paperbot_tick_to_place_seconds_count')).toBe(1);
+    expect(sample(text, 'paperbot_tick_to_place_seconds_bucket{le="0.025"}')).toBe(1);
+    expect(sample(text, 'paperbot_tick_to_place_seconds_bucket{le="0.01"}')).toBe(0);
+    expect(sample(text, 'paperbot_place_seconds_count')).toBe(2);
+    expect(sample(text, 'paperbot_place_seconds_sum')).toBeCloseTo(3.004);
+    expect(sample(text, 'paperbot_trading_state{state="ACTIVE"}')).toBe(1);
+    expect(sample(text, 'paperbot_trading_state{state="HALTED"}')).toBe(0);
+    expect(sample(text, 'paperbot_may_trade')).toBe(1);
+    expect(sample(text, 'paperbot_unknown_intents')).toBe(1);
+    expect(sample(text, 'paperbot_open_orders')).toBe(2);
+    expect(sample(text, 'paperbot_positions')).toBe(1);
+    expect(sample(text, 'paperbot_account_equity')).toBe(10012.5);
+    expect(sample(text, 'paperbot_deadman_armed')).toBe(1);
+    expect(sample(text, 'paperbot_deadman_seconds_to_deadline')).toBe(35);
+    expect(sample(text, 'paperbot_strategy_running{strategy="mm",status="running"}')).toBe(1);
+    expect(sample(text, 'paperbot_stream_state{state="live"}')).toBe(1);
+    expect(sample(text, 'paperbot_stream_state{state="backoff"}')).toBe(0);
+
+    kernel.state.status = {
+      ...kernel.state.status,
+      tradingState: 'HALTED',
+      mayTrade: false,
+      deadman: { phase: 'disarmed', deadlineAt: null },
+    };
+    const later = await metrics.registry.metrics();
+    expect(sample(later, 'paperbot_trading_state{state="HALTED"}')).toBe(1);
+    expect(sample(later, 'paperbot_trading_state{state="ACTIVE"}')).toBe(0);
+    expect(sample(later, 'paperbot_may_trade')).toBe(0);
+    expect(sample(later, 'paperbot_deadman_armed')).toBe(0);
+
+    metrics.dispose();
+    kernel.fills$.next({ market_id: 'BTC-PERP', side: 'buy' });
+    const disposed = await metrics.registry.metrics();
+    expect(sample(disposed, 'paperbot_fills_total{market="BTC-PERP",side="buy"}')).toBe(1);
+    expect(sample(disposed, 'paperbot_up')).toBe(0);
+  });
+
+  it('includes the Node.js process metrics by default, on its own registry', async () => {
+    const metrics = createBotMetrics({ clock: new VirtualClock(0) });
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('process_cpu_user_seconds_total');
+    expect(text).toContain('nodejs_eventloop_lag_seconds');
+    // Two registries side by side do not clash (none is the global default).
+    expect(() => createBotMetrics({ clock: new VirtualClock(0) })).not.toThrow();
+  });
+});
+
+describe('the bot HTTP endpoint', () => {
+  it('serves /metrics, /health and /status on a loopback port', async () => {
+    const clock = new VirtualClock(0);
+    const metrics = createBotMetrics({ clock, processMetrics: false });
+    let health: HealthReport = { phase: 'starting', tradingState: null, mayTrade: false };
+    let status: unknown = null;
+    const server = await startBotHttpServer({
+      host: '127.0.0.1',
+      port: 0,
+      registry: metrics.registry,
+      health: () => health,
+      status: () => status,
+    });
+    servers.push(server);
+    expect(server.url).toBe(`http://127.0.0.1:${server.port}`);
+
+    const starting = await get(`${server.url}/health`);
+    expect(starting.status).toBe(503);
+    expect(JSON.parse(starting.text)).toEqual({
+      status: 'starting',
+      trading_state: null,
+      may_trade: false,
+    });
+    expect((await get(`${server.url}/status`)).status).toBe(503);
+
+    health = { phase: 'running', tradingState: 'REDUCING', mayTrade: true };
+    status = { tradingState: 'REDUCING', positions: [] };
+    const running = await get(`${server.url}/health`);
+    expect(running.status).toBe(200);
+    expect(running.type).toMatch(/^application\/json/);
+    expect(JSON.parse(running.text)).toEqual({
+      status: 'ok',
+      trading_state: 'REDUCING',
+      may_trade: true,
+    });
+    const document = await get(`${server.url}/status?verbose=1`);
+    expect(document.status).toBe(200);
+    expect(JSON.parse(document.text)).toEqual(status);
+
+    const scraped = await get(`${server.url}/metrics`);
+    expect(scraped.status).toBe(200);
+    expect(scraped.type).toMatch(/^text\/plain; version=0\.0\.4/);
+    expect(scraped.text).toContain('# TYPE paperbot_intent_outcomes_total counter');
+
+    health = { phase: 'stopping', tradingState: null, mayTrade: false };
+    expect((await get(`${server.url}/health`)).status).toBe(503);
+    expect((await get(`${server.url}/nothing`)).status).toBe(404);
+    expect((await get(`${server.url}/health`, 'POST')).status).toBe(405);
+  });
+
+  it('answers 500 with a message when the status cannot be built, and keeps serving', async () => {
+    const metrics = createBotMetrics({ clock: new VirtualClock(0), processMetrics: false });
+    const server = await startBotHttpServer({
+      host: '127.0.0.1',
+      port: 0,
+      registry: metrics.registry,
+      health: () => ({ phase: 'running', tradingState: 'ACTIVE', mayTrade: true }),
+      status: () => {
+        throw new Error('journal closed');
+      },
+    });
+    servers.push(server);
+    const failed = await get(`${server.url}/status`);
+    expect(failed.status).toBe(500);
+    expect(JSON.parse(failed.text)).toEqual({ error: 'journal closed' });
+    expect((await get(`${server.url}/health`)).status).toBe(200);
+  });
+
+  it('refuses a port in use with METRICS_LISTEN_FAILED', async () => {
+    const metrics = createBotMetrics({ clock: new VirtualClock(0), processMetrics: false });
+    const options = {
+      host: '127.0.0.1',
+      registry: metrics.registry,
+      health: (): HealthReport => ({ phase: 'running', tradingState: null, mayTrade: false }),
+      status: () => null,
+    };
+    const first = await startBotHttpServer({ ...options, port: 0 });
+    servers.push(first);
+    await expect(startBotHttpServer({ ...options, port: first.port })).rejects.toMatchObject({
+      code: 'METRICS_LISTEN_FAILED',
+    });
+  });
+});
