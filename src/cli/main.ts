@@ -3,10 +3,12 @@
  * `commands/` and registers itself on the program here.
  */
 import { Command, CommanderError } from 'commander';
+import { registerBacktestCommand } from './commands/backtest.ts';
 import { registerEmulatorCommands } from './commands/emulator.ts';
 import { registerKeysCommands } from './commands/keys.ts';
 import { registerKillCommand } from './commands/kill.ts';
 import { registerNewCommands } from './commands/new.ts';
+import { registerRecordCommand } from './commands/record.ts';
 import { registerRunCommand } from './commands/run.ts';
 import { registerStatusCommand } from './commands/status.ts';
 
@@ -23,6 +25,8 @@ export function buildProgram(): Command {
   registerRunCommand(program);
   registerStatusCommand(program);
   registerKillCommand(program);
+  registerRecordCommand(program);
+  registerBacktestCommand(program);
   return program;
 }
 

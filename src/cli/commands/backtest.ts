@@ -1,0 +1,309 @@
+/**
+ * `paperbot backtest`: replays recorded sessions through the kernel on virtual time and reports
+ * (docs/backtesting.md). Three forms:
+ *
+ * - a backtest: prints the summary (or, with `--json`, the JSON report) and, with `--report`,
+ *   writes the self-contained HTML page;
+ * - `--sweep name=a,b,c` (repeatable): the grid of backtests on worker threads, one table row
+ *   (or JSON object) per cell;
+ * - `--divergence <session>`: a backtest over the session's public data, compared with the
+ *   fills its private events recorded from a live run (`--live-journal` maps them to intents).
+ *
+ * A progress bar is drawn on stderr when stdout is a terminal. The same data, config and seed
+ * print the same bytes.
+ */
+import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { type Command, CommanderError, Option } from 'commander';
+import pino from 'pino';
+import { isPaperbotError, PaperbotError } from '../../core/errors.ts';
+import {
+  type BacktestResult,
+  divergenceOf,
+  formatBacktestSummary,
+  loadBacktestConfig,
+  openReplaySource,
+  recordedPrivateEvents,
+  runBacktest,
+  runBacktestSweep,
+  type SweepMetrics,
+  sweepCoerce,
+} from '../../replay/backtest/index.ts';
+import { buildGrid, formatSweepTable, parseSweepSpecs } from '../../replay/sweep/index.ts';
+import {
+  createProgress,
+  divergenceToJson,
+  formatDivergenceTable,
+  type OrderIds,
+  renderReportHtml,
+  reportToJson,
+} from '../../replay/report/index.ts';
+import { Journal } from '../../runtime/journal/index.ts';
+import { type KernelLogger, silentKernelLogger } from '../../runtime/kernel.ts';
+
+export const DEFAULT_BACKTEST_CONFIG_PATH = 'config/backtest.yaml';
+
+/** Exit codes of `paperbot backtest`. */
+export const BACKTEST_EXIT = { ok: 0, failed: 1, invalidArguments: 2 } as const;
+
+export interface BacktestCommandDependencies {
+  readonly print: (text: string) => void;
+  readonly printError: (text: string) => void;
+  /** Whether stdout is a terminal (progress bars are drawn only then). */
+  readonly interactive: boolean;
+  readonly logger: (level: string) => KernelLogger;
+}
+
+const defaultDependencies: BacktestCommandDependencies = {
+  print: (text) => {
+    process.stdout.write(text);
+  },
+  printError: (text) => {
+    process.stderr.write(text);
+  },
+  interactive: process.stdout.isTTY === true,
+  logger: (level) =>
+    level === 'silent'
+      ? silentKernelLogger
+      : pino({ name: 'paperbot-backtest', level }, pino.destination(2)),
+};
+
+interface BacktestOptions {
+  readonly config: string;
+  readonly data?: string[];
+  readonly markets?: string;
+  readonly seed?: string;
+  readonly json?: boolean;
+  readonly report?: string;
+  readonly sweep?: string[];
+  readonly workers?: string;
+  readonly divergence?: string;
+  readonly liveJournal?: string;
+  readonly timeTolerance?: string;
+  readonly cache: 'auto' | 'off' | 'rebuild';
+}
+
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}
+
+function splitList(values: readonly string[] | undefined): string[] | null {
+  if (values === undefined) return null;
+  return values.flatMap((value) =>
+    value
+      .split(',')
+      .map((item) => item.trim())
+      .filter((item) => item !== ''),
+  );
+}
+
+function integerOption(
+  text: string | undefined,
+  name: string,
+  minimum: number,
+): number | undefined {
+  if (text === undefined) return undefined;
+  if (!/^\d+$/.test(text) || Number(text) < minimum) {
+    throw new PaperbotError(
+      'INVALID_ARGUMENT',
+      `--${name} must be an integer of at least ${minimum}`,
+    );
+  }
+  return Number(text);
+}
+
+/** Reads the live run's journal for the ids of its venue orders. */
+function liveOrderIdsFrom(path: string): {
+  lookup: (orderId: string) => OrderIds | undefined;
+  close: () => void;
+} {
+  if (!existsSync(path)) {
+    throw new PaperbotError('INVALID_ARGUMENT', `--live-journal ${path}: no such file`);
+  }
+  const journal = Journal.open(resolve(path), { now: () => 0, durability: 'normal' });
+  return {
+    lookup: (orderId) => {
+      const record = journal.intentByOrderId(orderId);
+      return record === undefined
+        ? undefined
+        : { clientOrderId: record.clientOrderId, requestId: record.requestId };
+    },
+    close: () => journal.close(),
+  };
+}
+
+async function execute(
+  options: BacktestOptions,
+  dependencies: BacktestCommandDependencies,
+): Promise<void> {
+  const loaded = await loadBacktestConfig(options.config);
+  const seed =
+    options.seed === undefined
+      ? loaded.config.seed
+      : /^-?\d{1,15}$/.test(options.seed)
+        ? Number(options.seed)
+        : options.seed;
+  const dataOverride = splitList(options.data);
+  const marketsOverride = splitList(options.markets === undefined ? undefined : [options.markets]);
+  const config = {
+    ...loaded.config,
+    seed,
+    ...(marketsOverride === null ? {} : { markets: marketsOverride }),
+  };
+
+  if (options.sweep !== undefined && options.sweep.length > 0) {
+    if (options.divergence !== undefined) {
+      throw new PaperbotError('INVALID_ARGUMENT', '--sweep and --divergence cannot be combined');
+    }
+    const axes = parseSweepSpecs(options.sweep);
+    const cells = buildGrid(axes, { coerce: sweepCoerce(loaded) });
+    const document = {
+      ...(loaded.document as Record<string, unknown>),
+      seed,
+      ...(marketsOverride === null ? {} : { markets: marketsOverride }),
+    };
+    const progress = createProgress({
+      total: cells.length,
+      label: 'sweep',
+      unit: 'runs',
+      stdoutIsTerminal: dependencies.interactive,
+    });
+    const concurrency = integerOption(options.workers, 'workers', 1);
+    let results;
+    try {
+      results = await runBacktestSweep({
+        loaded: { ...loaded, document },
+        axes,
+        cells,
+        data: dataOverride,
+        ...(concurrency === undefined ? {} : { concurrency }),
+        onResult: () => progress.increment(),
+      });
+    } finally {
+      progress.stop();
+    }
+    if (options.json === true) {
+      dependencies.print(`${JSON.stringify(results, null, 2)}\n`);
+    } else {
+      dependencies.print(`${formatSweepTable<SweepMetrics>(axes, results)}\n`);
+    }
+    if (results.some((result) => result.status === 'error')) {
+      throw new PaperbotError('SWEEP_CELLS_FAILED', 'some sweep cells failed (see the table)');
+    }
+    return;
+  }
+
+  const data =
+    options.divergence !== undefined ? [options.divergence] : (dataOverride ?? config.data);
+  const source = await openReplaySource(data, { markets: config.markets, cache: options.cache });
+  if (options.divergence !== undefined && !source.hasPrivateEvents) {
+    throw new PaperbotError(
+      'INVALID_ARGUMENT',
+      `--divergence ${options.divergence}: the session recorded no private events (record it with a key)`,
+    );
+  }
+  const progress = createProgress({
+    total: source.expectedRecords,
+    label: 'replay',
+    unit: 'events',
+    stdoutIsTerminal: dependencies.interactive,
+  });
+  let result: BacktestResult;
+  try {
+    result = await runBacktest({
+      config,
+      strategies: loaded.strategies,
+      source,
+      logger: dependencies.logger(config.logging.level),
+      onProgress: (delivered) => progress.update(delivered),
+    });
+  } finally {
+    progress.stop();
+  }
+  if (options.report !== undefined) {
+    await writeFile(resolve(options.report), renderReportHtml(result.report));
+  }
+  if (options.divergence !== undefined) {
+    const journal =
+      options.liveJournal === undefined ? null : liveOrderIdsFrom(options.liveJournal);
+    try {
+      const report = divergenceOf({
+        liveRecords: await recordedPrivateEvents(source),
+        ...(journal === null ? {} : { liveOrderIds: journal.lookup }),
+        backtest: result,
+        ...(options.timeTolerance === undefined
+          ? {}
+          : { timeToleranceMs: integerOption(options.timeTolerance, 'time-tolerance', 0)! }),
+      });
+      dependencies.print(
+        options.json === true ? divergenceToJson(report) : `${formatDivergenceTable(report)}\n`,
+      );
+    } finally {
+      journal?.close();
+    }
+    return;
+  }
+  dependencies.print(
+    options.json === true ? reportToJson(result.report) : formatBacktestSummary(result),
+  );
+}
+
+export function registerBacktestCommand(
+  program: Command,
+  dependencies: Partial<BacktestCommandDependencies> = {},
+): Command {
+  const resolved = { ...defaultDependencies, ...dependencies };
+  return program
+    .command('backtest')
+    .description(
+      'Replay recorded sessions through the strategies, risk gate and executor on virtual time, and report.',
+    )
+    .option('--config <file>', 'backtest config', DEFAULT_BACKTEST_CONFIG_PATH)
+    .addOption(
+      new Option(
+        '--data <dirs>',
+        'recorded session folders (repeatable, or comma-separated); replaces data:',
+      ).argParser(collect),
+    )
+    .option('--markets <ids>', 'replay only these markets (comma-separated)')
+    .option('--seed <seed>', 'replaces the config seed')
+    .option('--json', 'print the JSON report (or the divergence or sweep results as JSON)')
+    .option('--report <file>', 'write the HTML report here')
+    .addOption(
+      new Option('--sweep <spec>', 'name=a,b,c: a parameter grid axis (repeatable)').argParser(
+        collect,
+      ),
+    )
+    .option('--workers <n>', 'sweep worker threads (default: one per core, at most one per cell)')
+    .option('--divergence <dir>', 'compare with the live fills recorded in this session')
+    .option(
+      '--live-journal <file>',
+      "with --divergence: the live run's journal, to match fills by intent",
+    )
+    .option('--time-tolerance <ms>', 'with --divergence: fill times this close count as equal', '0')
+    .addOption(
+      new Option(
+        '--cache <mode>',
+        'the decoding cache beside each events file: auto (use or build), off, rebuild',
+      )
+        .choices(['auto', 'off', 'rebuild'])
+        .default('auto'),
+    )
+    .action(async (options: BacktestOptions) => {
+      try {
+        await execute(options, resolved);
+      } catch (error) {
+        const invalid =
+          isPaperbotError(error) &&
+          ['INVALID_ARGUMENT', 'INVALID_CONFIG', 'INVALID_SWEEP'].includes(error.code);
+        const message = error instanceof Error ? error.message : String(error);
+        resolved.printError(`paperbot backtest: ${message}\n`);
+        throw new CommanderError(
+          invalid ? BACKTEST_EXIT.invalidArguments : BACKTEST_EXIT.failed,
+          'paperbot.backtest',
+          message,
+        );
+      }
+    });
+}

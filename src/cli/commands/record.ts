@@ -1,0 +1,409 @@
+/**
+ * `paperbot record`: records a session for backtests (docs/backtesting.md, "Recording").
+ *
+ * - Against a service: `--config` names a bot config whose `venue:` and `market_data:` sections
+ *   say where to connect. With `venue.key_file` the service is the key's, and the account's
+ *   private events are recorded too; without one an embedded emulator is started, as the bot
+ *   does, and only public data is recorded. It runs for `--duration`, or until SIGINT or SIGTERM;
+ *   either way the recording is closed cleanly (manifest `complete: true`). Killed outright, it
+ *   leaves a file readable up to its last complete record.
+ * - `--emulator-virtual`: the emulator in this process on virtual time (`--seed`, `--start`),
+ *   for sample sessions: an hour is recorded in seconds, and the same seed gives the same bytes.
+ */
+import { resolve } from 'node:path';
+import { type Command, CommanderError } from 'commander';
+import { z } from 'zod';
+import { RestClient, StreamClient } from '../../client/index.ts';
+import { type Clock, isoTimestamp, systemClock } from '../../core/clock.ts';
+import { isPaperbotError, PaperbotError } from '../../core/errors.ts';
+import {
+  type EmulatorConfig,
+  loadEmulatorConfig,
+  parseEmulatorConfig,
+  type RunningEmulator,
+  type StartEmulatorOptions,
+  startEmulator,
+} from '../../emulator/index.ts';
+import type { Market } from '../../protocol/index.ts';
+import type { RecordingManifest } from '../../replay/format/manifest.ts';
+import { RecordingSink } from '../../replay/format/recorder-sink.ts';
+import { recordEmulatorSession } from '../../replay/recorder/emulator-session.ts';
+import { Recorder } from '../../replay/recorder/recorder.ts';
+import { clientSource } from '../../replay/recorder/sources.ts';
+import { createProgress } from '../../replay/report/progress.ts';
+import { loadKeyFile } from '../../signing/index.ts';
+import {
+  BotConfig,
+  DEFAULT_BOT_CONFIG_PATH,
+  invalidConfigError,
+  readConfigDocument,
+} from '../bot/config.ts';
+
+/** Exit codes of `paperbot record`. */
+export const RECORD_EXIT = { ok: 0, failed: 1, invalidArguments: 2 } as const;
+
+/** Where virtual recordings start unless `--start` says otherwise (2025-01-01T00:00:00Z). */
+export const DEFAULT_VIRTUAL_START_MS = Date.UTC(2025, 0, 1);
+
+export interface RecordCommandDependencies {
+  readonly print: (text: string) => void;
+  readonly printError: (text: string) => void;
+  readonly clock: Clock;
+  /** Calls `onSignal` on SIGINT or SIGTERM; returns a function that stops listening. */
+  readonly onSignal: (onSignal: () => void) => () => void;
+  readonly startEmulator: (options: StartEmulatorOptions) => Promise<RunningEmulator>;
+  /** Whether progress may be drawn (stdout is a terminal). */
+  readonly interactive: boolean;
+}
+
+function listenForSignals(onSignal: () => void): () => void {
+  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM'];
+  for (const signal of signals) process.on(signal, onSignal);
+  return () => {
+    for (const signal of signals) process.off(signal, onSignal);
+  };
+}
+
+const defaultDependencies: RecordCommandDependencies = {
+  print: (text) => {
+    process.stdout.write(text);
+  },
+  printError: (text) => {
+    process.stderr.write(text);
+  },
+  clock: systemClock,
+  onSignal: listenForSignals,
+  startEmulator,
+  interactive: process.stdout.isTTY === true,
+};
+
+interface RecordOptions {
+  readonly out: string;
+  readonly config: string;
+  readonly duration?: string;
+  readonly markets?: string;
+  readonly bookDepth: string;
+  readonly bookInterval?: string;
+  readonly tradesInterval?: string;
+  readonly gzip?: boolean;
+  readonly emulatorVirtual?: boolean;
+  readonly seed?: string;
+  readonly emulatorConfig?: string;
+  readonly start?: string;
+}
+
+const UNIT_MS: Readonly<Record<string, number>> = {
+  ms: 1,
+  s: 1_000,
+  m: 60_000,
+  h: 3_600_000,
+  d: 86_400_000,
+};
+
+/** `1h30m`, `10m`, `45s`, `250ms` in milliseconds; a bare number is milliseconds. */
+export function parseDuration(text: string, option = 'duration'): number {
+  const trimmed = text.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed);
+  const parts = /^(?:\d+(?:ms|s|m|h|d))+$/.test(trimmed)
+    ? trimmed.match(/\d+(?:ms|s|m|h|d)/g)
+    : null;
+  if (parts === null) {
+    throw new PaperbotError(
+      'INVALID_ARGUMENT',
+      `--${option} ${JSON.stringify(text)}: write a duration such as 10m, 1h30m, 45s or 250ms`,
+    );
+  }
+  let total = 0;
+  for (const part of parts) {
+    const unit = /ms|s|m|h|d$/.exec(part)![0];
+    total += Number(part.slice(0, part.length - unit.length)) * UNIT_MS[unit]!;
+  }
+  if (!Number.isSafeInteger(total) || total <= 0) {
+    throw new PaperbotError('INVALID_ARGUMENT', `--${option} must be above zero`);
+  }
+  return total;
+}
+
+function positiveInteger(text: string, option: string, maximum: number): number {
+  if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > maximum) {
+    throw new PaperbotError(
+      'INVALID_ARGUMENT',
+      `--${option} must be an integer from 1 to ${maximum}`,
+    );
+  }
+  return Number(text);
+}
+
+function marketList(text: string | undefined): string[] | null {
+  if (text === undefined) return null;
+  const ids = text
+    .split(',')
+    .map((id) => id.trim())
+    .filter((id) => id !== '');
+  if (ids.length === 0) throw new PaperbotError('INVALID_ARGUMENT', '--markets lists no market');
+  return ids;
+}
+
+function seedOf(text: string | undefined): string | number {
+  if (text === undefined) return 42;
+  return /^-?\d{1,15}$/.test(text) ? Number(text) : text;
+}
+
+function describe(manifest: RecordingManifest, directory: string): string {
+  const kinds = manifest.counts.by_kind;
+  const range = manifest.time_range;
+  const span =
+    range.first_t === null || range.last_t === null
+      ? 'no records'
+      : `${isoTimestamp(range.first_t)} to ${isoTimestamp(range.last_t)}`;
+  return `recorded ${manifest.counts.total} records (ticker ${kinds.ticker}, book ${kinds.book}, trade ${kinds.trade}, private ${kinds.private}, gap ${kinds.gap}), ${span}, into ${directory}\n`;
+}
+
+function selectMarkets(listed: readonly Market[], wanted: readonly string[] | null): Market[] {
+  if (wanted === null) return [...listed];
+  const missing = wanted.filter((id) => !listed.some((market) => market.market_id === id));
+  if (missing.length > 0) {
+    throw new PaperbotError(
+      'INVALID_ARGUMENT',
+      `--markets: no market ${missing.join(', ')} (the venue lists ${listed.map((market) => market.market_id).join(', ')})`,
+    );
+  }
+  return listed.filter((market) => wanted.includes(market.market_id));
+}
+
+async function recordVirtual(
+  options: RecordOptions,
+  dependencies: RecordCommandDependencies,
+): Promise<RecordingManifest> {
+  if (options.duration === undefined) {
+    throw new PaperbotError('INVALID_ARGUMENT', '--emulator-virtual needs --duration');
+  }
+  const durationMs = parseDuration(options.duration);
+  const startMs =
+    options.start === undefined ? DEFAULT_VIRTUAL_START_MS : Date.parse(options.start);
+  if (!Number.isSafeInteger(startMs)) {
+    throw new PaperbotError('INVALID_ARGUMENT', '--start must be an RFC 3339 time');
+  }
+  let emulatorConfig: EmulatorConfig | undefined;
+  if (options.emulatorConfig !== undefined)
+    emulatorConfig = loadEmulatorConfig(options.emulatorConfig);
+  const progress = createProgress({
+    total: durationMs,
+    label: 'record',
+    unit: 'ms',
+    stdoutIsTerminal: dependencies.interactive,
+  });
+  try {
+    const result = await recordEmulatorSession({
+      directory: resolve(options.out),
+      seed: seedOf(options.seed),
+      startMs,
+      durationMs,
+      ...(emulatorConfig === undefined ? {} : { emulatorConfig }),
+      marketIds: marketList(options.markets),
+      bookDepth: positiveInteger(options.bookDepth, 'book-depth', 200),
+      bookIntervalMs: parseDuration(options.bookInterval ?? '1s', 'book-interval'),
+      tradesIntervalMs: parseDuration(options.tradesInterval ?? '1s', 'trades-interval'),
+      compression: options.gzip === true ? 'gzip' : 'none',
+      onProgress: (t) => progress.update(t - startMs),
+    });
+    return result.manifest;
+  } finally {
+    progress.stop();
+  }
+}
+
+const RecordSections = z.object({
+  venue: BotConfig.shape.venue,
+  market_data: BotConfig.shape.market_data,
+});
+
+async function recordFromService(
+  options: RecordOptions,
+  dependencies: RecordCommandDependencies,
+): Promise<RecordingManifest> {
+  const document = readConfigDocument(options.config);
+  const sections = RecordSections.safeParse({
+    venue: document.venue ?? {},
+    market_data: document.market_data ?? {},
+  });
+  if (!sections.success) {
+    throw invalidConfigError(
+      options.config,
+      sections.error.issues.map((issue) => ({
+        path: issue.path.map(String).join('.'),
+        message: issue.message,
+      })),
+    );
+  }
+  const { venue, market_data: marketData } = sections.data;
+  const clock = dependencies.clock;
+  const bookDepth = positiveInteger(options.bookDepth, 'book-depth', 200);
+  const bookIntervalMs =
+    options.bookInterval === undefined
+      ? marketData.book_poll_ms
+      : parseDuration(options.bookInterval, 'book-interval');
+  const tradesIntervalMs =
+    options.tradesInterval === undefined
+      ? marketData.trades_poll_ms
+      : parseDuration(options.tradesInterval, 'trades-interval');
+  const durationMs = options.duration === undefined ? null : parseDuration(options.duration);
+  const wanted = marketList(options.markets) ?? marketData.markets;
+
+  let emulator: RunningEmulator | null = null;
+  let rest: RestClient | null = null;
+  let stream: StreamClient | null = null;
+  try {
+    const credential = venue.key_file === null ? null : await loadKeyFile(resolve(venue.key_file));
+    if (credential === null) {
+      const settings = venue.emulator;
+      const inline = settings.config;
+      const emulatorConfig: EmulatorConfig | undefined =
+        inline === null
+          ? undefined
+          : typeof inline === 'string'
+            ? loadEmulatorConfig(inline)
+            : parseEmulatorConfig(inline);
+      emulator = await dependencies.startEmulator({
+        clock,
+        ...(emulatorConfig === undefined ? {} : { config: emulatorConfig }),
+        ...(settings.seed === null ? {} : { seed: settings.seed }),
+        dataDir: settings.data_dir === null ? null : resolve(settings.data_dir),
+        host: settings.host,
+        port: settings.port,
+      });
+      rest = new RestClient({
+        baseUrl: emulator.baseUrl,
+        clock,
+        requestTimeoutMs: venue.request_timeout_ms,
+      });
+      stream = new StreamClient({ rest, url: emulator.wsUrl, clock });
+    } else {
+      rest = new RestClient({ credential, clock, requestTimeoutMs: venue.request_timeout_ms });
+      stream = new StreamClient({ rest, clock });
+    }
+    const routes = await rest.listRoutes();
+    const kind =
+      emulator !== null || routes.some((route) => route.provider === 'paperbot-emulator')
+        ? 'emulator'
+        : 'live';
+    const markets = selectMarkets(await rest.listMarkets(), wanted);
+    const privateEvents = credential !== null;
+    const failures: string[] = [];
+    const sink = await RecordingSink.create({
+      directory: resolve(options.out),
+      clock,
+      source: { kind, baseUrl: emulator?.baseUrl ?? credential!.apiBaseUrl },
+      markets,
+      bookDepth,
+      bookIntervalMs,
+      privateEvents,
+      compression: options.gzip === true ? 'gzip' : 'none',
+      onError: (error) => failures.push(error.message),
+    });
+    const recorder = new Recorder({
+      source: clientSource({ rest, stream, privateEvents }),
+      sink,
+      clock,
+      marketIds: markets.map((market) => market.market_id),
+      bookDepth,
+      bookIntervalMs,
+      tradesIntervalMs,
+      privateEvents,
+      onError: (error, context) =>
+        dependencies.printError(
+          `paperbot record: ${context}: ${isPaperbotError(error) ? `${error.code}: ${error.message}` : String(error)}\n`,
+        ),
+    });
+    recorder.start();
+    await stream.connect();
+    await new Promise<void>((done) => {
+      let finished = false;
+      const finish = () => {
+        if (finished) return;
+        finished = true;
+        stopListening();
+        clock.clearTimeout(timer);
+        done();
+      };
+      const stopListening = dependencies.onSignal(finish);
+      const timer = durationMs === null ? undefined : clock.setTimeout(finish, durationMs);
+    });
+    const manifest = await recorder.stop();
+    if (failures.length > 0) {
+      throw new PaperbotError(
+        'RECORDING_WRITE_FAILED',
+        `writing the recording failed: ${failures[0]}`,
+      );
+    }
+    return manifest;
+  } finally {
+    await stream?.close();
+    await rest?.close();
+    await emulator?.close();
+  }
+}
+
+export function registerRecordCommand(
+  program: Command,
+  dependencies: Partial<RecordCommandDependencies> = {},
+): Command {
+  const resolved = { ...defaultDependencies, ...dependencies };
+  return program
+    .command('record')
+    .description(
+      "Record a session for backtests: tickers, book snapshots and trades (and, with a key, the account's private events).",
+    )
+    .requiredOption('--out <dir>', 'the session folder to create (must be empty or missing)')
+    .option(
+      '--config <file>',
+      'bot config whose venue: and market_data: sections say where to connect',
+      DEFAULT_BOT_CONFIG_PATH,
+    )
+    .option(
+      '--duration <time>',
+      'stop after this long (10m, 1h30m); until SIGINT or SIGTERM without it',
+    )
+    .option(
+      '--markets <ids>',
+      'comma-separated market ids (default: market_data.markets, else all)',
+    )
+    .option('--book-depth <n>', 'levels kept per book side', '10')
+    .option('--book-interval <time>', 'book snapshot period (default: market_data.book_poll_ms)')
+    .option(
+      '--trades-interval <time>',
+      'trades polling period (default: market_data.trades_poll_ms)',
+    )
+    .option('--gzip', 'write events.jsonl.gz')
+    .option(
+      '--emulator-virtual',
+      'record the emulator in this process on virtual time (needs --duration; ignores --config)',
+    )
+    .option('--seed <seed>', 'with --emulator-virtual: the emulator seed', '42')
+    .option('--emulator-config <file>', 'with --emulator-virtual: emulator config (YAML)')
+    .option(
+      '--start <time>',
+      'with --emulator-virtual: virtual start, RFC 3339',
+      '2025-01-01T00:00:00Z',
+    )
+    .action(async (options: RecordOptions) => {
+      let manifest: RecordingManifest;
+      try {
+        manifest =
+          options.emulatorVirtual === true
+            ? await recordVirtual(options, resolved)
+            : await recordFromService(options, resolved);
+      } catch (error) {
+        const invalid =
+          isPaperbotError(error) && ['INVALID_ARGUMENT', 'INVALID_CONFIG'].includes(error.code);
+        const message = error instanceof Error ? error.message : String(error);
+        resolved.printError(`paperbot record: ${message}\n`);
+        throw new CommanderError(
+          invalid ? RECORD_EXIT.invalidArguments : RECORD_EXIT.failed,
+          'paperbot.record',
+          message,
+        );
+      }
+      resolved.print(describe(manifest, options.out));
+    });
+}

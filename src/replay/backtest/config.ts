@@ -1,0 +1,294 @@
+/**
+ * The backtest configuration (`config/backtest.yaml`). Strict like the bot's (design rule 8):
+ * unknown keys are refused and every problem of the file, the strategies' own params included,
+ * is reported at once with its path before anything is read.
+ *
+ * The runtime sections (`strategies`, `risk`, `execution`, `tracker`, `reconciler`) use the
+ * same keys as `config/bot.yaml`, so a section can be copied from one file to the other; the
+ * dead-man switch has no section, since a replay runs without one (see src/replay/README.md).
+ * `venue` is the fill model (src/replay/venue/config.ts), `report` the report's sampling.
+ * Relative paths are taken from the working directory.
+ */
+import { readFileSync } from 'node:fs';
+import { parseDocument } from 'yaml';
+import { z } from 'zod';
+import { isPaperbotError, PaperbotError } from '../../core/errors.ts';
+import type {
+  ExecutorConfig,
+  OrderTrackerConfig,
+  ReconcilerConfig,
+} from '../../runtime/execution/index.ts';
+import { RiskConfig } from '../../runtime/risk/index.ts';
+import { loadStrategyDefinition, type StrategyDefinition } from '../../runtime/strategy/index.ts';
+import { ReplayVenueConfig } from '../venue/config.ts';
+
+const PositiveInteger = z.int().positive();
+const NonNegativeInteger = z.int().min(0);
+const STRATEGY_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$/;
+
+export const StrategyEntry = z.strictObject({
+  id: z.string().regex(STRATEGY_ID, 'use 1 to 40 letters, digits, "-" or "_"'),
+  name: z.string().min(1),
+  params: z.record(z.string(), z.unknown()).default({}),
+});
+export type StrategyEntry = z.infer<typeof StrategyEntry>;
+
+const ExecutionSection = z.strictObject({
+  default_leverage: z.int().min(1).max(200).default(1),
+  default_margin_mode: z.enum(['cross', 'isolated']).default('isolated'),
+  default_max_slippage_percent: z
+    .string()
+    .regex(/^\d+(\.\d+)?$/, 'write it as a decimal string, for example "0.5"')
+    .default('0.5'),
+  simulate: z
+    .strictObject({
+      place: z.boolean().default(true),
+      amend: z.boolean().default(true),
+      close_position: z.boolean().default(true),
+    })
+    .prefault({}),
+  simulation_attempts: PositiveInteger.default(2),
+  resolution_attempts: PositiveInteger.default(6),
+  resolution_base_delay_ms: PositiveInteger.default(500),
+  resolution_max_delay_ms: PositiveInteger.default(30_000),
+  resend_max_age_ms: PositiveInteger.nullable().default(300_000),
+  call_timeout_ms: PositiveInteger.nullable().default(30_000),
+});
+
+const TrackerSection = z.strictObject({
+  coalesce_ms: NonNegativeInteger.default(25),
+  refresh_interval_ms: PositiveInteger.default(30_000),
+  read_timeout_ms: PositiveInteger.nullable().default(15_000),
+  read_retries: NonNegativeInteger.default(3),
+  retry_delay_ms: PositiveInteger.default(1_000),
+});
+
+const ReconcilerSection = z.strictObject({
+  interval_ms: PositiveInteger.default(60_000),
+  cancel_unknown_orders: z.boolean().default(false),
+  retry_base_delay_ms: PositiveInteger.default(1_000),
+  retry_max_delay_ms: PositiveInteger.default(30_000),
+  read_timeout_ms: PositiveInteger.nullable().default(15_000),
+});
+
+const ReportSection = z.strictObject({
+  /** Equity is sampled every this many milliseconds of virtual time (and at the end). */
+  equity_interval_ms: PositiveInteger.default(1_000),
+  /** The Sharpe ratio's period (docs/backtesting.md, "Statistics, exactly"). */
+  sharpe_period_ms: PositiveInteger.default(60_000),
+});
+
+const LoggingSection = z.strictObject({
+  /** Kernel logs go to stderr; a replay at `info` logs every reconciliation. */
+  level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('warn'),
+});
+
+export const BacktestConfig = z.strictObject({
+  /** Recorded sessions (folders with a manifest), merged by time. */
+  data: z.array(z.string().min(1)).min(1, 'name at least one recorded session'),
+  /** Replay only these markets; null: every market of the sessions. */
+  markets: z.array(z.string().min(1)).min(1).nullable().default(null),
+  /** Seeds the venue's identifiers and latency jitter: same data, config and seed, same bytes. */
+  seed: z.union([z.string().min(1), z.int()]).default(1),
+  strategies_dir: z.string().min(1).default('strategies'),
+  strategies: z.array(StrategyEntry).min(1, 'list at least one strategy'),
+  venue: ReplayVenueConfig.prefault({}),
+  risk: RiskConfig.prefault({}),
+  execution: ExecutionSection.prefault({}),
+  tracker: TrackerSection.prefault({}),
+  reconciler: ReconcilerSection.prefault({}),
+  report: ReportSection.prefault({}),
+  logging: LoggingSection.prefault({}),
+});
+export type BacktestConfig = z.infer<typeof BacktestConfig>;
+export type BacktestConfigInput = z.input<typeof BacktestConfig>;
+
+export interface ConfigIssue {
+  readonly path: string;
+  readonly message: string;
+}
+
+/** A strategy ready for the kernel: its plugin loaded and its params checked. */
+export interface ResolvedStrategy {
+  readonly id: string;
+  readonly name: string;
+  readonly definition: StrategyDefinition<unknown>;
+  /** The params as written (the kernel parses them with the plugin's schema). */
+  readonly rawParams: Readonly<Record<string, unknown>>;
+  /** The params after the plugin's schema (defaults applied). */
+  readonly params: unknown;
+}
+
+export interface LoadedBacktestConfig {
+  readonly source: string;
+  /** The document as read (YAML to plain data), before defaults: what sweep workers get. */
+  readonly document: unknown;
+  readonly config: BacktestConfig;
+  readonly strategies: readonly ResolvedStrategy[];
+}
+
+function formatPath(path: readonly PropertyKey[]): string {
+  if (path.length === 0) return '(root)';
+  let text = '';
+  for (const part of path) {
+    if (typeof part === 'number') text += `[${part}]`;
+    else text += text === '' ? String(part) : `.${String(part)}`;
+  }
+  return text;
+}
+
+function issuesOf(error: z.ZodError, prefix: readonly PropertyKey[] = []): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  for (const issue of error.issues) {
+    const path = [...prefix, ...issue.path];
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys)
+        issues.push({ path: formatPath([...path, key]), message: 'unknown key' });
+      continue;
+    }
+    issues.push({ path: formatPath(path), message: issue.message.replace(/^Invalid input: /, '') });
+  }
+  return issues;
+}
+
+export function invalidBacktestConfig(
+  source: string,
+  issues: readonly ConfigIssue[],
+): PaperbotError {
+  const count = `${issues.length} ${issues.length === 1 ? 'problem' : 'problems'}`;
+  return new PaperbotError(
+    'INVALID_CONFIG',
+    `invalid config ${source} (${count}):\n${issues.map((issue) => `  - ${issue.path}: ${issue.message}`).join('\n')}`,
+    { details: { source, issues } },
+  );
+}
+
+/**
+ * Checks a config document completely: structure, then each strategy's plugin and params.
+ * Throws INVALID_CONFIG listing every issue.
+ */
+export async function resolveBacktestConfig(
+  document: unknown,
+  source = '(inline)',
+): Promise<LoadedBacktestConfig> {
+  const issues: ConfigIssue[] = [];
+  const parsed = BacktestConfig.safeParse(document ?? {});
+  if (!parsed.success) issues.push(...issuesOf(parsed.error));
+  const raw = (typeof document === 'object' && document !== null ? document : {}) as Record<
+    string,
+    unknown
+  >;
+  const directory =
+    typeof raw.strategies_dir === 'string' && raw.strategies_dir !== ''
+      ? raw.strategies_dir
+      : 'strategies';
+  const entries = z.array(z.unknown()).safeParse(raw.strategies);
+  const strategies: ResolvedStrategy[] = [];
+  const seen = new Set<string>();
+  for (const [index, item] of (entries.success ? entries.data : []).entries()) {
+    const entry = StrategyEntry.safeParse(item);
+    if (!entry.success) continue;
+    const { id, name, params } = entry.data;
+    if (seen.has(id)) {
+      issues.push({
+        path: `strategies[${index}].id`,
+        message: `duplicate id ${JSON.stringify(id)}`,
+      });
+      continue;
+    }
+    seen.add(id);
+    let definition: StrategyDefinition<unknown>;
+    try {
+      ({ definition } = await loadStrategyDefinition(name, { strategiesDirectory: directory }));
+    } catch (error) {
+      issues.push({
+        path: `strategies[${index}].name`,
+        message: isPaperbotError(error) ? error.message : String(error),
+      });
+      continue;
+    }
+    const checked = definition.params.safeParse(params);
+    if (!checked.success) {
+      issues.push(...issuesOf(checked.error, ['strategies', index, 'params']));
+      continue;
+    }
+    strategies.push({ id, name, definition, rawParams: params, params: checked.data });
+  }
+  if (issues.length > 0 || !parsed.success) throw invalidBacktestConfig(source, issues);
+  return { source, document, config: parsed.data, strategies };
+}
+
+/** Reads a YAML file into plain data; YAML problems are reported with line and column. */
+export function readConfigDocument(path: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    throw invalidBacktestConfig(path, [
+      {
+        path: '(file)',
+        message: code === 'ENOENT' ? 'the file does not exist' : `cannot read it (${String(code)})`,
+      },
+    ]);
+  }
+  const parsed = parseDocument(text, { prettyErrors: false, uniqueKeys: true });
+  if (parsed.errors.length > 0) {
+    throw invalidBacktestConfig(
+      path,
+      parsed.errors.map((error) => {
+        const where = error.linePos?.[0];
+        return {
+          path: where === undefined ? '(yaml)' : `(yaml line ${where.line}, column ${where.col})`,
+          message: error.message.split('\n')[0] ?? error.message,
+        };
+      }),
+    );
+  }
+  return parsed.toJS() as unknown;
+}
+
+export async function loadBacktestConfig(path: string): Promise<LoadedBacktestConfig> {
+  return resolveBacktestConfig(readConfigDocument(path), path);
+}
+
+export function executorSettings(section: BacktestConfig['execution']): Partial<ExecutorConfig> {
+  return {
+    defaultLeverage: section.default_leverage,
+    defaultMarginMode: section.default_margin_mode,
+    defaultMaxSlippagePercent: section.default_max_slippage_percent,
+    simulate: {
+      place: section.simulate.place,
+      amend: section.simulate.amend,
+      closePosition: section.simulate.close_position,
+    },
+    simulationAttempts: section.simulation_attempts,
+    resolutionAttempts: section.resolution_attempts,
+    resolutionBaseDelayMs: section.resolution_base_delay_ms,
+    resolutionMaxDelayMs: section.resolution_max_delay_ms,
+    resendMaxAgeMs: section.resend_max_age_ms,
+    callTimeoutMs: section.call_timeout_ms,
+  };
+}
+
+export function trackerSettings(section: BacktestConfig['tracker']): Partial<OrderTrackerConfig> {
+  return {
+    coalesceMs: section.coalesce_ms,
+    refreshIntervalMs: section.refresh_interval_ms,
+    readTimeoutMs: section.read_timeout_ms,
+    readRetries: section.read_retries,
+    retryDelayMs: section.retry_delay_ms,
+  };
+}
+
+export function reconcilerSettings(
+  section: BacktestConfig['reconciler'],
+): Partial<ReconcilerConfig> {
+  return {
+    intervalMs: section.interval_ms,
+    cancelUnknownOrders: section.cancel_unknown_orders,
+    retryBaseDelayMs: section.retry_base_delay_ms,
+    retryMaxDelayMs: section.retry_max_delay_ms,
+    readTimeoutMs: section.read_timeout_ms,
+  };
+}

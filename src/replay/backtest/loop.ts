@@ -1,0 +1,140 @@
+/**
+ * Driving virtual time. The runtime is asynchronous (the executor awaits venue promises, the
+ * tracker awaits reads) while a replay delivers records synchronously, so the loop interleaves
+ * the two deterministically:
+ *
+ * - Time moves one step at a time: to the next timer due, to the next equity sample, or to the
+ *   next record's `t`, whichever comes first; a timer therefore fires at its own due time, and
+ *   the code it wakes sees `now()` equal to that time.
+ * - After a step that may have started asynchronous work (a timer fired, the venue was called or
+ *   delivered something, a strategy emitted an intent), the loop lets every queued promise
+ *   continuation run before time moves again (`settle`). It yields to the event loop for that
+ *   (`setImmediate`, which runs only after the microtask queue is empty); it never waits on
+ *   time: every delay of the run is on the virtual clock.
+ * - Steps that start nothing (most records) cost no yield, which is what keeps a replay fast.
+ *
+ * The order of everything is fixed by the data and the code, so the same inputs give the same
+ * run.
+ */
+import { setImmediate as afterPendingWork } from 'node:timers/promises';
+import { type TimerHandle, VirtualClock } from '../../core/clock.ts';
+import { PaperbotError } from '../../core/errors.ts';
+
+/** A virtual clock that counts the timers it fires, so a loop knows when work may have begun. */
+export class ReplayClock extends VirtualClock {
+  fired = 0;
+
+  override setTimeout(callback: () => void, delayMs: number): TimerHandle {
+    return super.setTimeout(() => {
+      this.fired++;
+      callback();
+    }, delayMs);
+  }
+
+  override setInterval(callback: () => void, periodMs: number): TimerHandle {
+    return super.setInterval(() => {
+      this.fired++;
+      callback();
+    }, periodMs);
+  }
+}
+
+/** Rounds of settling in a row before a run counts as stuck in a loop of its own making. */
+const MAX_SETTLE_ROUNDS = 100_000;
+
+export class TimeDriver {
+  private readonly sources: (() => number)[];
+
+  /**
+   * `activity`: counters that move when asynchronous work may have started (the venue's
+   * activity, intents emitted); the clock's fired timers always count.
+   */
+  constructor(
+    readonly clock: ReplayClock,
+    activity: readonly (() => number)[],
+  ) {
+    this.sources = [() => clock.fired, ...activity];
+  }
+
+  /** A number that changes whenever any activity source moves. */
+  mark(): number {
+    let total = 0;
+    for (const source of this.sources) total += source();
+    return total;
+  }
+
+  /** Lets queued continuations run, and timers they set for now fire, until nothing moves. */
+  async settle(): Promise<void> {
+    for (let round = 0; round < MAX_SETTLE_ROUNDS; round++) {
+      const before = this.mark();
+      await afterPendingWork();
+      const due = this.clock.nextDueAt();
+      if (due !== null && due <= this.clock.now()) this.clock.advanceTo(this.clock.now());
+      if (this.mark() === before) return;
+    }
+    throw new PaperbotError(
+      'BACKTEST_STALLED',
+      `the run kept scheduling work at ${this.clock.now()} without time moving`,
+    );
+  }
+
+  /**
+   * Moves time to `target`, firing timers at their due times and calling `onSample` at each
+   * sample time on the way (`nextSampleAt` returns the next one, or Infinity).
+   */
+  async advanceTo(
+    target: number,
+    nextSampleAt: () => number = () => Number.POSITIVE_INFINITY,
+    onSample: (t: number) => void = () => undefined,
+  ): Promise<void> {
+    const clock = this.clock;
+    for (;;) {
+      const due = clock.nextDueAt() ?? Number.POSITIVE_INFINITY;
+      const sample = nextSampleAt();
+      if (due > target && sample > target) break;
+      if (due <= sample) {
+        const before = this.mark();
+        clock.advanceTo(due);
+        if (this.mark() !== before) await this.settle();
+      } else {
+        clock.advanceTo(sample);
+        onSample(sample);
+      }
+    }
+    if (target > clock.now()) clock.advanceTo(target);
+  }
+
+  /**
+   * Runs time forward until `work` settles, for at most `limitMs` of virtual time (startup
+   * reads, the final cancel-all and drain).
+   */
+  async runUntil<T>(work: Promise<T>, limitMs: number, what: string): Promise<T> {
+    let done = false;
+    work.then(
+      () => {
+        done = true;
+      },
+      () => {
+        done = true;
+      },
+    );
+    const deadline = this.clock.now() + limitMs;
+    while (!done) {
+      await this.settle();
+      if (done) break;
+      const due = this.clock.nextDueAt();
+      if (due === null || due > deadline) {
+        await afterPendingWork();
+        if (done) break;
+        throw new PaperbotError(
+          'BACKTEST_STALLED',
+          `${what} did not finish within ${limitMs} ms of virtual time`,
+        );
+      }
+      const before = this.mark();
+      this.clock.advanceTo(due);
+      if (this.mark() !== before) await this.settle();
+    }
+    return work;
+  }
+}

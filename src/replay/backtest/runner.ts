@@ -1,0 +1,291 @@
+/**
+ * The backtest runner: recorded sessions through exactly the code that trades live.
+ *
+ * The kernel is the live one (strategy host, risk gate, executor with its journal, tracker,
+ * reconciler); only the clock (a virtual `ReplayClock` starting at the first record's `t`) and
+ * the venue (`ReplayVenue`) differ. The journal is a real SQLite journal in memory, under a
+ * fixed epoch so request ids repeat from run to run. There is no dead-man switch: nothing
+ * outlives the run, and the kernel's shutdown cancels every order instead.
+ *
+ * Each record is delivered when the clock reaches its `t` (`loop.ts`); equity is sampled on a
+ * fixed grid of virtual time and at the end; the fills are the venue's. The report is built
+ * from those alone, with no clock read, so the same data, config and seed give the same bytes.
+ */
+import { tap } from 'rxjs';
+import { PaperbotError } from '../../core/errors.ts';
+import type { Fill } from '../../protocol/index.ts';
+import type { ShutdownReport } from '../../runtime/deadman/heartbeat.ts';
+import { Journal } from '../../runtime/journal/index.ts';
+import {
+  type IntentCounters,
+  Kernel,
+  type KernelLogger,
+  type KernelStrategy,
+  silentKernelLogger,
+} from '../../runtime/kernel.ts';
+import type { IntentOutcome } from '../../runtime/intents.ts';
+import type { StrategyDefinition } from '../../runtime/strategy/types.ts';
+import type { RecordedEvent } from '../format/records.ts';
+import type { OrderIds } from '../report/divergence.ts';
+import type { EquitySample, ReportInput, ReportMetadata } from '../report/input.ts';
+import { type BacktestReport, buildReport, type ParameterValue } from '../report/report.ts';
+import { ReplayVenue } from '../venue/replay-venue.ts';
+import {
+  type BacktestConfig,
+  executorSettings,
+  reconcilerSettings,
+  type ResolvedStrategy,
+  trackerSettings,
+} from './config.ts';
+import { ReplayClock, TimeDriver } from './loop.ts';
+import type { ReplaySource } from './sources.ts';
+
+/** The journal epoch of every backtest: part of every request id, fixed so runs repeat. */
+export const BACKTEST_EPOCH = 'backtest';
+/** Virtual time the kernel may take to start (first reconciliation) and to shut down. */
+const START_LIMIT_MS = 60_000;
+const STOP_LIMIT_MS = 600_000;
+
+export interface BacktestRunOptions {
+  readonly config: BacktestConfig;
+  readonly strategies: readonly ResolvedStrategy[];
+  readonly source: ReplaySource;
+  /** Strategy params replaced per strategy id (sweeps), applied over the configured ones. */
+  readonly paramOverrides?: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
+  readonly logger?: KernelLogger;
+  /** Called after each batch of records with the number delivered so far. */
+  readonly onProgress?: (delivered: number) => void;
+  /**
+   * Called as the run passes from one phase to the next (benchmarks time the replay itself
+   * between `replaying` and `stopping`).
+   */
+  readonly onPhase?: (phase: 'replaying' | 'stopping' | 'reporting') => void;
+}
+
+export interface BacktestResult {
+  readonly report: BacktestReport;
+  readonly input: ReportInput;
+  readonly fills: readonly Fill[];
+  /** The runtime's ids of each venue order that filled (for the divergence report). */
+  readonly orderIds: ReadonlyMap<string, OrderIds>;
+  /** Records delivered. */
+  readonly records: number;
+  readonly counters: IntentCounters;
+  /**
+   * Intent outcomes by kind and reason (`denied:<rule>`, `rejected:<code>`, `accepted`, ...),
+   * sorted by key: why a strategy's intents did or did not trade.
+   */
+  readonly outcomes: Readonly<Record<string, number>>;
+  readonly shutdown: ShutdownReport;
+}
+
+function outcomeKey(outcome: IntentOutcome): string[] {
+  switch (outcome.status) {
+    case 'denied':
+      return outcome.denials.map((denial) => `denied:${denial.rule}`);
+    case 'rejected':
+      return [`rejected:${outcome.code}`];
+    case 'resolved':
+      return [`resolved:${outcome.resolution}`];
+    default:
+      return [outcome.status];
+  }
+}
+
+/** A definition whose emitted intents are counted, so the loop knows work has begun. */
+function countingDefinition(
+  definition: StrategyDefinition<unknown>,
+  onIntent: () => void,
+): StrategyDefinition<unknown> {
+  return {
+    name: definition.name,
+    description: definition.description,
+    params: definition.params,
+    create: (context, params) => definition.create(context, params).pipe(tap(onIntent)),
+  };
+}
+
+function flatten(prefix: string, value: unknown, into: Record<string, ParameterValue>): void {
+  if (value === undefined) return;
+  if (value === null || ['string', 'number', 'boolean'].includes(typeof value)) {
+    into[prefix] = value as ParameterValue;
+  } else if (Array.isArray(value)) {
+    into[prefix] = JSON.stringify(value);
+  } else if (typeof value === 'object') {
+    for (const [key, inner] of Object.entries(value)) {
+      flatten(prefix === '' ? key : `${prefix}.${key}`, inner, into);
+    }
+  } else {
+    into[prefix] = String(value);
+  }
+}
+
+export function reportMetadata(
+  strategies: readonly { id: string; name: string; params: unknown }[],
+  seed: string | number,
+  data: readonly string[],
+): ReportMetadata {
+  const parameters: Record<string, ParameterValue> = { seed };
+  for (const strategy of strategies) {
+    flatten(strategies.length === 1 ? '' : strategy.id, strategy.params, parameters);
+  }
+  return {
+    strategy: [...new Set(strategies.map((strategy) => strategy.name))].join(', '),
+    parameters,
+    data: [...data],
+  };
+}
+
+export async function runBacktest(options: BacktestRunOptions): Promise<BacktestResult> {
+  const { config, source } = options;
+  const logger = options.logger ?? silentKernelLogger;
+  const iterator = source.batches()[Symbol.asyncIterator]();
+  let first = await iterator.next();
+  while (!first.done && first.value.length === 0) first = await iterator.next();
+  if (first.done) {
+    throw new PaperbotError('BACKTEST_NO_DATA', `no records in ${source.directories.join(', ')}`);
+  }
+  const startMs = first.value[0]!.t;
+  const clock = new ReplayClock(startMs);
+  const venue = new ReplayVenue({
+    clock,
+    markets: source.markets,
+    bookDepth: source.bookDepth,
+    config: config.venue,
+    seed: config.seed,
+  });
+  const journal = Journal.open(':memory:', {
+    now: () => clock.now(),
+    epoch: BACKTEST_EPOCH,
+    durability: 'normal',
+  });
+  let intents = 0;
+  const strategies: KernelStrategy[] = options.strategies.map((strategy) => ({
+    id: strategy.id,
+    definition: countingDefinition(strategy.definition, () => {
+      intents++;
+    }),
+    params: { ...strategy.rawParams, ...options.paramOverrides?.[strategy.id] },
+  }));
+  let kernel: Kernel | null = null;
+  let stopped = false;
+  try {
+    kernel = Kernel.create({
+      clock,
+      venue: venue.execution,
+      marketData: venue,
+      journal,
+      strategies,
+      risk: config.risk,
+      execution: executorSettings(config.execution),
+      tracker: trackerSettings(config.tracker),
+      reconciler: reconcilerSettings(config.reconciler),
+      deadman: false,
+      logger,
+    });
+    const driver = new TimeDriver(clock, [() => venue.activity, () => intents]);
+    const running = kernel;
+    const outcomeCounts = new Map<string, number>();
+    running.outcomes$.subscribe((outcome) => {
+      for (const key of outcomeKey(outcome)) {
+        outcomeCounts.set(key, (outcomeCounts.get(key) ?? 0) + 1);
+      }
+    });
+    await driver.runUntil(running.start(), START_LIMIT_MS, 'the kernel start');
+
+    const interval = config.report.equity_interval_ms;
+    const equity: EquitySample[] = [];
+    let nextSample = startMs + interval;
+    const nextSampleAt = () => nextSample;
+    const sample = (t: number) => {
+      equity.push({ t, equity: venue.equity() });
+      nextSample = t + interval;
+    };
+
+    let delivered = 0;
+    const deliver = async (batch: readonly RecordedEvent[]) => {
+      for (let index = 0; index < batch.length; index++) {
+        const record = batch[index]!;
+        const t = record.t;
+        if (t > clock.now()) {
+          // Most records reach no timer and no sample: time moves without a yield.
+          const due = clock.nextDueAt();
+          if ((due !== null && due <= t) || nextSample <= t) {
+            await driver.advanceTo(t, nextSampleAt, sample);
+          } else {
+            clock.advanceTo(t);
+          }
+        }
+        const before = driver.mark();
+        venue.ingest(record);
+        if (driver.mark() !== before) await driver.settle();
+      }
+      delivered += batch.length;
+      options.onProgress?.(delivered);
+    };
+    options.onPhase?.('replaying');
+    await deliver(first.value);
+    for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
+      await deliver(next.value);
+    }
+
+    options.onPhase?.('stopping');
+    const shutdown = await driver.runUntil(
+      running.stop('backtest finished'),
+      STOP_LIMIT_MS,
+      'the final shutdown',
+    );
+    stopped = true;
+    const endMs = clock.now();
+    const last = equity[equity.length - 1];
+    const closing = { t: endMs, equity: venue.account().total_equity };
+    if (last !== undefined && last.t === endMs) equity[equity.length - 1] = closing;
+    else equity.push(closing);
+
+    options.onPhase?.('reporting');
+    const parsed = options.strategies.map((strategy) => ({
+      id: strategy.id,
+      name: strategy.name,
+      params: strategy.definition.params.parse({
+        ...strategy.rawParams,
+        ...options.paramOverrides?.[strategy.id],
+      }),
+    }));
+    const input: ReportInput = {
+      currency: venue.account().settlement_asset,
+      startingBalance: config.venue.starting_balance,
+      startMs,
+      endMs,
+      fills: venue.fills,
+      equity,
+      metadata: reportMetadata(parsed, config.seed, source.directories),
+    };
+    const report = buildReport(input, { sharpePeriodMs: config.report.sharpe_period_ms });
+    const orderIds = new Map<string, OrderIds>();
+    for (const fill of venue.fills) {
+      if (fill.order_id === null || orderIds.has(fill.order_id)) continue;
+      const order = venue.exchange.getOrder(venue.accountId, fill.order_id);
+      orderIds.set(fill.order_id, {
+        clientOrderId: order.client_order_id,
+        requestId: order.request_id,
+      });
+    }
+    return {
+      report,
+      input,
+      fills: venue.fills,
+      orderIds,
+      records: delivered,
+      counters: running.status().counters,
+      outcomes: Object.fromEntries(
+        [...outcomeCounts.entries()].sort(([a], [b]) => (a < b ? -1 : 1)),
+      ),
+      shutdown,
+    };
+  } finally {
+    if (kernel !== null && !stopped) kernel.dispose();
+    await iterator.return?.();
+    venue.close();
+    journal.close();
+  }
+}

@@ -1,0 +1,127 @@
+/**
+ * The recorded sessions a backtest replays: opened with the format's reader, merged by time,
+ * optionally limited to some markets, and described by what the manifests say (markets, book
+ * depth, record counts).
+ */
+import { PaperbotError } from '../../core/errors.ts';
+import type { Market } from '../../protocol/index.ts';
+import {
+  type CacheMode,
+  mergeByTime,
+  openRecording,
+  type Recording,
+  readRecording,
+} from '../format/index.ts';
+import type { RecordedEvent } from '../format/records.ts';
+
+export interface ReplaySource {
+  /** The session folders, in the order given. */
+  readonly directories: readonly string[];
+  /** Markets to replay: the sessions' markets (first description wins), filtered. */
+  readonly markets: readonly Market[];
+  /**
+   * The smallest recorded book depth: a snapshot side with fewer levels than this was shown
+   * whole; with more sessions of different depths, the smaller keeps queue estimates cautious.
+   */
+  readonly bookDepth: number;
+  /** Records the manifests count for the replayed markets (an interrupted session's may lag). */
+  readonly expectedRecords: number;
+  /** Whether any session recorded private events (a live session's own account). */
+  readonly hasPrivateEvents: boolean;
+  readonly recordings: readonly Recording[];
+  /** Records in time order, in batches. */
+  batches(): AsyncIterable<readonly RecordedEvent[]>;
+}
+
+export interface OpenSourceOptions {
+  /** Replay only these markets (null: all). */
+  readonly markets?: readonly string[] | null;
+  readonly cache?: CacheMode;
+}
+
+export async function openReplaySource(
+  directories: readonly string[],
+  options: OpenSourceOptions = {},
+): Promise<ReplaySource> {
+  if (directories.length === 0) {
+    throw new PaperbotError('BACKTEST_NO_DATA', 'no recorded session to replay');
+  }
+  const recordings = await Promise.all(directories.map((directory) => openRecording(directory)));
+  const markets: Market[] = [];
+  const seen = new Set<string>();
+  for (const recording of recordings) {
+    for (const market of recording.manifest.markets) {
+      if (seen.has(market.market_id)) continue;
+      seen.add(market.market_id);
+      markets.push(market);
+    }
+  }
+  const wanted = options.markets ?? null;
+  if (wanted !== null) {
+    const missing = wanted.filter((id) => !seen.has(id));
+    if (missing.length > 0) {
+      throw new PaperbotError(
+        'BACKTEST_UNKNOWN_MARKET',
+        `no recorded session has ${missing.join(', ')} (recorded: ${[...seen].join(', ') || 'none'})`,
+        { details: { missing, recorded: [...seen] } },
+      );
+    }
+  }
+  const replayed =
+    wanted === null ? markets : markets.filter((market) => wanted.includes(market.market_id));
+  const replayedIds = new Set(replayed.map((market) => market.market_id));
+  let expectedRecords = 0;
+  for (const recording of recordings) {
+    const counts = recording.manifest.counts;
+    if (wanted === null) {
+      expectedRecords += counts.total;
+      continue;
+    }
+    for (const [marketId, byKind] of Object.entries(counts.by_market)) {
+      if (!replayedIds.has(marketId)) continue;
+      expectedRecords += byKind.ticker + byKind.book + byKind.trade + byKind.private + byKind.gap;
+    }
+  }
+  const bookDepth = Math.min(
+    ...recordings.map((recording) => recording.manifest.settings.book_depth),
+  );
+  const readOptions = {
+    ...(wanted === null ? {} : { markets: wanted }),
+    ...(options.cache === undefined ? {} : { cache: options.cache }),
+  };
+  return {
+    directories: [...directories],
+    markets: replayed,
+    bookDepth,
+    expectedRecords,
+    hasPrivateEvents: recordings.some((recording) => recording.manifest.settings.private_events),
+    recordings,
+    batches: () =>
+      mergeByTime(recordings.map((recording) => readRecording(recording, readOptions).batches())),
+  };
+}
+
+/** Records already in memory (benchmarks and tests), as one session. */
+export function memorySource(options: {
+  readonly markets: readonly Market[];
+  readonly bookDepth: number;
+  readonly records: readonly RecordedEvent[];
+  readonly batchSize?: number;
+  readonly name?: string;
+}): ReplaySource {
+  const batchSize = options.batchSize ?? 4096;
+  const records = options.records;
+  return {
+    directories: [options.name ?? '(memory)'],
+    markets: options.markets,
+    bookDepth: options.bookDepth,
+    expectedRecords: records.length,
+    hasPrivateEvents: records.some((record) => record.k === 'private'),
+    recordings: [],
+    batches: async function* () {
+      for (let start = 0; start < records.length; start += batchSize) {
+        yield records.slice(start, start + batchSize);
+      }
+    },
+  };
+}

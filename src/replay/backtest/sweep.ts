@@ -1,0 +1,204 @@
+/**
+ * Parameter sweeps of backtests (`paperbot backtest --sweep name=a,b,c`): each grid cell is a
+ * full backtest of the config with some values replaced, run on a worker thread
+ * (src/replay/sweep). A swept name addresses:
+ *
+ * - a strategy parameter: `halfSpreadTicks` (with one strategy), or `<strategy id>.<param>`;
+ * - any other section of the config: `venue.slippage_bps`, `venue.latency.order_ms`,
+ *   `risk.max_orders_per_second`, ... (the first segment names the section).
+ *
+ * Values are typed as JSON when they read as JSON (`5`, `true`, `null`, `["BTC-PERP"]`), else
+ * kept as text, and checked against the strategy's schema or the config schema before any
+ * worker starts: every refusal is reported at once.
+ */
+import { fileURLToPath } from 'node:url';
+import { PaperbotError } from '../../core/errors.ts';
+import type { Coerce, GridCell, SweepAxis } from '../sweep/grid.ts';
+import { runSweep, type SweepResult } from '../sweep/pool.ts';
+import {
+  BacktestConfig,
+  type LoadedBacktestConfig,
+  resolveBacktestConfig,
+  StrategyEntry,
+} from './config.ts';
+import { runBacktest } from './runner.ts';
+import { openReplaySource } from './sources.ts';
+
+const SECTIONS = new Set([
+  'venue',
+  'risk',
+  'execution',
+  'tracker',
+  'reconciler',
+  'report',
+  'seed',
+  'markets',
+]);
+
+/** Where a swept name points in the config document. */
+export type SweepTarget =
+  | { readonly kind: 'strategy'; readonly index: number; readonly path: readonly string[] }
+  | { readonly kind: 'config'; readonly path: readonly string[] };
+
+function strategiesOf(document: unknown): { id: string; params: Record<string, unknown> }[] {
+  const raw = (document as { strategies?: unknown } | null)?.strategies;
+  if (!Array.isArray(raw)) return [];
+  return raw.map((entry) => {
+    const parsed = StrategyEntry.safeParse(entry);
+    return parsed.success ? parsed.data : { id: '', params: {} };
+  });
+}
+
+export function sweepTarget(name: string, document: unknown): SweepTarget {
+  const segments = name.split('.');
+  const strategies = strategiesOf(document);
+  const byId = strategies.findIndex((strategy) => strategy.id === segments[0]);
+  if (byId >= 0 && segments.length > 1) {
+    return { kind: 'strategy', index: byId, path: segments.slice(1) };
+  }
+  if (SECTIONS.has(segments[0]!)) return { kind: 'config', path: segments };
+  if (strategies.length !== 1) {
+    throw new PaperbotError(
+      'INVALID_SWEEP',
+      `"${name}": with ${strategies.length} strategies, name one: <strategy id>.${name}`,
+    );
+  }
+  return { kind: 'strategy', index: 0, path: segments };
+}
+
+function setPath(target: Record<string, unknown>, path: readonly string[], value: unknown): void {
+  let node = target;
+  for (const segment of path.slice(0, -1)) {
+    const next = node[segment];
+    const copy: Record<string, unknown> =
+      typeof next === 'object' && next !== null && !Array.isArray(next)
+        ? { ...(next as Record<string, unknown>) }
+        : {};
+    node[segment] = copy;
+    node = copy;
+  }
+  node[path[path.length - 1]!] = value;
+}
+
+/** The config document with each swept name set to its value (the input is not changed). */
+export function withOverrides(
+  document: unknown,
+  parameters: Readonly<Record<string, unknown>>,
+): Record<string, unknown> {
+  const result: Record<string, unknown> = structuredClone(
+    (typeof document === 'object' && document !== null ? document : {}) as Record<string, unknown>,
+  );
+  for (const [name, value] of Object.entries(parameters)) {
+    const target = sweepTarget(name, result);
+    if (target.kind === 'config') {
+      setPath(result, target.path, value);
+      continue;
+    }
+    const strategies = result.strategies as Record<string, unknown>[];
+    const entry = { ...strategies[target.index]! };
+    const params = { ...((entry.params as Record<string, unknown> | undefined) ?? {}) };
+    setPath(params, target.path, value);
+    entry.params = params;
+    strategies[target.index] = entry;
+  }
+  return result;
+}
+
+function typedValue(raw: string): unknown {
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch {
+    return raw;
+  }
+}
+
+/** Types a swept value and checks it against the schema it lands in. */
+export function sweepCoerce(loaded: LoadedBacktestConfig): Coerce {
+  return (name, raw) => {
+    const target = sweepTarget(name, loaded.document);
+    const candidates = [typedValue(raw), raw].filter(
+      (value, index, all) => index === 0 || value !== all[0],
+    );
+    let message = 'refused';
+    for (const value of candidates) {
+      const document = withOverrides(loaded.document, { [name]: value });
+      if (target.kind === 'strategy') {
+        const strategy = loaded.strategies[target.index];
+        const params = (document.strategies as { params?: unknown }[])[target.index]?.params;
+        const parsed = strategy?.definition.params.safeParse(params);
+        if (parsed?.success === true) return value;
+        message = parsed?.error.issues[0]?.message ?? 'no such strategy';
+      } else {
+        const parsed = BacktestConfig.safeParse(document);
+        if (parsed.success) return value;
+        message = parsed.error.issues[0]?.message ?? 'refused by the config schema';
+      }
+    }
+    throw new PaperbotError('INVALID_SWEEP', message);
+  };
+}
+
+/** What each worker gets: the config document and where it came from (for messages). */
+export interface SweepInput {
+  readonly document: unknown;
+  readonly source: string;
+  /** Replaces the config's `data` when set (`--data`). */
+  readonly data: readonly string[] | null;
+}
+
+/** One row of the sweep table: the summary's headline figures, as text. */
+export type SweepMetrics = Readonly<Record<string, string>>;
+
+/** Runs one cell (called on a worker thread by the sweep pool). */
+export async function runSweepCell(
+  parameters: Readonly<Record<string, unknown>>,
+  input: SweepInput,
+): Promise<SweepMetrics> {
+  const document = withOverrides(input.document, parameters);
+  if (input.data !== null) document.data = [...input.data];
+  const loaded = await resolveBacktestConfig(document, input.source);
+  const source = await openReplaySource(loaded.config.data, { markets: loaded.config.markets });
+  const result = await runBacktest({
+    config: loaded.config,
+    strategies: loaded.strategies,
+    source,
+  });
+  const summary = result.report.summary;
+  return {
+    net_pnl: summary.net_pnl,
+    return: summary.return,
+    sharpe: summary.sharpe ?? 'n/a',
+    max_drawdown: summary.max_drawdown,
+    fees: summary.fees,
+    trades: String(summary.trades),
+    win_rate: summary.win_rate ?? 'n/a',
+    fills: String(summary.fills),
+  };
+}
+
+export const SWEEP_CELL_MODULE = fileURLToPath(import.meta.url);
+export const SWEEP_CELL_EXPORT = 'runSweepCell';
+
+export interface SweepRunOptions {
+  readonly loaded: LoadedBacktestConfig;
+  readonly axes: readonly SweepAxis[];
+  readonly cells: readonly GridCell[];
+  readonly data: readonly string[] | null;
+  readonly concurrency?: number;
+  readonly onResult?: (result: SweepResult) => void;
+}
+
+export function runBacktestSweep(options: SweepRunOptions): Promise<SweepResult<SweepMetrics>[]> {
+  return runSweep({
+    module: SWEEP_CELL_MODULE,
+    exportName: SWEEP_CELL_EXPORT,
+    cells: options.cells,
+    input: {
+      document: options.loaded.document,
+      source: options.loaded.source,
+      data: options.data,
+    } satisfies SweepInput,
+    ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+    ...(options.onResult === undefined ? {} : { onResult: options.onResult }),
+  }) as Promise<SweepResult<SweepMetrics>[]>;
+}

@@ -1,0 +1,449 @@
+/**
+ * The replay venue: recorded market data in, a simulated account out. It is a `MarketDataVenue`
+ * (the recorded ticker, book and trade records, each delivered when the replay's clock reaches
+ * its `t`) and, through `execution`, an `ExecutionVenue` whose matching and accounting are the
+ * emulator's `Exchange` with its simulation off. The fill model (docs/backtesting.md, "The fill
+ * model"):
+ *
+ * - Marks: each recorded ticker sets the engine's index and mark price (margin, unrealized PnL,
+ *   liquidation), as the synthetic market does in the emulator.
+ * - Taking: the latest recorded book is the resting liquidity the account's orders trade
+ *   against, posted in the engine under two synthetic quoters (one per side) and replaced at
+ *   each snapshot. Levels that would cross one of the account's resting orders are left out: a
+ *   snapshot never fills a resting order, only recorded trades do.
+ * - Resting: queue position (`queue.ts`). A recorded trade that reaches the account's resting
+ *   orders becomes one synthetic order in the engine, limited so that it fills exactly those
+ *   orders (the recorded liquidity on that side is lifted for the moment it runs).
+ * - Costs: fee rates per market, slippage as extra taker fee, latency on the clock
+ *   (`exchange-venue.ts`).
+ *
+ * Work the engine does not need is skipped: while the account has no order and no position in a
+ * market, its marks and books are only remembered, and brought into the engine when a command
+ * for that market arrives. Nothing here reads the wall clock or draws random numbers.
+ */
+import type { Observable } from 'rxjs';
+import type { Clock } from '../../core/clock.ts';
+import { PaperbotError } from '../../core/errors.ts';
+import type { EmulatorConfig } from '../../emulator/config.ts';
+import type { QuoteLevel } from '../../emulator/engine/driver.ts';
+import { Exchange } from '../../emulator/engine/exchange.ts';
+import type { UnitGrid } from '../../emulator/engine/fixed.ts';
+import { BUY, type BookSide, SELL } from '../../emulator/engine/order-book.ts';
+import { MemoryStore } from '../../emulator/store/memory-store.ts';
+import type {
+  Account,
+  Book,
+  BookLevel,
+  Fill,
+  Market,
+  OrderStatus,
+  PrivateEvent,
+  PublicTrade,
+  TickerData,
+} from '../../protocol/index.ts';
+import { TERMINAL_ORDER_STATUSES } from '../../protocol/index.ts';
+import type { MarketDataVenue } from '../../runtime/market-data.ts';
+import type { Ticker } from '../../runtime/strategy/types.ts';
+import type { RecordedEvent } from '../format/records.ts';
+import {
+  RECORDED_ASKS,
+  RECORDED_BIDS,
+  type ReplayVenueConfig,
+  replayEngineConfig,
+} from './config.ts';
+import { ExchangeExecutionVenue } from './exchange-venue.ts';
+import { LatencyModel, latencySettings } from './latency.ts';
+import { type DisplayedLevel, type DisplayedSide, displayedAt, MarketQueues } from './queue.ts';
+import { RecordedMarketData } from './market-data.ts';
+
+export interface ReplayVenueOptions {
+  readonly clock: Clock;
+  /** The recorded markets (the manifest's `markets`), in the order the runtime should list them. */
+  readonly markets: readonly Market[];
+  /** The recorded book depth (manifest `settings.book_depth`): a side with fewer levels is whole. */
+  readonly bookDepth: number;
+  readonly config: ReplayVenueConfig;
+  /** Seeds the engine's identifiers and the latency jitter. */
+  readonly seed: string | number;
+  /** A ready engine config (tests); built from `markets` and `config` otherwise. */
+  readonly engineConfig?: EmulatorConfig;
+}
+
+interface ParsedBook {
+  readonly bids: DisplayedSide;
+  readonly asks: DisplayedSide;
+}
+
+interface OrderInfo {
+  readonly market: ReplayMarket;
+  readonly side: BookSide;
+  readonly priceTicks: number | null;
+}
+
+class ReplayMarket {
+  readonly queues: MarketQueues;
+  /** A ticker whose mark the engine has not had yet (the market is not engaged). */
+  pendingTicker: TickerData | null = null;
+  latestBook: Book | null = null;
+  parsedBook: ParsedBook | null = null;
+  /** Whether the engine holds the latest recorded book. */
+  bookInEngine = true;
+  activeOrders = 0;
+  hasPosition = false;
+
+  constructor(
+    readonly marketId: string,
+    readonly tick: UnitGrid,
+    readonly step: UnitGrid,
+    queuePosition: boolean,
+  ) {
+    this.queues = new MarketQueues(queuePosition);
+  }
+
+  get engaged(): boolean {
+    return this.activeOrders > 0 || this.hasPosition;
+  }
+
+  priceTicks(text: string): number | null {
+    return this.tick.unitsOf(text) ?? this.tick.roundedUnitsOf(text, 'half-even');
+  }
+
+  steps(text: string): number | null {
+    return this.step.unitsOf(text) ?? this.step.roundedUnitsOf(text, 'down');
+  }
+}
+
+export class ReplayVenue implements MarketDataVenue {
+  readonly exchange: Exchange;
+  readonly execution: ExchangeExecutionVenue;
+  readonly accountId: string;
+  readonly engineConfig: EmulatorConfig;
+  /** Every fill of the account, in the engine's order (liquidations included). */
+  readonly fills: Fill[] = [];
+
+  private readonly data: RecordedMarketData;
+  private readonly bookDepth: number;
+  private readonly byId = new Map<string, ReplayMarket>();
+  private readonly orders = new Map<string, OrderInfo>();
+  /** Moves with every engine event of the account and every mark given to the engine. */
+  private version = 0;
+  private equityVersion = -1;
+  private lastEquity: string | null = null;
+
+  constructor(options: ReplayVenueOptions) {
+    this.bookDepth = options.bookDepth;
+    this.engineConfig =
+      options.engineConfig ?? replayEngineConfig(options.markets, options.config, options.seed);
+    const store = new MemoryStore();
+    this.exchange = Exchange.open({ clock: options.clock, config: this.engineConfig, store });
+    const engineMarkets = new Set(this.engineConfig.markets.map((market) => market.market_id));
+    this.data = new RecordedMarketData(
+      options.markets.filter((market) => engineMarkets.has(market.market_id)),
+    );
+    for (const market of this.exchange.driverMarkets()) {
+      this.byId.set(
+        market.marketId,
+        new ReplayMarket(market.marketId, market.tick, market.step, options.config.queue_position),
+      );
+    }
+    this.accountId = this.exchange.createAccount({
+      startingBalance: options.config.starting_balance,
+    });
+    this.execution = new ExchangeExecutionVenue({
+      exchange: this.exchange,
+      accountId: this.accountId,
+      clock: options.clock,
+      store,
+      latency: new LatencyModel(latencySettings(options.config.latency), options.seed),
+      hooks: {
+        beforeCommand: (marketId) => this.beforeCommand(marketId),
+        onEngineEvent: (event) => this.onEngineEvent(event),
+      },
+    });
+  }
+
+  // ------------------------------------------------------------------ MarketDataVenue
+
+  markets(): readonly Market[] {
+    return this.data.markets();
+  }
+
+  ticker$(marketId: string): Observable<Ticker> {
+    return this.data.ticker$(marketId);
+  }
+
+  book$(marketId: string): Observable<Book> {
+    return this.data.book$(marketId);
+  }
+
+  trades$(marketId: string): Observable<PublicTrade> {
+    return this.data.trades$(marketId);
+  }
+
+  // ------------------------------------------------------------------ replay
+
+  /** Delivers one record at the clock's current time (the caller advanced it to `record.t`). */
+  ingest(record: RecordedEvent): void {
+    switch (record.k) {
+      case 'ticker': {
+        const market = this.byId.get(record.m);
+        if (market !== undefined) this.onTicker(market, record.d, record.t);
+        return;
+      }
+      case 'book': {
+        const market = this.byId.get(record.m);
+        if (market !== undefined) this.onBook(market, record.d);
+        return;
+      }
+      case 'trade': {
+        const market = this.byId.get(record.m);
+        if (market !== undefined) this.onTrade(market, record.d);
+        return;
+      }
+      default:
+        // Private records are the recorded session's own account, and gaps only annotate: a
+        // backtest trades its own account on the public data.
+        return;
+    }
+  }
+
+  /** The account now (reports). */
+  account(): Account {
+    return this.exchange.getAccount(this.accountId);
+  }
+
+  /**
+   * The account's total equity now. Equity moves only with the account's own events and with
+   * marks of markets it holds, so between those the last answer is reused.
+   */
+  equity(): string {
+    if (this.equityVersion !== this.version || this.lastEquity === null) {
+      this.lastEquity = this.account().total_equity;
+      this.equityVersion = this.version;
+    }
+    return this.lastEquity;
+  }
+
+  /** The activity counter a replay loop watches (see `ExchangeExecutionVenue.activity`). */
+  get activity(): number {
+    return this.execution.activity;
+  }
+
+  /** The account's resting orders of a market with their queue positions (tests, reports). */
+  queueOf(marketId: string): MarketQueues {
+    return this.marketOf(marketId).queues;
+  }
+
+  close(): void {
+    this.execution.close();
+    this.data.complete();
+  }
+
+  // ------------------------------------------------------------------ records
+
+  private onTicker(market: ReplayMarket, data: TickerData, t: number): void {
+    this.data.ticker(market.marketId, data, t);
+    if (market.engaged) this.applyMark(market, data);
+    else market.pendingTicker = data;
+  }
+
+  private applyMark(market: ReplayMarket, data: TickerData): void {
+    market.pendingTicker = null;
+    if (data.mark_price === null) return;
+    const markTicks = market.priceTicks(data.mark_price);
+    if (markTicks === null || markTicks < 1) return;
+    const indexTicks =
+      data.index_price === null ? markTicks : (market.priceTicks(data.index_price) ?? markTicks);
+    this.exchange.setReferencePrices(market.marketId, Math.max(1, indexTicks), markTicks);
+    this.version++;
+  }
+
+  private onBook(market: ReplayMarket, book: Book): void {
+    market.latestBook = book;
+    market.parsedBook = null;
+    this.data.book(market.marketId, book);
+    if (market.queues.size > 0) {
+      const parsed = this.parsedBook(market)!;
+      market.queues.onSnapshot(parsed.bids, parsed.asks);
+    }
+    if (market.engaged) this.postBook(market);
+    else market.bookInEngine = false;
+  }
+
+  private onTrade(market: ReplayMarket, trade: PublicTrade): void {
+    this.data.trade(market.marketId, trade);
+    if (market.queues.size === 0) return;
+    const aggressor = trade.side === 'buy' ? BUY : trade.side === 'sell' ? SELL : null;
+    if (aggressor === null) return;
+    const priceTicks = market.priceTicks(trade.price);
+    const steps = market.steps(trade.quantity);
+    if (priceTicks === null || steps === null || steps <= 0) return;
+    const allocation = market.queues.allocate(aggressor, priceTicks, steps);
+    if (allocation === null) return;
+    const sameSideQuoter = aggressor === SELL ? RECORDED_BIDS : RECORDED_ASKS;
+    this.exchange.batch(() => {
+      // The recorded liquidity on the account's side would be matched first; it steps aside
+      // while the trade's share reaches the account's orders, then comes back.
+      this.exchange.replaceQuotes(market.marketId, sameSideQuoter, [], []);
+      this.exchange.submitSyntheticOrder(
+        market.marketId,
+        aggressor,
+        allocation.steps,
+        allocation.limitTicks,
+      );
+      if (market.bookInEngine && market.latestBook !== null) {
+        const levels = this.clippedLevels(market);
+        if (aggressor === SELL) {
+          this.exchange.replaceQuotes(market.marketId, RECORDED_BIDS, levels.bids, []);
+        } else {
+          this.exchange.replaceQuotes(market.marketId, RECORDED_ASKS, [], levels.asks);
+        }
+      }
+    });
+  }
+
+  // ------------------------------------------------------------------ engine
+
+  private beforeCommand(marketId: string | null): void {
+    if (marketId === null) return;
+    const market = this.byId.get(marketId);
+    if (market === undefined) return;
+    this.bringUpToDate(market);
+  }
+
+  /** Gives the engine the remembered mark and book of a market about to be traded. */
+  private bringUpToDate(market: ReplayMarket): void {
+    if (market.pendingTicker !== null) this.applyMark(market, market.pendingTicker);
+    if (!market.bookInEngine) this.postBook(market);
+  }
+
+  private postBook(market: ReplayMarket): void {
+    market.bookInEngine = true;
+    if (market.latestBook === null) return;
+    const levels = this.clippedLevels(market);
+    this.exchange.batch(() => {
+      // Both sides off before either comes back, so a new side never trades with an old one.
+      this.exchange.replaceQuotes(market.marketId, RECORDED_BIDS, [], []);
+      this.exchange.replaceQuotes(market.marketId, RECORDED_ASKS, [], levels.asks);
+      this.exchange.replaceQuotes(market.marketId, RECORDED_BIDS, levels.bids, []);
+    });
+  }
+
+  /** The latest book without the levels that would trade with the account's resting orders. */
+  private clippedLevels(market: ReplayMarket): { bids: QuoteLevel[]; asks: QuoteLevel[] } {
+    const parsed = this.parsedBook(market)!;
+    const ownBid = market.queues.bestBid();
+    const ownAsk = market.queues.bestAsk();
+    const bids: QuoteLevel[] = [];
+    for (const level of parsed.bids.levels) {
+      if (level.steps > 0 && (ownAsk === null || level.priceTicks < ownAsk)) bids.push(level);
+    }
+    const asks: QuoteLevel[] = [];
+    for (const level of parsed.asks.levels) {
+      if (level.steps > 0 && (ownBid === null || level.priceTicks > ownBid)) asks.push(level);
+    }
+    return { bids, asks };
+  }
+
+  private parsedBook(market: ReplayMarket): ParsedBook | null {
+    if (market.parsedBook !== null) return market.parsedBook;
+    const book = market.latestBook;
+    if (book === null) return null;
+    const side = (levels: readonly BookLevel[]): DisplayedSide => {
+      const parsed: DisplayedLevel[] = [];
+      for (const level of levels) {
+        const priceTicks = market.priceTicks(level.price);
+        const steps = market.steps(level.quantity);
+        if (priceTicks !== null && priceTicks >= 1 && steps !== null) {
+          parsed.push({ priceTicks, steps });
+        }
+      }
+      return { levels: parsed, complete: levels.length < this.bookDepth };
+    };
+    market.parsedBook = { bids: side(book.bids), asks: side(book.asks) };
+    return market.parsedBook;
+  }
+
+  private onEngineEvent(event: PrivateEvent): void {
+    this.version++;
+    switch (event.type) {
+      case 'authoritative_status':
+        this.onOrderStatus(event.data.entity_id, event.data.from_state, event.data.to_state);
+        return;
+      case 'fill': {
+        this.fills.push(event.data);
+        const orderId = event.data.order_id;
+        if (orderId !== null) this.refreshQueued(orderId);
+        return;
+      }
+      case 'position': {
+        const market = this.byId.get(event.data.market_id);
+        if (market !== undefined) market.hasPosition = event.data.quantity !== '0';
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  private onOrderStatus(orderId: string, from: OrderStatus | null, to: OrderStatus): void {
+    let info = this.orders.get(orderId);
+    if (info === undefined) {
+      if (from !== null) return;
+      const order = this.exchange.getOrder(this.accountId, orderId);
+      const market = this.byId.get(order.market_id);
+      if (market === undefined) return;
+      info = {
+        market,
+        side: order.side === 'buy' ? BUY : SELL,
+        priceTicks: order.price === null ? null : market.priceTicks(order.price),
+      };
+      this.orders.set(orderId, info);
+      market.activeOrders++;
+    }
+    const market = info.market;
+    if (TERMINAL_ORDER_STATUSES.has(to)) {
+      market.queues.remove(orderId);
+      market.activeOrders--;
+      this.orders.delete(orderId);
+      return;
+    }
+    if ((to === 'OPEN' || to === 'PARTIALLY_FILLED') && !market.queues.has(orderId)) {
+      if (info.priceTicks === null) return;
+      const remaining = this.remainingSteps(market, orderId);
+      if (remaining <= 0) return;
+      const parsed = this.parsedBook(market);
+      const side = parsed === null ? null : info.side === BUY ? parsed.bids : parsed.asks;
+      market.queues.add(
+        orderId,
+        info.side,
+        info.priceTicks,
+        remaining,
+        displayedAt(side, info.side, info.priceTicks),
+      );
+    }
+  }
+
+  /** After a fill, the queued order's remaining quantity as the engine has it. */
+  private refreshQueued(orderId: string): void {
+    const info = this.orders.get(orderId);
+    if (info === undefined || !info.market.queues.has(orderId)) return;
+    info.market.queues.setRemaining(orderId, this.remainingSteps(info.market, orderId));
+  }
+
+  private remainingSteps(market: ReplayMarket, orderId: string): number {
+    const order = this.exchange.getOrder(this.accountId, orderId);
+    const quantity = order.quantity === null ? 0 : (market.steps(order.quantity) ?? 0);
+    return quantity - (market.steps(order.filled_quantity) ?? 0);
+  }
+
+  private marketOf(marketId: string): ReplayMarket {
+    const market = this.byId.get(marketId);
+    if (market === undefined) {
+      throw new PaperbotError('UNKNOWN_MARKET', `the replay has no market ${marketId}`, {
+        details: { market_id: marketId },
+      });
+    }
+    return market;
+  }
+}

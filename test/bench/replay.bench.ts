@@ -1,0 +1,191 @@
+/**
+ * Replay throughput in events per second on one core through the whole pipeline: decode →
+ * market-data streams → strategy → risk gate → executor (journal included) → simulated venue,
+ * for a strategy that does nothing and for the market maker of config/backtest.yaml.
+ *
+ * Two data sets:
+ * - the shipped sample (backtest-data/emulator-seed42-1h: one hour, three markets, ~7 events
+ *   per virtual second), read from its file (decoding included, from the binary cache after
+ *   the first read) and, repeated ten times over later hours, from memory;
+ * - a denser session generated here: the emulator stepping every 100 ms instead of every
+ *   second (~70 events per virtual second), 20 minutes, from memory.
+ *
+ * "replay" is the loop alone (records delivered, timers fired, commands answered); "whole run"
+ * adds the kernel's start, its shutdown and the report. `ROUNDS=<n>` sets the measured rounds
+ * (median reported, after one warm-up round).
+ */
+import { cp, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { NEVER } from 'rxjs';
+import { z } from 'zod';
+import { defaultEmulatorConfig } from '../../src/emulator/config.ts';
+import {
+  type LoadedBacktestConfig,
+  loadBacktestConfig,
+  type ResolvedStrategy,
+} from '../../src/replay/backtest/config.ts';
+import { runBacktest } from '../../src/replay/backtest/runner.ts';
+import {
+  memorySource,
+  openReplaySource,
+  type ReplaySource,
+} from '../../src/replay/backtest/sources.ts';
+import type { RecordedEvent } from '../../src/replay/format/records.ts';
+import { recordEmulatorSession } from '../../src/replay/recorder/emulator-session.ts';
+import { defineStrategy } from '../../src/runtime/strategy/index.ts';
+import { withTemporaryDirectory } from '../replay/fixtures.ts';
+
+const ROUNDS = Number(process.env.ROUNDS ?? 3);
+const SAMPLE = 'backtest-data/emulator-seed42-1h';
+
+const idle = defineStrategy({
+  name: 'idle',
+  description: 'Does nothing: subscribes to nothing, emits nothing.',
+  params: z.strictObject({}),
+  create: () => NEVER,
+});
+
+const NOOP: readonly ResolvedStrategy[] = [
+  { id: 'noop', name: 'idle', definition: idle, rawParams: {}, params: {} },
+];
+
+async function recordsOf(source: ReplaySource): Promise<RecordedEvent[]> {
+  const records: RecordedEvent[] = [];
+  for await (const batch of source.batches()) for (const record of batch) records.push(record);
+  return records;
+}
+
+/** The records again `times` times, each copy one span later. */
+function repeated(records: readonly RecordedEvent[], times: number): RecordedEvent[] {
+  const first = records[0]!.t;
+  const span = records[records.length - 1]!.t - first + 1_000;
+  const out: RecordedEvent[] = [];
+  for (let copy = 0; copy < times; copy++) {
+    for (const record of records)
+      out.push({ ...record, t: record.t + copy * span } as RecordedEvent);
+  }
+  return out;
+}
+
+interface Measurement {
+  readonly task: string;
+  readonly events: number;
+  readonly replayMs: number;
+  readonly wholeMs: number;
+  readonly intents: number;
+}
+
+async function measure(
+  task: string,
+  loaded: LoadedBacktestConfig,
+  strategies: readonly ResolvedStrategy[],
+  source: () => Promise<ReplaySource>,
+  paramOverrides?: Readonly<Record<string, Readonly<Record<string, unknown>>>>,
+): Promise<Measurement> {
+  const rounds: Measurement[] = [];
+  for (let round = 0; round <= ROUNDS; round++) {
+    const marks: Record<string, number> = {};
+    const input = await source();
+    const started = performance.now();
+    const result = await runBacktest({
+      config: loaded.config,
+      strategies,
+      source: input,
+      ...(paramOverrides === undefined ? {} : { paramOverrides }),
+      onPhase: (phase) => {
+        marks[phase] = performance.now();
+      },
+    });
+    const ended = performance.now();
+    // Round 0 warms the code up (and builds the decode cache of a file).
+    if (round === 0) continue;
+    rounds.push({
+      task,
+      events: result.records,
+      replayMs: marks.stopping! - marks.replaying!,
+      wholeMs: ended - started,
+      intents: result.counters.intents,
+    });
+  }
+  rounds.sort((a, b) => a.replayMs - b.replayMs);
+  return rounds[Math.floor(rounds.length / 2)]!;
+}
+
+function perSecond(events: number, ms: number): string {
+  return Math.round((events / ms) * 1000).toLocaleString('en-US');
+}
+
+export default async function run(): Promise<void> {
+  await withTemporaryDirectory(async (directory) => {
+    const loaded = await loadBacktestConfig('config/backtest.yaml');
+    const marketMaker = loaded.strategies;
+    // A copy, so the decode cache the file runs build stays out of the repository.
+    const samplePath = join(directory, 'sample');
+    await cp(SAMPLE, samplePath, { recursive: true });
+    const fromFile = () => openReplaySource([samplePath]);
+    const sample = await fromFile();
+    const sampleRecords = await recordsOf(sample);
+    const tenHours = repeated(sampleRecords, 10);
+    const inMemory = (records: readonly RecordedEvent[], from: ReplaySource) => async () =>
+      memorySource({ markets: from.markets, bookDepth: from.bookDepth, records });
+
+    const densePath = join(directory, 'dense');
+    const base = defaultEmulatorConfig();
+    await recordEmulatorSession({
+      directory: densePath,
+      seed: 42,
+      startMs: Date.UTC(2025, 0, 1),
+      durationMs: 20 * 60_000,
+      emulatorConfig: { ...base, simulation: { ...base.simulation, step_ms: 100 } },
+      bookDepth: 10,
+      bookIntervalMs: 1_000,
+      tradesIntervalMs: 200,
+    });
+    const dense = await openReplaySource([densePath]);
+    const denseRecords = await recordsOf(dense);
+
+    const results: Measurement[] = [];
+    results.push(await measure('no-op, sample, from file', loaded, NOOP, fromFile));
+    results.push(
+      await measure('no-op, sample x10, memory', loaded, NOOP, inMemory(tenHours, sample)),
+    );
+    results.push(
+      await measure('no-op, dense, memory', loaded, NOOP, inMemory(denseRecords, dense)),
+    );
+    results.push(await measure('market maker, sample, from file', loaded, marketMaker, fromFile));
+    results.push(
+      await measure(
+        'market maker, dense, memory',
+        loaded,
+        marketMaker,
+        inMemory(denseRecords, dense),
+      ),
+    );
+    // The same pipeline when quotes move less often than the data (requote at 40 ticks).
+    const calmer = Object.fromEntries(
+      marketMaker.map((strategy) => [strategy.id, { refreshTicks: 40 }]),
+    );
+    results.push(
+      await measure(
+        'market maker (refresh 40 ticks), dense, memory',
+        loaded,
+        marketMaker,
+        inMemory(denseRecords, dense),
+        calmer,
+      ),
+    );
+    console.table(
+      results.map((result) => ({
+        task: result.task,
+        events: result.events.toLocaleString('en-US'),
+        intents: result.intents.toLocaleString('en-US'),
+        'replay events/s': perSecond(result.events, result.replayMs),
+        'whole run events/s': perSecond(result.events, result.wholeMs),
+        'replay ms': result.replayMs.toFixed(0),
+        'µs per intent':
+          result.intents === 0 ? '' : ((result.replayMs * 1000) / result.intents).toFixed(0),
+      })),
+    );
+    await rm(densePath, { recursive: true, force: true });
+  });
+}

@@ -1,0 +1,276 @@
+import { describe, expect, it } from 'vitest';
+import { BUY, SELL } from '../../../src/emulator/engine/order-book.ts';
+import type { Order } from '../../../src/protocol/index.ts';
+import { classifyFailure } from '../../../src/runtime/execution/classify.ts';
+import { prepareVenueCommand } from '../../../src/runtime/venue.ts';
+import { harness, limit, MARKET, marketOrder, T0 } from './helpers.ts';
+
+function fillsOf(h: ReturnType<typeof harness>) {
+  return h.venue.fills.map((fill) => ({
+    price: fill.price,
+    quantity: fill.quantity,
+    maker: fill.is_maker,
+    fee: fill.fee,
+  }));
+}
+
+describe('replay venue: queue position of resting orders', () => {
+  it('waits behind the displayed quantity, then fills as recorded trades consume it', async () => {
+    const h = harness();
+    h.ticker('100');
+    h.book(
+      [
+        ['99', '5'],
+        ['98', '10'],
+      ],
+      [
+        ['101', '5'],
+        ['102', '10'],
+      ],
+    );
+    const order = (await h.send(limit('order-0001', 'buy', '99', '3'))) as Order;
+    expect(order.status).toBe('PENDING');
+    const [queued] = h.venue.queueOf(MARKET).orders(BUY);
+    expect(queued).toMatchObject({ priceTicks: 99, remainingSteps: 3, queueAheadSteps: 5 });
+
+    h.trade('sell', '99', '4');
+    expect(h.venue.fills).toEqual([]);
+    expect(queued!.queueAheadSteps).toBe(1);
+
+    h.trade('sell', '99', '3');
+    expect(fillsOf(h)).toEqual([{ price: '99', quantity: '2', maker: true, fee: '0.0396' }]);
+    expect(queued!.queueAheadSteps).toBe(0);
+
+    // A sell through the order's price fills what is left, at the order's price.
+    h.trade('sell', '97', '10');
+    expect(fillsOf(h)).toEqual([
+      { price: '99', quantity: '2', maker: true, fee: '0.0396' },
+      { price: '99', quantity: '1', maker: true, fee: '0.0198' },
+    ]);
+    expect(h.venue.queueOf(MARKET).size).toBe(0);
+    expect(h.venue.exchange.getOrder(h.venue.accountId, order.order_id).status).toBe('FILLED');
+  });
+
+  it('is not reached by trades on its own side or at worse prices', async () => {
+    const h = harness();
+    h.ticker('100');
+    h.book([['99', '1']], [['101', '1']]);
+    await h.send(limit('order-0001', 'buy', '99', '2'));
+    h.trade('buy', '99', '50');
+    h.trade('sell', '100', '50');
+    expect(h.venue.fills).toEqual([]);
+    expect(h.venue.queueOf(MARKET).orders(BUY)[0]!.queueAheadSteps).toBe(1);
+  });
+
+  it('lets a snapshot shorten the queue ahead, never lengthen it', async () => {
+    const h = harness();
+    h.ticker('100');
+    h.book([['99', '5']], [['101', '5']]);
+    await h.send(limit('order-0001', 'buy', '99', '2'));
+    const queued = h.venue.queueOf(MARKET).orders(BUY)[0]!;
+    h.book([['99', '2']], [['101', '5']]);
+    expect(queued.queueAheadSteps).toBe(2);
+    h.book([['99', '40']], [['101', '5']]);
+    expect(queued.queueAheadSteps).toBe(2);
+    // The level gone from a snapshot showing the whole side: nothing is ahead any more.
+    h.book([['98', '4']], [['101', '5']]);
+    expect(queued.queueAheadSteps).toBe(0);
+    h.trade('sell', '99', '1');
+    expect(fillsOf(h)).toEqual([{ price: '99', quantity: '1', maker: true, fee: '0.0198' }]);
+  });
+
+  it('serves several orders at one price in time priority, each behind its own queue', async () => {
+    const h = harness();
+    h.ticker('100');
+    h.book([['99', '3']], [['101', '5']]);
+    await h.send(limit('order-0001', 'buy', '99', '2'));
+    h.book([['99', '4']], [['101', '5']]);
+    await h.send(limit('order-0002', 'buy', '99', '2'));
+    const [first, second] = h.venue.queueOf(MARKET).orders(BUY);
+    expect([first!.queueAheadSteps, second!.queueAheadSteps]).toEqual([3, 4]);
+    h.trade('sell', '99', '6');
+    // 3 ahead of the first, which takes 2; the second is behind 4 and the first's 2.
+    expect(h.venue.fills.map((fill) => fill.quantity)).toEqual(['2']);
+    h.trade('sell', '99', '1');
+    expect(h.venue.fills.map((fill) => fill.quantity)).toEqual(['2', '1']);
+  });
+
+  it('fills at the first trade reaching the price when queue position is off', async () => {
+    const h = harness({ queue_position: false });
+    h.ticker('100');
+    h.book([['99', '500']], [['101', '5']]);
+    await h.send(limit('order-0001', 'buy', '99', '3'));
+    h.trade('sell', '99', '2');
+    expect(fillsOf(h)).toEqual([{ price: '99', quantity: '2', maker: true, fee: '0.0396' }]);
+  });
+
+  it('never fills a resting order from a snapshot, and keeps crossing levels out of the engine', async () => {
+    const h = harness();
+    h.ticker('100');
+    h.book([['99', '5']], [['101', '5']]);
+    await h.send(limit('order-0001', 'buy', '99', '2'));
+    h.book(
+      [['97', '5']],
+      [
+        ['98', '5'],
+        ['99', '5'],
+        ['103', '5'],
+      ],
+    );
+    expect(h.venue.fills).toEqual([]);
+    expect(h.venue.exchange.bestAsk(MARKET)).toBe(103);
+    expect(h.venue.exchange.bestBid(MARKET)).toBe(99);
+  });
+});
+
+describe('replay venue: taking liquidity', () => {
+  it('fills a market order against the recorded book at its prices, taker fee and slippage', async () => {
+    const h = harness({ slippage_bps: '10' });
+    h.ticker('100');
+    h.book(
+      [['99', '5']],
+      [
+        ['101', '5'],
+        ['102', '10'],
+      ],
+    );
+    await h.send(marketOrder('order-0001', 'buy', '7'));
+    await h.advance(10);
+    // Taker rate 0.0005 plus 10 bps of slippage.
+    expect(fillsOf(h)).toEqual([
+      { price: '101', quantity: '5', maker: false, fee: '0.7575' },
+      { price: '102', quantity: '2', maker: false, fee: '0.306' },
+    ]);
+  });
+
+  it('refuses a post-only order that would take the recorded book', async () => {
+    const h = harness();
+    h.ticker('100');
+    h.book([['99', '5']], [['101', '5']]);
+    const order = (await h.send(limit('order-0001', 'buy', '101', '1'))) as Order;
+    expect(h.venue.exchange.getOrder(h.venue.accountId, order.order_id).status).toBe('REJECTED');
+    expect(h.venue.fills).toEqual([]);
+  });
+
+  it("gives the engine a market's marks and book only once it trades there", async () => {
+    const h = harness();
+    h.ticker('150');
+    h.book([['149', '5']], [['151', '5']]);
+    expect(h.venue.exchange.markTicks(MARKET)).toBe(100);
+    expect(h.venue.exchange.bestBid(MARKET)).toBeNull();
+    await h.send(limit('order-0001', 'buy', '140', '1'));
+    expect(h.venue.exchange.markTicks(MARKET)).toBe(150);
+    expect(h.venue.exchange.bestBid(MARKET)).toBe(149);
+    // Engaged now: later marks reach the engine at once.
+    h.ticker('152');
+    expect(h.venue.exchange.markTicks(MARKET)).toBe(152);
+  });
+});
+
+describe('replay venue: the execution contract', () => {
+  it('applies a command after the order latency and answers after the response latency', async () => {
+    const h = harness();
+    h.ticker('100');
+    h.book([['99', '5']], [['101', '5']]);
+    const prepared = h.venue.execution.prepare(limit('order-0001', 'buy', '99', '1'));
+    let answered: number | null = null;
+    const answer = h.venue.execution.send(prepared).then((order) => {
+      answered = h.clock.now();
+      return order;
+    });
+    await h.advance(9);
+    expect(h.venue.execution.activeOrderIds()).toEqual([]);
+    await h.advance(1);
+    expect(h.venue.execution.activeOrderIds()).toHaveLength(1);
+    expect(answered).toBeNull();
+    await h.advance(10);
+    expect(answered).toBe(T0 + 20);
+    expect((await answer).status).toBe('PENDING');
+  });
+
+  it('delivers private events after the event latency, in order', async () => {
+    const h = harness();
+    const seen: { to: string; at: number }[] = [];
+    h.venue.execution.orderEvents$.subscribe((event) =>
+      seen.push({ to: event.data.to_state, at: h.clock.now() }),
+    );
+    h.ticker('100');
+    h.book([['99', '5']], [['101', '5']]);
+    await h.send(limit('order-0001', 'buy', '99', '1'));
+    await h.advance(10);
+    expect(seen).toEqual([
+      { to: 'PENDING', at: T0 + 15 },
+      { to: 'SUBMITTED', at: T0 + 15 },
+      { to: 'OPEN', at: T0 + 15 },
+    ]);
+  });
+
+  it('serializes with the shared serializer and applies exactly the prepared bytes', () => {
+    const h = harness();
+    const command = limit('order-0001', 'buy', '99', '1');
+    const prepared = h.venue.execution.prepare(command);
+    const shared = prepareVenueCommand(command);
+    expect(Buffer.from(prepared.bodyBytes).toString()).toBe(
+      Buffer.from(shared.bodyBytes).toString(),
+    );
+    const restored = h.venue.execution.restore('placeOrder', prepared.path, prepared.bodyBytes);
+    expect(restored.bodySha256).toBe(prepared.bodySha256);
+  });
+
+  it('answers a repeated request id with the first answer, and other content with a conflict', async () => {
+    const h = harness();
+    h.ticker('100');
+    h.book([['99', '5']], [['101', '5']]);
+    const first = (await h.send(limit('order-0001', 'buy', '99', '1'))) as Order;
+    const again = (await h.send(limit('order-0001', 'buy', '99', '1'))) as Order;
+    expect(again.order_id).toBe(first.order_id);
+    expect(h.venue.execution.activeOrderIds()).toEqual([first.order_id]);
+    const conflict = await h
+      .send(limit('order-0001', 'buy', '98', '1'))
+      .catch((error: unknown) => error);
+    expect(classifyFailure(conflict)).toMatchObject({
+      kind: 'unknown',
+      code: 'IDEMPOTENCY_CONFLICT',
+    });
+    const status = await h.venue.execution.getRequest('order-0001');
+    expect(status).toMatchObject({ command_type: 'order.open', state: 'COMPLETED' });
+    const missing = await h.venue.execution
+      .getRequest('never-sent-0001')
+      .catch((error: unknown) => error);
+    expect(classifyFailure(missing)).toMatchObject({ kind: 'rejected', code: 'ORDER_NOT_FOUND' });
+  });
+
+  it('refuses with the service code and status, classified as rejected', async () => {
+    const h = harness();
+    h.ticker('100');
+    const refusal = await h
+      .send({
+        endpoint: 'cancelOrder',
+        params: { order_id: '00000000-0000-4000-8000-000000000000' },
+        body: { request_id: 'cancel-0001' },
+      })
+      .catch((error: unknown) => error);
+    expect(classifyFailure(refusal)).toMatchObject({
+      kind: 'rejected',
+      code: 'ORDER_NOT_FOUND',
+      httpStatus: 404,
+    });
+  });
+
+  it('reads open orders, positions and the account', async () => {
+    const h = harness();
+    h.ticker('100');
+    h.book([['99', '5']], [['101', '5']]);
+    await h.send(limit('order-0001', 'buy', '99', '1'));
+    await h.send(marketOrder('order-0002', 'buy', '2'));
+    await h.advance(10);
+    const open = await h.venue.execution.listOpenOrders();
+    expect(open.map((order) => order.client_order_id)).toEqual(['order-0001']);
+    const positions = await h.venue.execution.listPositions();
+    expect(positions).toMatchObject([{ market_id: MARKET, side: 'long', quantity: '2' }]);
+    const account = await h.venue.execution.getAccount();
+    expect(account.settlement_asset).toBe('pUSDC');
+    expect(h.venue.equity()).toBe(account.total_equity);
+    expect(h.venue.queueOf(MARKET).orders(SELL)).toEqual([]);
+  });
+});
