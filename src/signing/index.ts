@@ -79,5 +79,6 @@ export {
   type VerificationRefused,
   type VerificationResult,
   type VerifierKey,
+  type VerifySignatureAsync,
   type WebSocketAuthToVerify,
 } from './verifier.ts';

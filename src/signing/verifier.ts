@@ -124,8 +124,23 @@ export interface WebSocketAuthToVerify {
   readonly signature: string;
 }
 
+/** A signature check that runs elsewhere (a worker thread, say); resolves false when it fails. */
+export type VerifySignatureAsync = (
+  publicKey: Uint8Array,
+  message: Uint8Array,
+  signature: Uint8Array,
+) => Promise<boolean>;
+
 export interface RequestVerifier<Key extends VerifierKey> {
   verify(request: RequestToVerify): VerificationResult<Key>;
+  /**
+   * The same checks in the same order with the same results as `verify`, with the signature
+   * itself checked by `verifySignature`. The nonce is remembered only after it resolves true.
+   */
+  verifyAsync(
+    request: RequestToVerify,
+    verifySignature: VerifySignatureAsync,
+  ): Promise<VerificationResult<Key>>;
   verifyWebSocketAuth(auth: WebSocketAuthToVerify): VerificationResult<Key>;
   /** Nonces currently remembered, for one key or for all. */
   rememberedNonceCount(keyId?: string): number;
@@ -145,34 +160,56 @@ export function createRequestVerifier<Key extends VerifierKey>(
   const verifySignature = options.verifySignature ?? nativeVerifySignature;
   const nonces = new NonceMemory(2 * windowMs, maxNoncesPerKey, windowMs);
 
-  function finish(
-    keyId: string,
-    timestampMs: number,
-    nonce: string,
-    signature: Uint8Array,
-    message: () => Uint8Array,
-    fields: FieldNames,
-  ): VerificationResult<Key> {
+  interface Candidate {
+    readonly keyId: string;
+    readonly timestampMs: number;
+    readonly nonce: string;
+    readonly signature: Uint8Array;
+    readonly message: () => Uint8Array;
+    readonly fields: FieldNames;
+  }
+
+  interface Checked {
+    readonly key: Key;
+    readonly now: number;
+  }
+
+  /** The window and the key, before the signature. */
+  function checkBeforeSignature(candidate: Candidate): Checked | VerificationRefused {
     const now = options.now();
-    if (Math.abs(now - timestampMs) > windowMs) {
+    if (Math.abs(now - candidate.timestampMs) > windowMs) {
       return refuse(
         'timestamp_outside_window',
         `timestamp is more than ${windowMs} ms from server time`,
-        fields.timestamp,
+        candidate.fields.timestamp,
       );
     }
-    const key = options.lookupKey(keyId);
+    const key = options.lookupKey(candidate.keyId);
     if (key === null || key === undefined) {
-      return refuse('unknown_key', 'no key is registered under this key id', fields.keyId);
+      return refuse(
+        'unknown_key',
+        'no key is registered under this key id',
+        candidate.fields.keyId,
+      );
     }
-    if (!verifySignature(key.publicKey, message(), signature)) {
+    return { key, now };
+  }
+
+  /** The signature's verdict, then the nonce (only ever for a valid signature). */
+  function checkAfterSignature(
+    candidate: Candidate,
+    checked: Checked,
+    signatureHolds: boolean,
+  ): VerificationResult<Key> {
+    const { keyId, nonce, fields } = candidate;
+    if (!signatureHolds) {
       return refuse(
         'bad_signature',
         'the signature does not match the signing input',
         fields.signature,
       );
     }
-    const remembered = nonces.remember(keyId, nonce, now);
+    const remembered = nonces.remember(keyId, nonce, checked.now);
     if (remembered === 'reused') {
       return refuse('nonce_reused', 'this nonce was already used with this key', fields.nonce);
     }
@@ -183,10 +220,41 @@ export function createRequestVerifier<Key extends VerifierKey>(
         fields.nonce,
       );
     }
-    return { ok: true, keyId, key, timestampMs, nonce };
+    return { ok: true, keyId, key: checked.key, timestampMs: candidate.timestampMs, nonce };
   }
 
-  function verify(request: RequestToVerify): VerificationResult<Key> {
+  function finish(candidate: Candidate | VerificationRefused): VerificationResult<Key> {
+    if ('ok' in candidate) return candidate;
+    const checked = checkBeforeSignature(candidate);
+    if ('ok' in checked) return checked;
+    return checkAfterSignature(
+      candidate,
+      checked,
+      verifySignature(checked.key.publicKey, candidate.message(), candidate.signature),
+    );
+  }
+
+  async function finishAsync(
+    candidate: Candidate | VerificationRefused,
+    verifyElsewhere: VerifySignatureAsync,
+  ): Promise<VerificationResult<Key>> {
+    if ('ok' in candidate) return candidate;
+    const checked = checkBeforeSignature(candidate);
+    if ('ok' in checked) return checked;
+    let signatureHolds: boolean;
+    try {
+      signatureHolds = await verifyElsewhere(
+        checked.key.publicKey,
+        candidate.message(),
+        candidate.signature,
+      );
+    } catch {
+      signatureHolds = false;
+    }
+    return checkAfterSignature(candidate, checked, signatureHolds);
+  }
+
+  function candidateOfRequest(request: RequestToVerify): Candidate | VerificationRefused {
     const headers = lowerCaseHeaders(request.headers);
     const versionValue = headers.get(HEADER_SIGNATURE_VERSION.toLowerCase());
     const version = singleValue(versionValue);
@@ -247,12 +315,12 @@ export function createRequestVerifier<Key extends VerifierKey>(
         'target',
       );
     }
-    return finish(
+    return {
       keyId,
       timestampMs,
       nonce,
       signature,
-      () =>
+      message: () =>
         buildCanonicalRequestInput({
           method: request.method,
           target: request.target,
@@ -261,8 +329,8 @@ export function createRequestVerifier<Key extends VerifierKey>(
           nonce,
           body: request.body ?? null,
         }),
-      headerFieldNames,
-    );
+      fields: headerFieldNames,
+    };
   }
 
   function verifyWebSocketAuth(auth: WebSocketAuthToVerify): VerificationResult<Key> {
@@ -316,18 +384,20 @@ export function createRequestVerifier<Key extends VerifierKey>(
         'last_sequence',
       );
     }
-    return finish(
-      auth.keyId,
-      auth.timestampMs,
-      auth.nonce,
+    return finish({
+      keyId: auth.keyId,
+      timestampMs: auth.timestampMs,
+      nonce: auth.nonce,
       signature,
-      () => buildWebSocketAuthInput(auth),
-      frameFieldNames,
-    );
+      message: () => buildWebSocketAuthInput(auth),
+      fields: frameFieldNames,
+    });
   }
 
   return {
-    verify,
+    verify: (request) => finish(candidateOfRequest(request)),
+    verifyAsync: (request, verifyElsewhere) =>
+      finishAsync(candidateOfRequest(request), verifyElsewhere),
     verifyWebSocketAuth,
     rememberedNonceCount: (keyId) => nonces.count(keyId),
   };

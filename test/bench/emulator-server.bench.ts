@@ -5,6 +5,9 @@
  * rate-limit quota high enough never to bind; this process signs and sends through an undici
  * Pool of keep-alive connections, several requests in flight, without pipelining (as the
  * client works) and with four requests pipelined per connection (fewer loopback wake-ups).
+ * The emulator inherits the environment, so `PAPERBOT_EMULATOR_SIGNATURE_THREADS=0` compares
+ * against verification on its main thread; `PAPERBOT_BENCH_EMULATOR_NODE_ARGS` passes flags to
+ * its node (for example `--cpu-prof --cpu-prof-dir=/tmp/profiles`).
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -58,6 +61,7 @@ async function startEmulatorProcess(folder: string) {
   const child = spawn(
     process.execPath,
     [
+      ...(process.env.PAPERBOT_BENCH_EMULATOR_NODE_ARGS ?? '').split(' ').filter(Boolean),
       'bin/paperbot.js',
       'emulator',
       '--port',

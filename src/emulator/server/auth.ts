@@ -15,6 +15,7 @@ import {
 import { ServerError } from './errors.ts';
 import { matchesAny } from './ip-allowlist.ts';
 import type { KeyRegistry, RegisteredKey } from './keys.ts';
+import { type SignaturePool, sharedSignaturePool } from './signature-pool.ts';
 
 export interface AuthenticatorOptions {
   readonly registry: KeyRegistry;
@@ -23,15 +24,23 @@ export interface AuthenticatorOptions {
   readonly signatureWindowMs?: number;
   /** False when the account behind a key was retired (reset). */
   readonly isAccountActive: (accountId: string) => boolean;
+  /**
+   * Where HTTP request signatures are checked: the process's worker pool by default (none on a
+   * single core), or null for the main thread. The verdicts are the same either way.
+   */
+  readonly signaturePool?: SignaturePool | null;
 }
 
 export class Authenticator {
   readonly #verifier: RequestVerifier<RegisteredKey>;
   readonly #now: () => number;
   readonly #isAccountActive: (accountId: string) => boolean;
+  readonly #pool: SignaturePool | null;
 
   constructor(options: AuthenticatorOptions) {
     this.#now = options.now;
+    this.#pool =
+      options.signaturePool === undefined ? sharedSignaturePool() : options.signaturePool;
     this.#isAccountActive = options.isAccountActive;
     this.#verifier = createRequestVerifier<RegisteredKey>({
       lookupKey: (keyId) => options.registry.get(keyId),
@@ -43,6 +52,19 @@ export class Authenticator {
   /** The key of a correctly signed HTTP request that may still be used from `remoteAddress`. */
   authenticateRequest(request: RequestToVerify, remoteAddress: string | undefined): RegisteredKey {
     return this.#accept(this.#verifier.verify(request), remoteAddress);
+  }
+
+  /** As `authenticateRequest`, with the signature checked on the signature pool if there is one. */
+  async authenticateRequestAsync(
+    request: RequestToVerify,
+    remoteAddress: string | undefined,
+  ): Promise<RegisteredKey> {
+    const pool = this.#pool;
+    if (pool === null) return this.authenticateRequest(request, remoteAddress);
+    const result = await this.#verifier.verifyAsync(request, (publicKey, message, signature) =>
+      pool.verify(publicKey, message, signature),
+    );
+    return this.#accept(result, remoteAddress);
   }
 
   authenticateWebSocket(

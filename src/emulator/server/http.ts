@@ -234,14 +234,13 @@ export function createHttpDispatcher(options: HttpDispatcherOptions) {
     });
   }
 
-  function authenticate(
+  async function authenticate(
     request: IncomingMessage,
     response: ServerResponse,
     endpoint: EndpointDefinition,
     body: Buffer,
-  ): RegisteredKey | null {
-    if (endpoint.auth !== 'signed') return null;
-    const key = options.authenticator.authenticateRequest(
+  ): Promise<RegisteredKey> {
+    const key = await options.authenticator.authenticateRequestAsync(
       {
         method: request.method ?? '',
         target: request.url ?? '',
@@ -486,7 +485,10 @@ export function createHttpDispatcher(options: HttpDispatcherOptions) {
       return;
     }
     const endpoint: EndpointDefinition = match.endpoint;
-    const key = authenticate(request, response, endpoint, body.bytes);
+    const key =
+      endpoint.auth === 'signed'
+        ? await authenticate(request, response, endpoint, body.bytes)
+        : null;
     const valid = validate(request, match, queryText, body.bytes);
     const context = {
       name: match.name,
