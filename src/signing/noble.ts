@@ -46,3 +46,17 @@ export function nobleVerify(
     return false;
   }
 }
+
+/**
+ * Whether 32 bytes can serve as a signer's public key: a valid curve point that is not of small
+ * order. OpenSSL accepts degenerate keys (an all-zero key "verifies" an all-zero signature), so
+ * a service must refuse them when a key is registered.
+ */
+export function isUsablePublicKey(publicKey: Uint8Array): boolean {
+  if (publicKey.byteLength !== ED25519_PUBLIC_KEY_LENGTH) return false;
+  try {
+    return !ed.Point.fromBytes(publicKey).isSmallOrder();
+  } catch {
+    return false;
+  }
+}

@@ -9,7 +9,9 @@ import {
   createNobleSigner,
   createRequestVerifier,
   encodeBase64,
+  generateKeyPair,
   hexToBytes,
+  isUsablePublicKey,
   nativeVerifySignature,
   nobleVerifySignature,
   PrivateKey,
@@ -202,4 +204,16 @@ describe('golden SVC1 vectors', () => {
       });
     }
   }
+});
+
+describe('isUsablePublicKey', () => {
+  it('accepts real keys and refuses small-order points and non-points', () => {
+    expect(isUsablePublicKey(generateKeyPair().publicKey)).toBe(true);
+    expect(isUsablePublicKey(new Uint8Array(32))).toBe(false);
+    const identity = new Uint8Array(32);
+    identity[0] = 1; // the neutral element, order 1
+    expect(isUsablePublicKey(identity)).toBe(false);
+    expect(isUsablePublicKey(new Uint8Array(31))).toBe(false);
+    expect(isUsablePublicKey(new Uint8Array(32).fill(0xff))).toBe(false);
+  });
 });

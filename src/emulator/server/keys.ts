@@ -14,6 +14,7 @@ import {
 } from '../../protocol/index.ts';
 import {
   decodeBase64Strict,
+  isUsablePublicKey,
   ED25519_PUBLIC_KEY_LENGTH,
   generateNonce,
   type VerifierKey,
@@ -23,12 +24,17 @@ import { type CidrBlock, parseCidr } from './ip-allowlist.ts';
 
 export const ALL_SCOPES: readonly Scope[] = Scope.options;
 
-const PublicKeyText = z
-  .string()
-  .refine((text) => decodeBase64Strict(text)?.byteLength === ED25519_PUBLIC_KEY_LENGTH, {
-    error: 'Input should be standard padded base64 of a 32-byte Ed25519 public key',
+const PublicKeyText = z.string().refine(
+  (text) => {
+    const bytes = decodeBase64Strict(text);
+    return bytes?.byteLength === ED25519_PUBLIC_KEY_LENGTH && isUsablePublicKey(bytes);
+  },
+  {
+    error:
+      'Input should be standard padded base64 of a 32-byte Ed25519 public key (a valid point, not of small order)',
     params: { type: 'value_error' },
-  });
+  },
+);
 
 const CidrText = z.string().refine((text) => parseCidr(text) !== null, {
   error: 'Input should be an IPv4 or IPv6 address or CIDR block',

@@ -355,6 +355,13 @@ describe('admin API', () => {
       422,
       'INVALID_REQUEST',
     );
+    // A degenerate key: OpenSSL would accept an all-zero signature under it.
+    const weak = expectError(
+      await admin('POST', '/keys', { public_key: encodeBase64(new Uint8Array(32)) }),
+      422,
+      'INVALID_REQUEST',
+    );
+    expect(JSON.stringify(weak.details.issues)).toContain('small order');
   });
 
   it('drives every control', async () => {
