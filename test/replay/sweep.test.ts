@@ -14,16 +14,19 @@ const MODULE = fileURLToPath(new URL('./sweep-modules/compute.ts', import.meta.u
 
 describe('sweep grids', () => {
   it('parses specs into axes, trimming values', () => {
-    expect(parseSweepSpecs(['spread=0.1, 0.2,0.3', 'risk.levels=3'])).toEqual([
+    expect(
+      parseSweepSpecs(['spread=0.1, 0.2,0.3', 'risk.levels=3', 'mm-btc.halfSpreadTicks=2,6']),
+    ).toEqual([
       { name: 'spread', values: ['0.1', '0.2', '0.3'] },
       { name: 'risk.levels', values: ['3'] },
+      { name: 'mm-btc.halfSpreadTicks', values: ['2', '6'] },
     ]);
   });
 
   it('reports every bad spec at once', () => {
     const error = (() => {
       try {
-        parseSweepSpecs(['spread', '9x=1', 'a=1,,2', 'b=1,1', 'c=1', 'c=2']);
+        parseSweepSpecs(['spread', '-x=1', 'a=1,,2', 'b=1,1', 'c=1', 'c=2']);
       } catch (caught) {
         return caught as {
           code: string;
@@ -35,7 +38,7 @@ describe('sweep grids', () => {
     expect(error?.code).toBe('INVALID_SWEEP');
     expect(error?.details.problems.map((problem) => problem.spec)).toEqual([
       'spread',
-      '9x=1',
+      '-x=1',
       'a=1,,2',
       'b=1,1',
       'c=2',

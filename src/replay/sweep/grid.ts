@@ -30,7 +30,8 @@ export interface SweepProblem {
 }
 
 /** Dotted names reach nested parameters (`risk.max_position`). */
-const NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*$/;
+// Segments may hold dashes: strategy ids do (`mm-btc.halfSpreadTicks`).
+const NAME_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_][A-Za-z0-9_-]*)*$/;
 export const DEFAULT_MAX_CELLS = 10_000;
 
 function invalid(problems: readonly SweepProblem[]): PaperbotError {
