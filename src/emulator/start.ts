@@ -51,6 +51,7 @@ import {
   DEFAULT_MAX_FRAME_BYTES,
   WebSocketGateway,
 } from './server/ws.ts';
+import { sharedSignaturePool } from './server/signature-pool.ts';
 import { MemoryStore } from './store/memory-store.ts';
 import { SqliteStore } from './store/sqlite-store.ts';
 import type { Store } from './store/store.ts';
@@ -87,6 +88,13 @@ export interface StartEmulatorOptions {
   readonly logger?: EmulatorLogger;
   /** Check every success body against the protocol's response schema (for tests). */
   readonly checkResponses?: boolean;
+  /**
+   * Check HTTP signatures on worker threads (the process's shared pool), for throughput. Off by
+   * default: an in-process emulator (tests, the bot's embedded one) then does its work in the
+   * order requests arrive, which keeps runs on a virtual clock repeatable. `paperbot emulator`
+   * turns it on.
+   */
+  readonly verifySignaturesOnWorkers?: boolean;
 }
 
 export interface CreateKeyOptions {
@@ -235,6 +243,7 @@ export async function startEmulator(options: StartEmulatorOptions = {}): Promise
     registry,
     now: () => clock.now(),
     isAccountActive: (accountId) => exchange.hasAccount(accountId),
+    signaturePool: options.verifySignaturesOnWorkers === true ? sharedSignaturePool() : null,
     ...(options.signatureWindowMs === undefined
       ? {}
       : { signatureWindowMs: options.signatureWindowMs }),

@@ -122,6 +122,7 @@ export function registerEmulatorCommands(
         ...(options.config === undefined ? {} : { config: options.config }),
         rateLimit: { quota, windowMs },
         logger: resolved.logger(),
+        verifySignaturesOnWorkers: true,
       });
       // Registered before printing, so a signal right after the line is never missed.
       const stopped = resolved.stopSignal();
