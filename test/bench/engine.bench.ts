@@ -1,12 +1,23 @@
 /**
- * Matching engine throughput, in-process, on a VirtualClock with the MemoryStore.
+ * Matching engine throughput, in-process, on a VirtualClock. Every task runs batches of 1,000
+ * orders: half are GTC limit orders of a maker account resting 1 to 50 ticks around the mid
+ * price, half are IOC limit orders of a taker account crossing them (10 to 50 steps each, so a
+ * taker order fills against one to a few resting orders and a maker order fills in parts).
+ * tinybench's ops/s are batches (the mean of per-batch rates); the second table gives sustained
+ * orders/s: 1,000 orders × batches run / time taken.
  *
- * - "exchange: rest + cross": the full Exchange path per order (checks, margin reservation,
- *   PENDING → SUBMITTED → OPEN/FILLED events, fills, positions, account events, the unit-of-work
- *   commit to the MemoryStore). Each batch is 1,000 orders: half are limit orders of a maker
- *   account that rest around the mid price, half are IOC limit orders of a taker account that
- *   cross them. Reported ops/s are batches; orders/s = 1,000 × batches/s (printed below).
- * - "order book: rest + cross": the bare OrderBook on integer ticks and steps, the same mix.
+ * - (a) "order book": the bare OrderBook on integer ticks and steps, no accounts or money.
+ * - (b) "exchange, no listener": the full Exchange path per order (checks, margin reservation,
+ *   PENDING → SUBMITTED → OPEN/FILLED/CANCELLED, fills, positions, accounts, the private events,
+ *   one commit per unit of work to a MemoryStore with its default retention).
+ * - (c) "exchange, every event read": (b) plus a private-event listener that receives every
+ *   event as a wire object, as the server's WebSocket gateway does (it then serializes them;
+ *   that cost is the server's, not counted here).
+ *
+ * The requests of a batch are built before it runs (not measured, and dropped after it, as a
+ * server drops parsed requests). After tinybench, a fixed run of batches reports CPU time per
+ * order: user + system time of all threads (garbage collection included), which a busy machine
+ * disturbs less than wall time.
  */
 import { Bench } from 'tinybench';
 import { VirtualClock } from '../../src/core/clock.ts';
@@ -15,12 +26,21 @@ import { Exchange } from '../../src/emulator/engine/exchange.ts';
 import { BUY, OrderBook, RestingOrder, SELL } from '../../src/emulator/engine/order-book.ts';
 import { Random } from '../../src/emulator/random.ts';
 import { MemoryStore } from '../../src/emulator/store/memory-store.ts';
-import type { OrderRequest } from '../../src/protocol/index.ts';
+import type { OrderRequest, PrivateEvent } from '../../src/protocol/index.ts';
 import { printBench } from './report.ts';
 
 const BATCH = 1_000;
+/** Batches of the fixed CPU-time run after tinybench. */
+const CPU_RUN_BATCHES = 60;
 
-function exchangeScenario(): () => void {
+interface Scenario {
+  /** Builds the next batch (outside the measurement). */
+  prepare(): void;
+  /** Runs the prepared batch. */
+  run(): void;
+}
+
+function exchangeScenario(readEveryEvent: boolean): Scenario {
   const clock = new VirtualClock(Date.UTC(2025, 0, 6));
   const config = parseEmulatorConfig({
     ...DEFAULT_EMULATOR_CONFIG_INPUT,
@@ -29,6 +49,12 @@ function exchangeScenario(): () => void {
     simulation: { enabled: false },
   });
   const exchange = Exchange.open({ clock, config, store: new MemoryStore() });
+  let delivered = 0;
+  if (readEveryEvent) {
+    exchange.onPrivateEvent((_accountId, event: PrivateEvent) => {
+      if (event.sequence > 0) delivered++;
+    });
+  }
   const maker = exchange.createAccount();
   const taker = exchange.createAccount();
   const random = new Random('bench');
@@ -52,62 +78,99 @@ function exchangeScenario(): () => void {
     };
     return order;
   };
-  // Prebuilt requests keep request construction out of the measurement.
-  const makeBatch = () => {
-    const batch: { account: string; order: OrderRequest }[] = [];
-    for (let index = 0; index < BATCH / 2; index++) {
-      const side = index % 2 === 0 ? 'buy' : 'sell';
-      const offset = 1 + random.nextInt(50);
-      const price = side === 'buy' ? mid - offset : mid + offset;
-      batch.push({ account: maker, order: request(side, price, 10 + random.nextInt(40), 'GTC') });
-      const crossing = side === 'buy' ? 'sell' : 'buy';
-      const limit = crossing === 'buy' ? mid + 60 : mid - 60;
-      batch.push({
-        account: taker,
-        order: request(crossing, limit, 10 + random.nextInt(40), 'IOC'),
-      });
-    }
-    return batch;
-  };
-  const batches = Array.from({ length: 400 }, makeBatch);
-  let next = 0;
-  return () => {
-    const batch = batches[next++ % batches.length]!;
-    for (const item of batch) exchange.placeOrder(item.account, item.order);
-    clock.advanceBy(0);
+  let accounts: string[] = [];
+  let orders: OrderRequest[] = [];
+  return {
+    prepare() {
+      accounts = [];
+      orders = [];
+      for (let index = 0; index < BATCH / 2; index++) {
+        const side = index % 2 === 0 ? 'buy' : 'sell';
+        const offset = 1 + random.nextInt(50);
+        const price = side === 'buy' ? mid - offset : mid + offset;
+        accounts.push(maker);
+        orders.push(request(side, price, 10 + random.nextInt(40), 'GTC'));
+        const crossing = side === 'buy' ? 'sell' : 'buy';
+        const limit = crossing === 'buy' ? mid + 60 : mid - 60;
+        accounts.push(taker);
+        orders.push(request(crossing, limit, 10 + random.nextInt(40), 'IOC'));
+      }
+    },
+    run() {
+      for (let index = 0; index < orders.length; index++) {
+        exchange.placeOrder(accounts[index]!, orders[index]!);
+      }
+      // Submits and matches every order placed above (latency.submit_ms is 0).
+      clock.advanceBy(0);
+      if (readEveryEvent && delivered === 0) throw new Error('no private event was delivered');
+    },
   };
 }
 
-function bookScenario(): () => void {
+function bookScenario(): Scenario {
   const book = new OrderBook<number>();
   const random = new Random('bench-book');
   const mid = 128_000;
   const noop = () => {};
-  return () => {
-    for (let index = 0; index < BATCH / 2; index++) {
-      const side = index % 2 === 0 ? BUY : SELL;
-      const offset = 1 + random.nextInt(50);
-      const price = side === BUY ? mid - offset : mid + offset;
-      const steps = 10 + random.nextInt(40);
-      const left = book.match(side, price, steps, noop);
-      if (left > 0) book.add(new RestingOrder(side, price, left, index));
-      const crossing = side === BUY ? SELL : BUY;
-      book.match(crossing, crossing === BUY ? mid + 60 : mid - 60, 10 + random.nextInt(40), noop);
-    }
+  return {
+    prepare() {},
+    run() {
+      for (let index = 0; index < BATCH / 2; index++) {
+        const side = index % 2 === 0 ? BUY : SELL;
+        const offset = 1 + random.nextInt(50);
+        const price = side === BUY ? mid - offset : mid + offset;
+        const steps = 10 + random.nextInt(40);
+        const left = book.match(side, price, steps, noop);
+        if (left > 0) book.add(new RestingOrder(side, price, left, index));
+        const crossing = side === BUY ? SELL : BUY;
+        book.match(crossing, crossing === BUY ? mid + 60 : mid - 60, 10 + random.nextInt(40), noop);
+      }
+    },
   };
 }
 
-export default async function run(): Promise<void> {
-  const bench = new Bench({ time: 2_000, warmupTime: 500 });
-  bench.add('exchange: rest + cross (batch of 1000 orders)', exchangeScenario());
-  bench.add('order book: rest + cross (batch of 1000 orders)', bookScenario());
-  await bench.run();
-  printBench(bench);
-  for (const task of bench.tasks) {
-    const result = task.result;
-    if (result?.state === 'completed') {
-      const perSecond = Math.round(result.throughput.mean * BATCH).toLocaleString('en-US');
-      process.stdout.write(`${task.name}: ${perSecond} orders/s\n`);
-    }
+/** CPU time (all threads) per order over a fixed number of batches. */
+function cpuMicrosecondsPerOrder(scenario: Scenario): number {
+  let cpu = 0;
+  for (let batch = 0; batch < CPU_RUN_BATCHES; batch++) {
+    scenario.prepare();
+    const start = process.cpuUsage();
+    scenario.run();
+    const used = process.cpuUsage(start);
+    cpu += used.user + used.system;
   }
+  return cpu / (CPU_RUN_BATCHES * BATCH);
+}
+
+export default async function run(): Promise<void> {
+  // One scenario at a time, each dropped before the next: an exchange's heap (its orders and
+  // retained events) would otherwise slow the garbage collection of the next one.
+  const scenarios: [string, () => Scenario][] = [
+    ['(a) order book: rest + cross', bookScenario],
+    ['(b) exchange, no listener', () => exchangeScenario(false)],
+    ['(c) exchange, every event read', () => exchangeScenario(true)],
+  ];
+  const rows: Record<string, string>[] = [];
+  for (const [name, make] of scenarios) {
+    const scenario = make();
+    const bench = new Bench({ time: 2_000, warmupTime: 500 });
+    bench.add(`${name} (batch of ${BATCH} orders)`, () => scenario.run(), {
+      beforeEach: () => scenario.prepare(),
+    });
+    await bench.run();
+    printBench(bench);
+    const result = bench.tasks[0]?.result;
+    // Sustained: all orders over all time (the mean of per-batch rates would favour the batches
+    // without a garbage collection).
+    const perSecond =
+      result?.state === 'completed' ? Math.round((BATCH * 1000) / result.latency.mean) : Number.NaN;
+    const cpu = cpuMicrosecondsPerOrder(scenario);
+    rows.push({
+      task: name,
+      'orders/s (wall)': perSecond.toLocaleString('en-US'),
+      'CPU us/order': cpu.toFixed(2),
+      'orders per CPU second': Math.round(1_000_000 / cpu).toLocaleString('en-US'),
+    });
+  }
+  console.table(rows);
 }

@@ -22,9 +22,7 @@ import {
   type ErrorCode,
   type EventsPage,
   type FailedOrderCommand,
-  type Fill,
   type FillPage,
-  formatTimestamp,
   type Market,
   type Order,
   type OrderPage,
@@ -48,19 +46,29 @@ import {
 } from '../../protocol/index.ts';
 import type { EmulatorConfig } from '../config.ts';
 import { MarketSimulation } from '../market/simulation.ts';
-import { IdentifierSource, Random } from '../random.ts';
-import type { ChangeSet, EventRecord, FillRecord, Store } from '../store/store.ts';
+import { Random } from '../random.ts';
+import type { ChangeSet, Store } from '../store/store.ts';
 import type { DriverMarket, QuoteLevel, VenueDriver } from './driver.ts';
 import { ExchangeError, invalidRequest } from './errors.ts';
+import { EngineIdentifiers } from './identifiers.ts';
+import type { Instant } from './instant.ts';
+import {
+  AccountEventEntry,
+  FillEntry,
+  type PendingEvent,
+  PositionCapture,
+  PositionEventEntry,
+  RiskEventEntry,
+  StatusEventEntry,
+} from './events.ts';
 import { divideRounded, MONEY_ONE, MONEY_SCALE, maxBigint, parseScaled } from './fixed.ts';
 import {
-  accountFigures,
+  type AccountFigures,
+  accountFiguresOfTotals,
+  availableOfTotals,
   initialMargin,
   isBelowMaintenance,
-  liquidationPrice,
-  type MarginLine,
   maintenanceMargin,
-  multiplyScaled,
   proportionalPart,
   unrealizedPnl,
 } from './margin.ts';
@@ -75,7 +83,18 @@ import {
   SETTLEMENT_ASSET,
   type SyntheticOwner,
 } from './state.ts';
-import { formatMoney, orderToWire, ratioScaled, sideText } from './wire.ts';
+import {
+  accountToWire,
+  formatMoney,
+  KIND_ACCOUNT,
+  KIND_ORDER,
+  KIND_POSITION,
+  KIND_TRADE,
+  orderToWire,
+  positionToWire,
+  sideText,
+  WireFormat,
+} from './wire.ts';
 
 export interface ExchangeOptions {
   readonly clock: Clock;
@@ -140,14 +159,9 @@ export const ROUTE_CAPABILITIES = {
 /** How long a simulation result stays valid (`expires_at`). */
 export const SIMULATION_VALIDITY_MS = 5_000;
 
-const KIND_ORDER = 1;
-const KIND_FILL = 2;
-const KIND_EVENT = 3;
-const KIND_POSITION = 4;
-const KIND_TRADE = 5;
-const KIND_ACCOUNT = 6;
-
 const ONE_HUNDRED_PERCENT = 100n * MONEY_ONE;
+
+type RiskEventType = Extract<PrivateEvent, { channel: 'risk' }>['type'];
 
 interface Problem {
   readonly code: ErrorCode;
@@ -186,7 +200,7 @@ interface Preparation {
 interface ClosedPositionSnapshot {
   readonly account: AccountState;
   readonly market: MarketRuntime;
-  readonly wire: Position;
+  readonly capture: PositionCapture;
 }
 
 function textOf(value: number | string): string {
@@ -210,6 +224,12 @@ function isActive(status: OrderStatus): boolean {
   );
 }
 
+/** Empties a reused array; popping the few items of a unit of work is cheaper than `length = 0`. */
+function empty(items: unknown[]): void {
+  if (items.length > 64) items.length = 0;
+  else while (items.length > 0) items.pop();
+}
+
 function encodeCursor(ordinal: number): string {
   return `c${ordinal.toString(36)}`;
 }
@@ -231,7 +251,6 @@ export class Exchange implements VenueDriver {
   private readonly clock: Clock;
   private readonly config: EmulatorConfig;
   private readonly store: Store;
-  private readonly ids: IdentifierSource;
   private readonly markets: MarketRuntime[] = [];
   private readonly marketsById = new Map<string, MarketRuntime>();
   private readonly accounts = new Map<string, AccountState>();
@@ -247,29 +266,38 @@ export class Exchange implements VenueDriver {
 
   // The current unit of work.
   private depth = 0;
-  private readonly dirtyAccounts = new Set<AccountState>();
-  private readonly dirtyOrders = new Set<OrderState>();
-  private readonly dirtyPositions = new Set<PositionState>();
-  private closedPositionIds: string[] = [];
+  // Each entity is listed once (its `dirty` flag), in the order it first changed. These arrays
+  // are emptied after each commit and used again (the store copies what it keeps).
+  private readonly dirtyAccounts: AccountState[] = [];
+  private readonly dirtyOrders: OrderState[] = [];
+  private readonly dirtyPositions: PositionState[] = [];
+  private readonly closedPositionIds: string[] = [];
   private closedSnapshots: ClosedPositionSnapshot[] = [];
-  private pendingFills: FillRecord[] = [];
-  private pendingEvents: EventRecord[] = [];
-  private readonly touched = new Map<AccountState, Set<MarketRuntime>>();
-  private readonly tickerMarkets = new Set<MarketRuntime>();
+  // Delivered after the commit, where a listener may start another unit of work: each flush
+  // takes these and leaves fresh ones (the spares, once delivery is over).
+  private pendingFills: FillEntry[] = [];
+  private pendingEvents: PendingEvent[] = [];
+  /** Markets whose ticker changed (each once: `tickerDue`), in order. */
+  private tickerMarkets: MarketRuntime[] = [];
+  private spareFills: FillEntry[] | null = null;
+  private spareEvents: PendingEvent[] | null = null;
+  private spareTickers: MarketRuntime[] | null = null;
+  /** Accounts whose snapshots are due (their `touchedMarkets` say which), in order. */
+  private touchedAccounts: AccountState[] = [];
 
   // The incoming order of the match in progress.
   private currentTaker: OrderState | null = null;
   private syntheticMarket: MarketRuntime | null = null;
   private syntheticSide: BookSide = BUY;
 
-  private readonly timestampCache = new Map<number, string>();
+  private readonly format: WireFormat;
 
   private constructor(options: ExchangeOptions) {
     this.clock = options.clock;
     this.config = options.config;
     this.store = options.store;
     const seed = String(options.config.seed);
-    this.ids = new IdentifierSource(seed);
+    this.format = new WireFormat(new EngineIdentifiers(seed));
     const now = this.clock.now();
     options.config.markets.forEach((marketConfig, ordinal) => {
       const market = new MarketRuntime(
@@ -384,7 +412,7 @@ export class Exchange implements VenueDriver {
     for (let index = market.trades.length - 1; index >= 0 && trades.length < limit; index--) {
       const trade = market.trades[index]!;
       trades.push({
-        trade_id: trade.tradeId,
+        trade_id: this.format.uuid(KIND_TRADE, trade.ordinal),
         market_id: market.id,
         route_id: ROUTE_ID,
         price: market.tick.format(trade.priceTicks),
@@ -429,14 +457,14 @@ export class Exchange implements VenueDriver {
     return this.run(() => {
       const ordinal = this.nextIdentifier++;
       const account = new AccountState(
-        this.ids.uuid(KIND_ACCOUNT, ordinal),
+        this.format.uuid(KIND_ACCOUNT, ordinal),
         this.nextAccountOrdinal++,
         balance,
         balance,
         this.clock.now(),
       );
       this.accounts.set(account.id, account);
-      this.dirtyAccounts.add(account);
+      this.markAccount(account);
       return account.id;
     });
   }
@@ -455,14 +483,14 @@ export class Exchange implements VenueDriver {
         position.market.positions.delete(position);
         account.positions.delete(position.market);
         account.positionsById.delete(position.id);
-        this.dirtyPositions.delete(position);
+        position.closed = true;
         this.closedPositionIds.push(position.id);
       }
       this.clock.clearTimeout(account.cancelAllAfterTimer ?? undefined);
       account.cancelAllAfterTimer = null;
       account.cancelAllAfterDeadline = null;
       account.active = false;
-      this.dirtyAccounts.add(account);
+      this.markAccount(account);
       return this.createAccount({ startingBalance: formatMoney(account.startingBalance) });
     });
   }
@@ -660,7 +688,12 @@ export class Exchange implements VenueDriver {
   /** Accepts an order (PENDING, stage QUEUED); it is submitted and matched on the clock. */
   placeOrder(accountId: string, request: OrderRequest, limits?: KeyRiskLimits): Order {
     const account = this.accountOf(accountId);
-    return this.run(() => this.orderWire(this.place(account, request, limits, false)));
+    this.depth++;
+    try {
+      return this.orderWire(this.place(account, request, limits, false));
+    } finally {
+      this.endWork();
+    }
   }
 
   /**
@@ -856,7 +889,7 @@ export class Exchange implements VenueDriver {
     return this.run(() => {
       this.clock.clearTimeout(account.cancelAllAfterTimer ?? undefined);
       account.cancelAllAfterTimer = null;
-      this.dirtyAccounts.add(account);
+      this.markAccount(account);
       if (timeoutSeconds === 0) {
         account.cancelAllAfterDeadline = null;
         return { request_id: requestId, deadline_at: null };
@@ -908,7 +941,7 @@ export class Exchange implements VenueDriver {
       market.indexTicks = indexTicks;
       market.markTicks = markTicks;
       market.observedAt = this.clock.now();
-      this.tickerMarkets.add(market);
+      this.markTicker(market);
       this.checkLiquidations(market);
     });
   }
@@ -982,9 +1015,38 @@ export class Exchange implements VenueDriver {
     try {
       return work();
     } finally {
-      this.depth--;
-      if (this.depth === 0) this.flush();
+      this.endWork();
     }
+  }
+
+  /** Ends a unit of work begun with `this.depth++` (the hot paths do so without a closure). */
+  private endWork(): void {
+    this.depth--;
+    if (this.depth === 0) this.flush();
+  }
+
+  private markAccount(account: AccountState): void {
+    if (account.dirty) return;
+    account.dirty = true;
+    this.dirtyAccounts.push(account);
+  }
+
+  private markOrder(order: OrderState): void {
+    if (order.dirty) return;
+    order.dirty = true;
+    this.dirtyOrders.push(order);
+  }
+
+  private markPosition(position: PositionState): void {
+    if (position.dirty) return;
+    position.dirty = true;
+    this.dirtyPositions.push(position);
+  }
+
+  private markTicker(market: MarketRuntime): void {
+    if (market.tickerDue) return;
+    market.tickerDue = true;
+    this.tickerMarkets.push(market);
   }
 
   private flush(): void {
@@ -995,42 +1057,71 @@ export class Exchange implements VenueDriver {
       this.depth--;
     }
     const events = this.pendingEvents;
-    const tickers = this.tickerMarkets.size > 0 ? [...this.tickerMarkets] : [];
+    const fills = this.pendingFills;
+    const tickers = this.tickerMarkets;
+    this.pendingEvents = this.spareEvents ?? [];
+    this.pendingFills = this.spareFills ?? [];
+    this.tickerMarkets = this.spareTickers ?? [];
+    this.spareEvents = null;
+    this.spareFills = null;
+    this.spareTickers = null;
+    for (const market of tickers) market.tickerDue = false;
+    // With listeners, each event is built once (pinned) for the store and every listener.
+    const delivering = this.privateListeners.length > 0 && events.length > 0;
+    if (delivering) {
+      for (const entry of events) entry.pin();
+    }
+    const accounts = this.dirtyAccounts;
+    const orders = this.dirtyOrders;
+    const positions = this.dirtyPositions;
     if (
-      this.dirtyAccounts.size > 0 ||
-      this.dirtyOrders.size > 0 ||
-      this.dirtyPositions.size > 0 ||
+      accounts.length > 0 ||
+      orders.length > 0 ||
+      positions.length > 0 ||
       this.closedPositionIds.length > 0 ||
-      this.pendingFills.length > 0 ||
+      fills.length > 0 ||
       events.length > 0
     ) {
+      for (const account of accounts) account.dirty = false;
+      for (const order of orders) order.dirty = false;
+      let closedCount = 0;
+      for (const position of positions) {
+        position.dirty = false;
+        if (position.closed) closedCount++;
+      }
       const changes: ChangeSet = {
-        accounts: [...this.dirtyAccounts],
-        orders: [...this.dirtyOrders],
-        positions: [...this.dirtyPositions],
+        accounts,
+        orders,
+        positions: closedCount > 0 ? positions.filter((position) => !position.closed) : positions,
         closedPositions: this.closedPositionIds,
-        fills: this.pendingFills,
+        fills,
         events,
         nextIdentifier: this.nextIdentifier,
       };
-      this.dirtyAccounts.clear();
-      this.dirtyOrders.clear();
-      this.dirtyPositions.clear();
-      this.closedPositionIds = [];
-      this.pendingFills = [];
-      this.pendingEvents = [];
-      this.store.commit(changes);
+      try {
+        this.store.commit(changes);
+      } finally {
+        empty(accounts);
+        empty(orders);
+        empty(positions);
+        empty(this.closedPositionIds);
+      }
     }
-    this.tickerMarkets.clear();
     let failure: unknown = null;
-    for (const record of events) {
-      for (const listener of this.privateListeners) {
-        try {
-          listener(record.account_id, record.event);
-        } catch (error) {
-          failure ??= error;
+    if (delivering) {
+      for (const entry of events) {
+        const event = entry.pin();
+        for (const listener of this.privateListeners) {
+          try {
+            listener(entry.account_id, event);
+          } catch (error) {
+            failure ??= error;
+          }
         }
       }
+      // The store may keep the records: drop the built objects so it keeps the compact form
+      // (every fill is also an event).
+      for (const entry of events) entry.unpin();
     }
     if (tickers.length > 0 && this.tickerListeners.length > 0) {
       const occurredAt = this.timestamp(this.clock.now());
@@ -1045,6 +1136,12 @@ export class Exchange implements VenueDriver {
         }
       }
     }
+    empty(events);
+    empty(fills);
+    empty(tickers);
+    this.spareEvents = events;
+    this.spareFills = fills;
+    this.spareTickers = tickers;
     // A failing listener must not stop the others, nor leave the unit half-published.
     if (failure !== null) throw failure;
   }
@@ -1115,10 +1212,10 @@ export class Exchange implements VenueDriver {
         record.max_slippage_percent === null
           ? null
           : parseScaled(record.max_slippage_percent, MONEY_SCALE),
-        record.received_at,
+        this.format.instant(record.received_at),
       );
       order.status = record.status;
-      order.updatedAt = record.updated_at;
+      order.updatedAt = this.format.instant(record.updated_at);
       order.filledSteps = market.step.unitsOf(record.filled_quantity) ?? 0;
       order.filledNotional = parseScaled(record.filled_notional, MONEY_SCALE) ?? 0n;
       order.reserved = parseScaled(record.reserved_margin, MONEY_SCALE) ?? 0n;
@@ -1158,17 +1255,13 @@ export class Exchange implements VenueDriver {
     }
   }
 
-  /** RFC 3339 text of `epochMs`; the few instants in use at a time are kept. */
-  private readonly timestamp = (epochMs: number): string => {
-    const cache = this.timestampCache;
-    let text = cache.get(epochMs);
-    if (text === undefined) {
-      if (cache.size >= 64) cache.clear();
-      text = formatTimestamp(epochMs);
-      cache.set(epochMs, text);
-    }
-    return text;
-  };
+  private timestamp(epochMs: number): string {
+    return this.format.timestamp(epochMs);
+  }
+
+  private instantNow(): Instant {
+    return this.format.instant(this.clock.now());
+  }
 
   private accountOf(accountId: string, allowInactive = false): AccountState {
     const account = this.accounts.get(accountId);
@@ -1425,7 +1518,7 @@ export class Exchange implements VenueDriver {
         });
       }
     }
-    const available = this.figures(account).available;
+    const available = this.available(account);
     if (requiredMargin > available) {
       problems.push({
         code: 'INSUFFICIENT_READY_CAPITAL',
@@ -1437,8 +1530,12 @@ export class Exchange implements VenueDriver {
         },
       });
     }
-    const perStep = this.marginFor(market, marginTicks, 1, leverage);
-    const affordable = reduceOnly || perStep === 0n ? 0 : Number(available / perStep);
+    // How much the account could afford is shown by a simulation only.
+    let affordable = 0;
+    if (simulation && !reduceOnly) {
+      const perStep = this.marginFor(market, marginTicks, 1, leverage);
+      affordable = perStep === 0n ? 0 : Number(available / perStep);
+    }
     return {
       problems,
       prepared: {
@@ -1470,8 +1567,9 @@ export class Exchange implements VenueDriver {
     leverage: number,
   ): bigint {
     if (steps <= 0) return 0n;
-    const notional = market.notional(priceTicks, steps);
-    return initialMargin(notional, leverage) + multiplyScaled(notional, market.takerRate, 'up');
+    const units = market.units(priceTicks, steps);
+    const notional = units * market.notionalFactor;
+    return initialMargin(notional, leverage) + market.fee(units, notional, false);
   }
 
   /** The worst price a market order may reach: reference ± max_slippage_percent, on the grid. */
@@ -1519,10 +1617,10 @@ export class Exchange implements VenueDriver {
       throw new ExchangeError(first.code, first.message, first.details ?? {});
     }
     const ordinal = this.nextIdentifier++;
-    const now = this.clock.now();
+    const now = this.instantNow();
     const order = new OrderState(
       ordinal,
-      this.ids.uuid(KIND_ORDER, ordinal),
+      this.format.uuid(KIND_ORDER, ordinal),
       account,
       prepared.market,
       request.request_id,
@@ -1554,7 +1652,12 @@ export class Exchange implements VenueDriver {
   private scheduleSubmission(order: OrderState): void {
     order.submitTimer = this.clock.setTimeout(() => {
       order.submitTimer = null;
-      this.run(() => this.submit(order));
+      this.depth++;
+      try {
+        this.submit(order);
+      } finally {
+        this.endWork();
+      }
     }, this.config.latency.submit_ms);
   }
 
@@ -1698,29 +1801,30 @@ export class Exchange implements VenueDriver {
   ): void {
     const ordinal = this.nextIdentifier++;
     market.recordTrade({
-      tradeId: this.ids.uuid(KIND_TRADE, ordinal),
+      ordinal,
       priceTicks,
       steps,
       side: side === BUY ? 'buy' : 'sell',
       at: this.clock.now(),
     });
-    this.tickerMarkets.add(market);
+    this.markTicker(market);
   }
 
   /** Books one execution of a user order: fee, reservation, position, fill record and event. */
   private applyFill(order: OrderState, steps: number, priceTicks: number, isMaker: boolean): void {
     const market = order.market;
     const account = order.account;
-    const notional = market.notional(priceTicks, steps);
-    const fee = multiplyScaled(notional, isMaker ? market.makerRate : market.takerRate, 'up');
+    const units = market.units(priceTicks, steps);
+    const notional = units * market.notionalFactor;
+    const fee = market.fee(units, notional, isMaker);
     account.wallet -= fee;
     const release = proportionalPart(order.reserved, steps, order.remainingSteps);
     order.reserved -= release;
     account.reserved -= release;
     order.filledSteps += steps;
     order.filledNotional += notional;
-    order.updatedAt = this.clock.now();
-    this.dirtyOrders.add(order);
+    order.updatedAt = this.instantNow();
+    this.markOrder(order);
     this.changePosition(
       account,
       market,
@@ -1731,26 +1835,20 @@ export class Exchange implements VenueDriver {
       order.leverage,
       order.marginMode,
     );
-    const ordinal = this.nextIdentifier++;
-    const fill: Fill = {
-      fill_id: this.ids.uuid(KIND_FILL, ordinal),
-      market_id: market.id,
-      route_id: ROUTE_ID,
-      side: order.side === BUY ? 'buy' : 'sell',
-      quantity: market.step.format(steps),
-      price: market.tick.format(priceTicks),
-      fee: formatMoney(fee),
-      notional: formatMoney(notional),
-      order_id: order.id,
-      is_maker: isMaker,
-      occurred_at: this.timestamp(this.clock.now()),
-    };
-    this.pendingFills.push({ ordinal, account_id: account.id, fill });
-    order.lastEventSequence = this.emit(account, {
-      channel: 'fills',
-      type: 'fill',
-      data: fill,
-    });
+    const fill = new FillEntry(
+      this.format,
+      this.nextIdentifier++,
+      account.id,
+      market,
+      order.side === BUY ? 'buy' : 'sell',
+      steps,
+      priceTicks,
+      order.id,
+      isMaker,
+      this.instantNow(),
+    );
+    this.pendingFills.push(fill);
+    order.lastEventSequence = this.emitFill(account, fill);
     this.enforceReduceOnly(account, market, order);
   }
 
@@ -1777,7 +1875,7 @@ export class Exchange implements VenueDriver {
       position.steps += steps;
       position.costBasis += notional;
       position.margin += initialMargin(notional, leverage);
-      this.dirtyPositions.add(position);
+      this.markPosition(position);
       return;
     }
     const reduced = Math.min(steps, position.steps);
@@ -1791,7 +1889,7 @@ export class Exchange implements VenueDriver {
       position.steps -= reduced;
       position.costBasis -= costRemoved;
       position.margin -= marginRemoved;
-      this.dirtyPositions.add(position);
+      this.markPosition(position);
     }
     if (steps > reduced) {
       this.openPosition(
@@ -1818,7 +1916,7 @@ export class Exchange implements VenueDriver {
     const ordinal = this.nextIdentifier++;
     const now = this.clock.now();
     const position = new PositionState(
-      this.ids.uuid(KIND_POSITION, ordinal),
+      this.format.uuid(KIND_POSITION, ordinal),
       ordinal,
       account,
       market,
@@ -1833,29 +1931,23 @@ export class Exchange implements VenueDriver {
     account.positions.set(market, position);
     account.positionsById.set(position.id, position);
     market.positions.add(position);
-    this.dirtyPositions.add(position);
+    this.markPosition(position);
   }
 
   /** Removes a position whose quantity reached zero; its last state is sent once more. */
   private closePositionState(position: PositionState): void {
-    const wire = this.positionWire(position);
+    // The closed snapshot shows neither value, PnL nor a liquidation price: no collateral needed.
     this.closedSnapshots.push({
       account: position.account,
       market: position.market,
-      wire: {
-        ...wire,
-        quantity: '0',
-        position_value: '0',
-        unrealized_pnl: '0',
-        liquidation_price: null,
-      },
+      capture: this.capturePosition(position, position.margin),
     });
     const account = position.account;
     account.positions.delete(position.market);
     account.positionsById.delete(position.id);
     position.market.positions.delete(position);
     position.steps = 0;
-    this.dirtyPositions.delete(position);
+    position.closed = true;
     this.closedPositionIds.push(position.id);
   }
 
@@ -1890,55 +1982,72 @@ export class Exchange implements VenueDriver {
   }
 
   private touch(account: AccountState, market: MarketRuntime): void {
-    let markets = this.touched.get(account);
-    if (markets === undefined) {
-      markets = new Set();
-      this.touched.set(account, markets);
-    }
-    markets.add(market);
+    const markets = account.touchedMarkets;
+    if (markets.length === 0) this.touchedAccounts.push(account);
+    if (!markets.includes(market)) markets.push(market);
   }
 
   /** One position event per touched position (closed ones with quantity 0), then the account. */
   private publishTouched(): void {
-    if (this.touched.size === 0) return;
+    if (this.touchedAccounts.length === 0) return;
     const closed = this.closedSnapshots;
     this.closedSnapshots = [];
-    for (const [account, markets] of this.touched) {
-      for (const market of markets) {
+    const accounts = this.touchedAccounts;
+    this.touchedAccounts = [];
+    for (const account of accounts) {
+      for (const market of account.touchedMarkets) {
         for (const snapshot of closed) {
           if (snapshot.account === account && snapshot.market === market) {
-            this.emit(account, { channel: 'positions', type: 'position', data: snapshot.wire });
+            this.emitPosition(account, snapshot.capture, true);
           }
         }
         const position = account.positions.get(market);
         if (position !== undefined) {
-          this.emit(account, {
-            channel: 'positions',
-            type: 'position',
-            data: this.positionWire(position),
-          });
+          this.emitPosition(account, this.capturePosition(position, null), false);
         }
       }
+      empty(account.touchedMarkets);
       account.snapshotVersion += 1;
-      this.emit(account, { channel: 'account', type: 'account', data: this.accountWire(account) });
+      const now = this.instantNow();
+      const figures = this.figures(account);
+      this.pushEvent(
+        account,
+        new AccountEventEntry(
+          this.format,
+          account.id,
+          ++account.sequence,
+          this.nextIdentifier++,
+          now,
+          account.snapshotVersion,
+          now,
+          figures.totalEquity,
+          figures.available,
+          figures.inPositions,
+          figures.unrealizedPnl,
+        ),
+      );
     }
-    this.touched.clear();
   }
 
   private statusEvent(order: OrderState, from: OrderStatus | null, to: OrderStatus): void {
+    const now = this.instantNow();
+    const account = order.account;
     order.status = to;
-    order.updatedAt = this.clock.now();
-    order.lastEventSequence = this.emit(order.account, {
-      channel: 'orders',
-      type: 'authoritative_status',
-      data: {
-        entity_type: 'execution_intent',
-        entity_id: order.id,
-        from_state: from,
-        to_state: to,
-      },
-    });
-    this.dirtyOrders.add(order);
+    order.updatedAt = now;
+    order.lastEventSequence = this.pushEvent(
+      account,
+      new StatusEventEntry(
+        this.format,
+        account.id,
+        ++account.sequence,
+        this.nextIdentifier++,
+        now,
+        order.id,
+        from,
+        to,
+      ),
+    );
+    this.markOrder(order);
   }
 
   /** Moves an order to `to`, with its event; terminal states release what the order held. */
@@ -1966,42 +2075,52 @@ export class Exchange implements VenueDriver {
     this.transition(order, 'CANCELLED');
   }
 
-  private emit(
+  /** Queues an event of `account` (whose sequence it took) for the end of the unit of work. */
+  private pushEvent(account: AccountState, entry: PendingEvent): number {
+    this.pendingEvents.push(entry);
+    this.markAccount(account);
+    return entry.sequence;
+  }
+
+  private emitFill(account: AccountState, fill: FillEntry): number {
+    return this.pushEvent(
+      account,
+      fill.announce(++account.sequence, this.nextIdentifier++, this.instantNow()),
+    );
+  }
+
+  private emitPosition(account: AccountState, capture: PositionCapture, closed: boolean): void {
+    this.pushEvent(
+      account,
+      new PositionEventEntry(
+        this.format,
+        account.id,
+        ++account.sequence,
+        this.nextIdentifier++,
+        this.instantNow(),
+        capture,
+        closed,
+      ),
+    );
+  }
+
+  private emitRisk(
     account: AccountState,
-    body:
-      | {
-          channel: 'orders';
-          type: 'authoritative_status';
-          data: Extract<PrivateEvent, { type: 'authoritative_status' }>['data'];
-        }
-      | { channel: 'fills'; type: 'fill'; data: Fill }
-      | { channel: 'positions'; type: 'position'; data: Position }
-      | { channel: 'account'; type: 'account'; data: Account }
-      | {
-          channel: 'risk';
-          type: 'cancel_all_after.triggered';
-          data: Extract<PrivateEvent, { type: 'cancel_all_after.triggered' }>['data'];
-        }
-      | {
-          channel: 'risk';
-          type: 'liquidation';
-          data: Extract<PrivateEvent, { type: 'liquidation' }>['data'];
-        },
-  ): number {
-    const sequence = ++account.sequence;
-    const ordinal = this.nextIdentifier++;
-    const event = {
-      version: 1,
-      channel: body.channel,
-      sequence,
-      event_id: this.ids.uuid(KIND_EVENT, ordinal),
-      type: body.type,
-      occurred_at: this.timestamp(this.clock.now()),
-      data: body.data,
-    } as PrivateEvent;
-    this.pendingEvents.push({ account_id: account.id, event });
-    this.dirtyAccounts.add(account);
-    return sequence;
+    type: RiskEventType,
+    data: Extract<PrivateEvent, { channel: 'risk' }>['data'],
+  ): void {
+    this.pushEvent(
+      account,
+      new RiskEventEntry(
+        this.format,
+        account.id,
+        ++account.sequence,
+        this.nextIdentifier++,
+        this.instantNow(),
+        type,
+        data,
+      ),
+    );
   }
 
   // ---------------------------------------------------------------- cancel-all-after
@@ -2025,7 +2144,7 @@ export class Exchange implements VenueDriver {
     this.clock.clearTimeout(account.cancelAllAfterTimer ?? undefined);
     account.cancelAllAfterTimer = null;
     account.cancelAllAfterDeadline = null;
-    this.dirtyAccounts.add(account);
+    this.markAccount(account);
     const cancelled: string[] = [];
     for (const order of [...account.activeOrders]) {
       this.cancelActive(order, {
@@ -2035,14 +2154,10 @@ export class Exchange implements VenueDriver {
       cancelled.push(order.id);
     }
     const now = this.clock.now();
-    this.emit(account, {
-      channel: 'risk',
-      type: 'cancel_all_after.triggered',
-      data: {
-        deadline_at: this.timestamp(deadline),
-        triggered_at: this.timestamp(now),
-        cancelled_order_ids: cancelled,
-      },
+    this.emitRisk(account, 'cancel_all_after.triggered', {
+      deadline_at: this.timestamp(deadline),
+      triggered_at: this.timestamp(now),
+      cancelled_order_ids: cancelled,
     });
   }
 
@@ -2062,16 +2177,35 @@ export class Exchange implements VenueDriver {
     };
   }
 
-  private figures(account: AccountState) {
-    const lines: MarginLine[] = [];
-    for (const position of account.positions.values()) {
-      lines.push({
-        isolated: position.marginMode === 'isolated',
-        margin: position.margin,
-        pnl: this.positionFigures(position).pnl,
-      });
+  /** Unrealized PnL of a position at its market's mark price. */
+  private positionPnl(position: PositionState): bigint {
+    const market = position.market;
+    const value = market.notional(market.markTicks, position.steps);
+    return unrealizedPnl(position.direction, position.costBasis, value);
+  }
+
+  private figures(account: AccountState): AccountFigures {
+    let margin = 0n;
+    let pnl = 0n;
+    let crossPnl = 0n;
+    for (const position of account.positions.list) {
+      const positionPnl = this.positionPnl(position);
+      margin += position.margin;
+      pnl += positionPnl;
+      if (position.marginMode !== 'isolated') crossPnl += positionPnl;
     }
-    return accountFigures(account.wallet, account.reserved, lines);
+    return accountFiguresOfTotals(account.wallet, account.reserved, margin, pnl, crossPnl);
+  }
+
+  /** The account's `available` (only cross positions' PnL enters it). */
+  private available(account: AccountState): bigint {
+    let margin = 0n;
+    let crossPnl = 0n;
+    for (const position of account.positions.list) {
+      margin += position.margin;
+      if (position.marginMode !== 'isolated') crossPnl += this.positionPnl(position);
+    }
+    return availableOfTotals(account.wallet, account.reserved, margin, crossPnl);
   }
 
   /** Cross collateral: the wallet less isolated margins, plus PnL less maintenance of cross positions. */
@@ -2083,7 +2217,7 @@ export class Exchange implements VenueDriver {
     let collateral = account.wallet;
     let pnl = 0n;
     let maintenance = 0n;
-    for (const position of account.positions.values()) {
+    for (const position of account.positions.list) {
       if (position.marginMode === 'isolated') {
         collateral -= position.margin;
       } else {
@@ -2151,27 +2285,26 @@ export class Exchange implements VenueDriver {
         position.marginMode === 'isolated' ? maxBigint(figures.pnl, -position.margin) : figures.pnl;
       const price = market.tick.format(market.markTicks);
       const quantity = market.step.format(position.steps);
-      this.emit(account, {
-        channel: 'risk',
-        type: 'liquidation',
-        data: { position_id: position.id, market_id: market.id, price, quantity },
-      });
-      const ordinal = this.nextIdentifier++;
-      const fill: Fill = {
-        fill_id: this.ids.uuid(KIND_FILL, ordinal),
+      this.emitRisk(account, 'liquidation', {
+        position_id: position.id,
         market_id: market.id,
-        route_id: ROUTE_ID,
-        side: position.direction === 1 ? 'sell' : 'buy',
-        quantity,
         price,
-        fee: '0',
-        notional: formatMoney(figures.value),
-        order_id: null,
-        is_maker: false,
-        occurred_at: this.timestamp(now),
-      };
-      this.pendingFills.push({ ordinal, account_id: account.id, fill });
-      this.emit(account, { channel: 'fills', type: 'fill', data: fill });
+        quantity,
+      });
+      const fill = new FillEntry(
+        this.format,
+        this.nextIdentifier++,
+        account.id,
+        market,
+        position.direction === 1 ? 'sell' : 'buy',
+        position.steps,
+        market.markTicks,
+        null,
+        false,
+        this.format.instant(now),
+      );
+      this.pendingFills.push(fill);
+      this.emitFill(account, fill);
       account.wallet += realized;
       this.touch(account, market);
       this.closePositionState(position);
@@ -2181,75 +2314,56 @@ export class Exchange implements VenueDriver {
       account.wallet = isolatedMargin;
     }
     if (account.wallet < 0n) account.wallet = 0n;
-    this.dirtyAccounts.add(account);
+    this.markAccount(account);
     this.publishTouched();
   }
 
   // ---------------------------------------------------------------- wire objects
 
   private orderWire(order: OrderState): Order {
-    return orderToWire(order, this.timestamp);
+    return orderToWire(order, this.format);
   }
 
   private accountWire(account: AccountState): Account {
-    const figures = this.figures(account);
-    return {
-      trading_mode: 'paper',
-      settlement_asset: SETTLEMENT_ASSET,
-      account_id: account.id,
-      snapshot_version: account.snapshotVersion,
-      observed_at: this.timestamp(this.clock.now()),
-      total_equity: formatMoney(figures.totalEquity),
-      available: formatMoney(figures.available),
-      in_positions: formatMoney(figures.inPositions),
-      unrealized_pnl: formatMoney(figures.unrealizedPnl),
-      complete: true,
-      data_status: 'live',
-    };
+    return accountToWire(
+      account.id,
+      account.snapshotVersion,
+      this.instantNow(),
+      this.figures(account),
+      this.format,
+    );
   }
 
   private positionWire(position: PositionState): Position {
+    return positionToWire(this.capturePosition(position, null), this.format);
+  }
+
+  /**
+   * The position's figures now. `collateral` null: computed (its margin when isolated, the cross
+   * collateral net of the other cross positions when cross).
+   */
+  private capturePosition(position: PositionState, collateral: bigint | null): PositionCapture {
     const market = position.market;
-    const figures = this.positionFigures(position);
-    const quantity = market.step.scaledOf(position.steps);
-    let collateral = position.margin;
-    if (position.marginMode === 'cross') {
+    let backing = collateral ?? position.margin;
+    if (collateral === null && position.marginMode === 'cross') {
+      const figures = this.positionFigures(position);
       const cross = this.crossState(position.account);
-      collateral =
+      backing =
         cross.collateral + (cross.pnl - figures.pnl) - (cross.maintenance - figures.maintenance);
     }
-    const liquidation = liquidationPrice(
+    return new PositionCapture(
+      position.id,
+      market,
       position.direction,
-      quantity,
+      position.steps,
       position.costBasis,
-      collateral,
-      market.maintenanceRate,
+      position.margin,
+      position.marginMode,
+      market.markTicks,
+      market.dataStatus,
+      backing,
+      this.instantNow(),
     );
-    return {
-      position_id: position.id,
-      market_id: market.id,
-      route_id: ROUTE_ID,
-      side: position.direction === 1 ? 'long' : 'short',
-      quantity: market.step.format(position.steps),
-      entry_price: formatMoney(ratioScaled(position.costBasis, quantity)),
-      margin_mode: position.marginMode,
-      observed_at: this.timestamp(this.clock.now()),
-      data_status: market.dataStatus,
-      mark_price: market.tick.format(market.markTicks),
-      position_value: formatMoney(figures.value),
-      unrealized_pnl: formatMoney(figures.pnl),
-      leverage:
-        position.margin > 0n ? formatMoney(ratioScaled(position.costBasis, position.margin)) : null,
-      liquidation_price:
-        liquidation === null
-          ? null
-          : market.tick.format(
-              Math.max(
-                1,
-                market.tick.unitsOfScaled(liquidation, position.direction === 1 ? 'down' : 'up'),
-              ),
-            ),
-    };
   }
 
   private routeWire(): Route {
@@ -2322,7 +2436,7 @@ export class Exchange implements VenueDriver {
         market.feedPaused = paused;
         market.dataStatus = paused ? 'stale' : 'live';
         if (!paused) market.observedAt = this.clock.now();
-        this.tickerMarkets.add(market);
+        this.markTicker(market);
       }
     });
   }

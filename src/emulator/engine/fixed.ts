@@ -69,18 +69,17 @@ export function divideRounded(numerator: bigint, denominator: bigint, mode: Roun
     numerator = -numerator;
     denominator = -denominator;
   }
-  let quotient = numerator / denominator;
-  const remainder = numerator - quotient * denominator;
+  // bigint division truncates toward zero: the remainder has the numerator's sign.
+  const quotient = numerator / denominator;
+  const remainder = numerator % denominator;
   if (remainder === 0n) return quotient;
-  // bigint division truncates toward zero; move to the floor first.
-  if (remainder < 0n) quotient -= 1n;
-  const floorRemainder = numerator - quotient * denominator;
-  if (mode === 'down') return quotient;
-  if (mode === 'up') return quotient + 1n;
-  const twice = floorRemainder * 2n;
-  if (twice > denominator) return quotient + 1n;
-  if (twice < denominator) return quotient;
-  return quotient % 2n === 0n ? quotient : quotient + 1n;
+  if (mode === 'down') return remainder < 0n ? quotient - 1n : quotient;
+  if (mode === 'up') return remainder > 0n ? quotient + 1n : quotient;
+  const floor = remainder < 0n ? quotient - 1n : quotient;
+  const twice = (remainder < 0n ? remainder + denominator : remainder) * 2n;
+  if (twice > denominator) return floor + 1n;
+  if (twice < denominator) return floor;
+  return floor % 2n === 0n ? floor : floor + 1n;
 }
 
 /** Money divided by an integer, rounded to the derived quantum (10^-10 pUSDC). */
@@ -98,6 +97,45 @@ export function maxBigint(a: bigint, b: bigint): bigint {
 
 const FORMAT_CACHE_SIZE = 4096;
 
+/** Powers of ten that are exact doubles, for the fast path of `UnitGrid.unitsOf`. */
+const POWERS_OF_TEN: readonly number[] = Array.from({ length: 16 }, (_, power) => 10 ** power);
+
+/**
+ * The integer `text × 10^scale` as a number when `text` is a plain unsigned decimal of at most
+ * 15 digits and the result is a safe integer; null when it has non-zero digits beyond `scale`;
+ * undefined when the text needs the general parser (signs, long or malformed text).
+ */
+function parseSmallScaled(text: string, scale: number): number | null | undefined {
+  const length = text.length;
+  if (length === 0 || length > 16) return undefined;
+  let value = 0;
+  let digits = 0;
+  let fractionDigits = -1;
+  for (let index = 0; index < length; index++) {
+    const code = text.charCodeAt(index);
+    if (code === 46) {
+      if (fractionDigits >= 0) return undefined;
+      fractionDigits = 0;
+      continue;
+    }
+    if (code < 48 || code > 57) return undefined;
+    value = value * 10 + (code - 48);
+    digits++;
+    if (fractionDigits >= 0) fractionDigits++;
+  }
+  if (digits === 0 || digits > 15) return undefined;
+  if (fractionDigits < 0) fractionDigits = 0;
+  if (fractionDigits > scale) {
+    const divisor = POWERS_OF_TEN[fractionDigits - scale]!;
+    if (value % divisor !== 0) return null;
+    return value / divisor;
+  }
+  const shift = scale - fractionDigits;
+  if (shift >= POWERS_OF_TEN.length) return undefined;
+  const scaled = value * POWERS_OF_TEN[shift]!;
+  return Number.isSafeInteger(scaled) ? scaled : undefined;
+}
+
 /**
  * One increment grid (a price tick or a quantity step) as `mantissa × 10^-decimals`, with the
  * conversions between wire text and integer units.
@@ -107,6 +145,9 @@ export class UnitGrid {
   readonly mantissa: bigint;
   readonly mantissaNumber: number;
   readonly decimals: number;
+  /** One unit as a 10^-18 scaled amount (null for an increment finer than 10^-18). */
+  private readonly scaledUnit: bigint | null;
+  private readonly mantissaIsSafe: boolean;
   private readonly texts = new Map<number, string>();
 
   constructor(incrementText: string) {
@@ -119,11 +160,19 @@ export class UnitGrid {
     this.text = formatScaled(mantissa, decimals);
     this.mantissa = mantissa;
     this.mantissaNumber = Number(mantissa);
+    this.mantissaIsSafe = Number.isSafeInteger(this.mantissaNumber);
     this.decimals = decimals;
+    this.scaledUnit =
+      decimals <= MONEY_SCALE ? mantissa * 10n ** BigInt(MONEY_SCALE - decimals) : null;
   }
 
   /** Integer units of `text`, or null when it is off the grid, not positive-safe or malformed. */
   unitsOf(text: string): number | null {
+    const small = this.mantissaIsSafe ? parseSmallScaled(text, this.decimals) : undefined;
+    if (small === null) return null;
+    if (small !== undefined) {
+      return small % this.mantissaNumber === 0 ? small / this.mantissaNumber : null;
+    }
     const scaled = parseScaled(text, this.decimals);
     if (scaled === null || scaled % this.mantissa !== 0n) return null;
     const units = scaled / this.mantissa;
@@ -144,14 +193,20 @@ export class UnitGrid {
 
   /** Units of a 10^-18 scaled amount rounded as asked. */
   unitsOfScaled(value: bigint, mode: RoundingMode): number {
-    return Number(
-      divideRounded(value, this.mantissa * 10n ** BigInt(MONEY_SCALE - this.decimals), mode),
-    );
+    return Number(divideRounded(value, this.unitAmount(), mode));
   }
 
   /** The 10^-18 scaled value of `units`. */
   scaledOf(units: number): bigint {
-    return BigInt(units) * this.mantissa * 10n ** BigInt(MONEY_SCALE - this.decimals);
+    return BigInt(units) * this.unitAmount();
+  }
+
+  /** One unit as a 10^-18 scaled amount. */
+  unitAmount(): bigint {
+    if (this.scaledUnit === null) {
+      throw new RangeError(`increment ${this.text} is finer than 10^-${MONEY_SCALE}`);
+    }
+    return this.scaledUnit;
   }
 
   /** Wire text of `units`. Prices and sizes repeat a lot, so recent texts are kept. */

@@ -16,9 +16,19 @@ export function multiplyScaled(a: bigint, b: bigint, mode: 'down' | 'up' = 'down
   return divideRounded(a * b, MONEY_ONE, mode);
 }
 
+const leverageDivisors: bigint[] = [];
+
 /** Initial margin = notional / leverage, rounded up to 10^-10 so margin is never short. */
 export function initialMargin(notional: bigint, leverage: number): bigint {
-  return divideMoney(notional, BigInt(leverage), 'up');
+  if (!Number.isInteger(leverage) || leverage < 1 || leverage > 1000) {
+    return divideMoney(notional, BigInt(leverage), 'up');
+  }
+  let divisor = leverageDivisors[leverage];
+  if (divisor === undefined) {
+    divisor = BigInt(leverage) * DERIVED_QUANTUM;
+    leverageDivisors[leverage] = divisor;
+  }
+  return divideRounded(notional, divisor, 'up') * DERIVED_QUANTUM;
 }
 
 /** Maintenance margin = position value × mmr, rounded up. */
@@ -60,6 +70,35 @@ export function liquidationPrice(
     direction === 1 ? 'down' : 'up',
   );
   return price > 0n ? price : null;
+}
+
+/**
+ * `liquidationPrice` on a price grid: the tick count, rounded as the price is (long down, short
+ * up) and at least 1, or null when there is no such price. `tickAmount` is one tick as a 10^-18
+ * amount. Rounding twice the same way equals rounding once (floor(floor(a / b) / c) =
+ * floor(a / (b·c)) for positive integers, likewise ceiling), so one division does both.
+ */
+export function liquidationTicks(
+  direction: PositionDirection,
+  quantity: bigint,
+  costBasis: bigint,
+  collateral: bigint,
+  maintenanceRate: bigint,
+  tickAmount: bigint,
+): number | null {
+  if (quantity <= 0n) return null;
+  const numerator = direction === 1 ? costBasis - collateral : costBasis + collateral;
+  if (numerator <= 0n) return null;
+  const rateFactor = direction === 1 ? MONEY_ONE - maintenanceRate : MONEY_ONE + maintenanceRate;
+  if (rateFactor <= 0n) return null;
+  const dividend = numerator * MONEY_ONE * MONEY_ONE;
+  const divisor = quantity * rateFactor;
+  // A long's price rounds down: it is positive only when the dividend reaches the divisor.
+  if (direction === 1 && dividend < divisor) return null;
+  const ticks = Number(
+    divideRounded(dividend, divisor * tickAmount, direction === 1 ? 'down' : 'up'),
+  );
+  return ticks > 1 ? ticks : 1;
 }
 
 /** Whether collateral + unrealized PnL has fallen to the maintenance margin or below. */
@@ -114,11 +153,32 @@ export function accountFigures(
     margin += line.margin;
     if (!line.isolated) crossPnl += line.pnl;
   }
-  const free = wallet - margin - reserved + (crossPnl < 0n ? crossPnl : 0n);
+  return accountFiguresOfTotals(wallet, reserved, margin, pnl, crossPnl);
+}
+
+/** `accountFigures` from the sums over the positions (Σ margin, Σ PnL, Σ PnL of cross ones). */
+export function accountFiguresOfTotals(
+  wallet: bigint,
+  reserved: bigint,
+  margin: bigint,
+  pnl: bigint,
+  crossPnl: bigint,
+): AccountFigures {
   return {
     totalEquity: wallet + pnl,
-    available: free > 0n ? free : 0n,
+    available: availableOfTotals(wallet, reserved, margin, crossPnl),
     inPositions: margin,
     unrealizedPnl: pnl,
   };
+}
+
+/** `available` alone: isolated positions' PnL does not enter it. */
+export function availableOfTotals(
+  wallet: bigint,
+  reserved: bigint,
+  margin: bigint,
+  crossPnl: bigint,
+): bigint {
+  const free = wallet - margin - reserved + (crossPnl < 0n ? crossPnl : 0n);
+  return free > 0n ? free : 0n;
 }

@@ -8,7 +8,16 @@ import type { MarketDataStatus, OrderStatus } from '../../protocol/index.ts';
 import type { MarketConfig } from '../config.ts';
 import type { AccountRecord, OrderRecord, PositionRecord, RecordSource } from '../store/store.ts';
 import { CandleBook, RollingVolume } from './candles.ts';
-import { formatMoney, MONEY_SCALE, parseScaled, UnitGrid } from './fixed.ts';
+import type { Instant } from './instant.ts';
+import {
+  formatMoney,
+  formatScaled,
+  MONEY_ONE,
+  MONEY_SCALE,
+  parseScaled,
+  UnitGrid,
+} from './fixed.ts';
+import { multiplyScaled } from './margin.ts';
 import { type BookSide, BUY, OrderBook, type RestingOrder } from './order-book.ts';
 
 export const ROUTE_ID = 'svc-paper';
@@ -23,11 +32,33 @@ export interface SyntheticOwner {
 export type BookOwner = OrderState | SyntheticOwner;
 
 export interface TradeEntry {
-  readonly tradeId: string;
+  /** The trade id is the UUID of this ordinal, made when the trade is read. */
+  readonly ordinal: number;
   readonly priceTicks: number;
   readonly steps: number;
   readonly side: 'buy' | 'sell';
   readonly at: number;
+}
+
+/**
+ * A per-unit amount of 10^-18 pUSDC as `mantissa × 10^-scale` with a safe-integer mantissa, so
+ * `units × amount` can be written as text from a number product; null when it cannot.
+ */
+interface UnitText {
+  readonly mantissa: number;
+  readonly scale: number;
+}
+
+function unitTextOf(perUnit: bigint | null): UnitText | null {
+  if (perUnit === null || perUnit <= 0n) return null;
+  let mantissa = perUnit;
+  let scale = MONEY_SCALE;
+  while (scale > 0 && mantissa % 10n === 0n) {
+    mantissa /= 10n;
+    scale--;
+  }
+  const number = Number(mantissa);
+  return Number.isSafeInteger(number) ? { mantissa: number, scale } : null;
 }
 
 function scaled(text: string): bigint {
@@ -47,6 +78,15 @@ export class MarketRuntime {
   readonly maintenanceRate: bigint;
   readonly makerRate: bigint;
   readonly takerRate: bigint;
+  /**
+   * Fee of one tick × step unit, when rate × unit is a whole number of 10^-18 pUSDC (always with
+   * the config's limits on decimals): a fee is then units × this, exactly, with no rounding.
+   */
+  private readonly makerFeePerUnit: bigint | null;
+  private readonly takerFeePerUnit: bigint | null;
+  private readonly notionalText: UnitText | null;
+  private readonly makerFeeText: UnitText | null;
+  private readonly takerFeeText: UnitText | null;
   readonly marginModes: ReadonlySet<string>;
   readonly book = new OrderBook<BookOwner>();
   indexTicks: number;
@@ -55,6 +95,8 @@ export class MarketRuntime {
   fundingRate = '0';
   nextFundingTime: number;
   feedPaused = false;
+  /** Listed for a ticker update at the end of the current unit of work. */
+  tickerDue = false;
   dataStatus: MarketDataStatus = 'live';
   observedAt: number;
   readonly trades: TradeEntry[] = [];
@@ -91,6 +133,15 @@ export class MarketRuntime {
     const marketFees = config.fees ?? fees;
     this.makerRate = scaled(marketFees.maker_rate);
     this.takerRate = scaled(marketFees.taker_rate);
+    const perUnit = (rate: bigint) =>
+      (this.notionalFactor * rate) % MONEY_ONE === 0n
+        ? (this.notionalFactor * rate) / MONEY_ONE
+        : null;
+    this.makerFeePerUnit = perUnit(this.makerRate);
+    this.takerFeePerUnit = perUnit(this.takerRate);
+    this.notionalText = unitTextOf(this.notionalFactor);
+    this.makerFeeText = unitTextOf(this.makerFeePerUnit);
+    this.takerFeeText = unitTextOf(this.takerFeePerUnit);
     this.marginModes = new Set(config.margin_modes);
     const initial = this.tick.roundedUnitsOf(config.simulation.initial_price, 'half-even') ?? 1;
     this.indexTicks = Math.max(1, initial);
@@ -100,12 +151,42 @@ export class MarketRuntime {
     this.candles = new CandleBook(candleCapacity);
   }
 
-  notional(priceTicks: number, steps: number): bigint {
+  /** Ticks × steps, the count of notional units. */
+  units(priceTicks: number, steps: number): bigint {
     const product = priceTicks * steps;
-    return (
-      (Number.isSafeInteger(product) ? BigInt(product) : BigInt(priceTicks) * BigInt(steps)) *
-      this.notionalFactor
-    );
+    return Number.isSafeInteger(product) ? BigInt(product) : BigInt(priceTicks) * BigInt(steps);
+  }
+
+  notional(priceTicks: number, steps: number): bigint {
+    return this.units(priceTicks, steps) * this.notionalFactor;
+  }
+
+  /** The fee on `notional` (which is `units` notional units): notional × rate, rounded up. */
+  fee(units: bigint, notional: bigint, maker: boolean): bigint {
+    const perUnit = maker ? this.makerFeePerUnit : this.takerFeePerUnit;
+    if (perUnit !== null) return units * perUnit;
+    return multiplyScaled(notional, maker ? this.makerRate : this.takerRate, 'up');
+  }
+
+  /** Wire text of `notional(priceTicks, steps)`, from a number product when it is exact. */
+  formatNotional(priceTicks: number, steps: number): string {
+    const unit = this.notionalText;
+    if (unit !== null) {
+      const product = priceTicks * steps * unit.mantissa;
+      if (Number.isSafeInteger(product)) return formatScaled(product, unit.scale);
+    }
+    return formatMoney(this.notional(priceTicks, steps));
+  }
+
+  /** Wire text of the fee of an execution of `steps` at `priceTicks` (see `fee`). */
+  formatFee(priceTicks: number, steps: number, maker: boolean): string {
+    const unit = maker ? this.makerFeeText : this.takerFeeText;
+    if (unit !== null) {
+      const product = priceTicks * steps * unit.mantissa;
+      if (Number.isSafeInteger(product)) return formatScaled(product, unit.scale);
+    }
+    const units = this.units(priceTicks, steps);
+    return formatMoney(this.fee(units, units * this.notionalFactor, maker));
   }
 
   recordTrade(entry: TradeEntry): void {
@@ -121,6 +202,11 @@ export class MarketRuntime {
 }
 
 export class PositionState implements RecordSource<PositionRecord> {
+  /** Listed in the current unit of work's changes. */
+  dirty = false;
+  /** Quantity reached zero, or the account was reset: no longer saved. */
+  closed = false;
+
   constructor(
     readonly id: string,
     readonly ordinal: number,
@@ -160,6 +246,8 @@ export class PositionState implements RecordSource<PositionRecord> {
 
 export class OrderState implements RecordSource<OrderRecord> {
   readonly synthetic = false;
+  /** Listed in the current unit of work's changes. */
+  dirty = false;
   status: OrderStatus = 'PENDING';
   filledSteps = 0;
   filledNotional = 0n;
@@ -168,8 +256,11 @@ export class OrderState implements RecordSource<OrderRecord> {
   resting: RestingOrder<BookOwner> | null = null;
   bookPriority: number | null = null;
   submitTimer: TimerHandle | null = null;
+  /** Links of the account's active orders (see `ActiveOrders`). */
+  activePrevious: OrderState | null = null;
+  activeNext: OrderState | null = null;
   error: { code: string; message: string } | null = null;
-  updatedAt: number;
+  updatedAt: Instant;
 
   constructor(
     readonly ordinal: number,
@@ -190,7 +281,7 @@ export class OrderState implements RecordSource<OrderRecord> {
     readonly marginMode: 'cross' | 'isolated',
     /** Scaled by 10^18, e.g. 0.5 % is 5 × 10^17. */
     readonly maxSlippagePercent: bigint | null,
-    readonly receivedAt: number,
+    readonly receivedAt: Instant,
   ) {
     this.updatedAt = receivedAt;
   }
@@ -225,8 +316,8 @@ export class OrderState implements RecordSource<OrderRecord> {
       max_slippage_percent:
         this.maxSlippagePercent === null ? null : formatMoney(this.maxSlippagePercent),
       status: this.status,
-      received_at: this.receivedAt,
-      updated_at: this.updatedAt,
+      received_at: this.receivedAt.ms,
+      updated_at: this.updatedAt.ms,
       filled_quantity: market.step.format(this.filledSteps),
       filled_notional: formatMoney(this.filledNotional),
       reserved_margin: formatMoney(this.reserved),
@@ -237,7 +328,96 @@ export class OrderState implements RecordSource<OrderRecord> {
   }
 }
 
+/**
+ * An account's open positions, at most one per market: found by market in O(1), and listed in
+ * the order they were opened (the hot sums over them allocate no iterator).
+ */
+export class AccountPositions {
+  private readonly slots: (PositionState | undefined)[] = [];
+  /** Opening order, as a Map would iterate them. */
+  readonly list: PositionState[] = [];
+
+  get size(): number {
+    return this.list.length;
+  }
+
+  get(market: MarketRuntime): PositionState | undefined {
+    return this.slots[market.ordinal];
+  }
+
+  set(market: MarketRuntime, position: PositionState): void {
+    const existing = this.slots[market.ordinal];
+    if (existing === undefined) this.list.push(position);
+    else this.list[this.list.indexOf(existing)] = position;
+    this.slots[market.ordinal] = position;
+  }
+
+  delete(market: MarketRuntime): boolean {
+    const existing = this.slots[market.ordinal];
+    if (existing === undefined) return false;
+    this.slots[market.ordinal] = undefined;
+    this.list.splice(this.list.indexOf(existing), 1);
+    return true;
+  }
+
+  values(): IterableIterator<PositionState> {
+    return this.list.values();
+  }
+}
+
+/**
+ * An account's active orders in the order they became active: a list threaded through the
+ * orders themselves, so adding and removing one (every order does both) allocates nothing and
+ * hashes nothing. The walk survives removing the order it just yielded; for other changes during
+ * a walk, copy first.
+ */
+export class ActiveOrders implements Iterable<OrderState> {
+  private head: OrderState | null = null;
+  private tail: OrderState | null = null;
+  private count = 0;
+
+  get size(): number {
+    return this.count;
+  }
+
+  add(order: OrderState): void {
+    order.activePrevious = this.tail;
+    order.activeNext = null;
+    if (this.tail === null) this.head = order;
+    else this.tail.activeNext = order;
+    this.tail = order;
+    this.count++;
+  }
+
+  delete(order: OrderState): void {
+    const previous = order.activePrevious;
+    const next = order.activeNext;
+    if (previous === null && this.head !== order) return; // not in the list
+    if (previous === null) this.head = next;
+    else previous.activeNext = next;
+    if (next === null) this.tail = previous;
+    else next.activePrevious = previous;
+    order.activePrevious = null;
+    order.activeNext = null;
+    this.count--;
+  }
+
+  *[Symbol.iterator](): Iterator<OrderState> {
+    let order = this.head;
+    while (order !== null) {
+      // Read ahead, so that removing the order just yielded does not end the walk.
+      const next: OrderState | null = order.activeNext;
+      yield order;
+      order = next;
+    }
+  }
+}
+
 export class AccountState implements RecordSource<AccountRecord> {
+  /** Listed in the current unit of work's changes. */
+  dirty = false;
+  /** Markets whose position and account snapshots are due at the end of the match (in order). */
+  readonly touchedMarkets: MarketRuntime[] = [];
   reserved = 0n;
   sequence = 0;
   snapshotVersion = 0;
@@ -245,10 +425,10 @@ export class AccountState implements RecordSource<AccountRecord> {
   cancelAllAfterDeadline: number | null = null;
   cancelAllAfterTimer: TimerHandle | null = null;
   readonly orders: OrderState[] = [];
-  readonly activeOrders = new Set<OrderState>();
+  readonly activeOrders = new ActiveOrders();
   readonly ordersById = new Map<string, OrderState>();
   readonly ordersByClientId = new Map<string, OrderState>();
-  readonly positions = new Map<MarketRuntime, PositionState>();
+  readonly positions = new AccountPositions();
   readonly positionsById = new Map<string, PositionState>();
   /** Active orders that may open exposure, per market and margin mode (MARGIN_MODE_IN_USE). */
   readonly openingOrders = new Map<MarketRuntime, { cross: number; isolated: number }>();

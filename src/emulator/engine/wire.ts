@@ -1,13 +1,81 @@
 /**
- * Builders of wire objects and store records from the engine's working state. Decimal strings
- * are made here, at the edge, from integer ticks/steps and bigint money.
+ * Builders of wire objects from the engine's working state or from snapshots of it. Decimal
+ * strings are made here, at the edge, from integer ticks/steps and bigint money; the hot path
+ * only captures numbers (events.ts) and these run when someone reads the result.
  */
-import { executionStageOfStatus, type Order } from '../../protocol/index.ts';
+import {
+  type Account,
+  executionStageOfStatus,
+  type Fill,
+  formatTimestamp,
+  type MarketDataStatus,
+  type Order,
+  type Position,
+} from '../../protocol/index.ts';
+import { type Instant, InstantSource } from './instant.ts';
 import { DERIVED_QUANTUM, divideRounded, formatMoney, MONEY_ONE } from './fixed.ts';
+import type { EngineIdentifiers } from './identifiers.ts';
+import { type AccountFigures, liquidationTicks, unrealizedPnl } from './margin.ts';
 import { BUY } from './order-book.ts';
-import { type OrderState, ROUTE_ID } from './state.ts';
+import { type MarketRuntime, type OrderState, ROUTE_ID, SETTLEMENT_ASSET } from './state.ts';
 
 export { formatMoney };
+
+/** Identifier kinds: each kind draws UUIDs from its own space of the seeded identifier source. */
+export const KIND_ORDER = 1;
+export const KIND_FILL = 2;
+export const KIND_EVENT = 3;
+export const KIND_POSITION = 4;
+export const KIND_TRADE = 5;
+export const KIND_ACCOUNT = 6;
+
+const TIMESTAMP_CACHE_SIZE = 64;
+
+/**
+ * Identifiers and timestamps for wire objects. Both are pure functions of a number (an ordinal,
+ * an epoch millisecond), so snapshots keep the number and the text is made when it is read.
+ */
+export class WireFormat {
+  private readonly cache = new Map<number, string>();
+  private readonly instants = new InstantSource();
+  private lastMs = Number.NaN;
+  private lastText = '';
+
+  constructor(private readonly ids: EngineIdentifiers) {}
+
+  /** The shared Instant of `epochMs` (see instant.ts). */
+  instant(epochMs: number): Instant {
+    return this.instants.at(epochMs);
+  }
+
+  /** RFC 3339 text of an Instant, kept in it. */
+  text(instant: Instant): string {
+    let text = instant.text;
+    if (text === null) {
+      text = this.timestamp(instant.ms);
+      instant.text = text;
+    }
+    return text;
+  }
+
+  uuid(kind: number, ordinal: number): string {
+    return this.ids.uuid(kind, ordinal);
+  }
+
+  /** RFC 3339 text of `epochMs`; the last one and the few instants in use at a time are kept. */
+  timestamp(epochMs: number): string {
+    if (epochMs === this.lastMs) return this.lastText;
+    let text = this.cache.get(epochMs);
+    if (text === undefined) {
+      if (this.cache.size >= TIMESTAMP_CACHE_SIZE) this.cache.clear();
+      text = formatTimestamp(epochMs);
+      this.cache.set(epochMs, text);
+    }
+    this.lastMs = epochMs;
+    this.lastText = text;
+    return text;
+  }
+}
 
 /** `numerator / denominator` for two 10^-18 amounts, as a 10^-18 amount rounded to 10^-10. */
 export function ratioScaled(numerator: bigint, denominator: bigint): bigint {
@@ -28,7 +96,7 @@ export function averageFillPrice(order: OrderState): string | null {
   );
 }
 
-export function orderToWire(order: OrderState, timestamp: (epochMs: number) => string): Order {
+export function orderToWire(order: OrderState, format: WireFormat): Order {
   const market = order.market;
   return {
     trading_mode: 'paper',
@@ -48,12 +116,144 @@ export function orderToWire(order: OrderState, timestamp: (epochMs: number) => s
     reduce_only: order.reduceOnly,
     status: order.status,
     execution_stage: executionStageOfStatus[order.status],
-    received_at: timestamp(order.receivedAt),
-    updated_at: timestamp(order.updatedAt),
+    received_at: format.text(order.receivedAt),
+    updated_at: format.text(order.updatedAt),
     filled_quantity: market.step.format(order.filledSteps),
     average_fill_price: averageFillPrice(order),
     last_event_sequence: order.lastEventSequence,
     provenance: null,
     error: order.error === null ? null : { code: order.error.code, message: order.error.message },
+  };
+}
+
+/**
+ * One execution of an account, as captured when it happened. Its notional is price × quantity
+ * and its fee follows from the market's fixed rates, so neither needs keeping.
+ */
+export interface FillSnapshot {
+  readonly ordinal: number;
+  readonly market: MarketRuntime;
+  readonly side: 'buy' | 'sell';
+  readonly steps: number;
+  readonly priceTicks: number;
+  /** Null for a liquidation: closed at the mark against the insurance fund, without a fee. */
+  readonly orderId: string | null;
+  readonly isMaker: boolean;
+  readonly at: Instant;
+}
+
+export function fillToWire(fill: FillSnapshot, format: WireFormat): Fill {
+  const market = fill.market;
+  return {
+    fill_id: format.uuid(KIND_FILL, fill.ordinal),
+    market_id: market.id,
+    route_id: ROUTE_ID,
+    side: fill.side,
+    quantity: market.step.format(fill.steps),
+    price: market.tick.format(fill.priceTicks),
+    fee: fill.orderId === null ? '0' : market.formatFee(fill.priceTicks, fill.steps, fill.isMaker),
+    notional: market.formatNotional(fill.priceTicks, fill.steps),
+    order_id: fill.orderId,
+    is_maker: fill.isMaker,
+    occurred_at: format.text(fill.at),
+  };
+}
+
+/** A position's figures at one instant; everything derived (PnL, liquidation) follows from it. */
+export interface PositionSnapshot {
+  readonly positionId: string;
+  readonly market: MarketRuntime;
+  readonly direction: 1 | -1;
+  readonly steps: number;
+  readonly costBasis: bigint;
+  readonly margin: bigint;
+  readonly marginMode: 'cross' | 'isolated';
+  readonly markTicks: number;
+  readonly dataStatus: MarketDataStatus;
+  /**
+   * What backs the position against liquidation: its margin (isolated), or the cross collateral
+   * plus the other cross positions' PnL less their maintenance margin (cross).
+   */
+  readonly collateral: bigint;
+  readonly observedAt: Instant;
+}
+
+function leverageOf(snapshot: PositionSnapshot): string | null {
+  return snapshot.margin > 0n
+    ? formatMoney(ratioScaled(snapshot.costBasis, snapshot.margin))
+    : null;
+}
+
+export function positionToWire(snapshot: PositionSnapshot, format: WireFormat): Position {
+  const market = snapshot.market;
+  const quantity = market.step.scaledOf(snapshot.steps);
+  const value = market.notional(snapshot.markTicks, snapshot.steps);
+  const liquidation = liquidationTicks(
+    snapshot.direction,
+    quantity,
+    snapshot.costBasis,
+    snapshot.collateral,
+    market.maintenanceRate,
+    market.tick.unitAmount(),
+  );
+  return {
+    position_id: snapshot.positionId,
+    market_id: market.id,
+    route_id: ROUTE_ID,
+    side: snapshot.direction === 1 ? 'long' : 'short',
+    quantity: market.step.format(snapshot.steps),
+    entry_price: formatMoney(ratioScaled(snapshot.costBasis, quantity)),
+    margin_mode: snapshot.marginMode,
+    observed_at: format.text(snapshot.observedAt),
+    data_status: snapshot.dataStatus,
+    mark_price: market.tick.format(snapshot.markTicks),
+    position_value: market.formatNotional(snapshot.markTicks, snapshot.steps),
+    unrealized_pnl: formatMoney(unrealizedPnl(snapshot.direction, snapshot.costBasis, value)),
+    leverage: leverageOf(snapshot),
+    liquidation_price: liquidation === null ? null : market.tick.format(liquidation),
+  };
+}
+
+/** The last state of a position that just closed, sent once more with quantity 0. */
+export function closedPositionToWire(snapshot: PositionSnapshot, format: WireFormat): Position {
+  const market = snapshot.market;
+  const quantity = market.step.scaledOf(snapshot.steps);
+  return {
+    position_id: snapshot.positionId,
+    market_id: market.id,
+    route_id: ROUTE_ID,
+    side: snapshot.direction === 1 ? 'long' : 'short',
+    quantity: '0',
+    entry_price: formatMoney(ratioScaled(snapshot.costBasis, quantity)),
+    margin_mode: snapshot.marginMode,
+    observed_at: format.text(snapshot.observedAt),
+    data_status: snapshot.dataStatus,
+    mark_price: market.tick.format(snapshot.markTicks),
+    position_value: '0',
+    unrealized_pnl: '0',
+    leverage: leverageOf(snapshot),
+    liquidation_price: null,
+  };
+}
+
+export function accountToWire(
+  accountId: string,
+  snapshotVersion: number,
+  observedAt: Instant,
+  figures: AccountFigures,
+  format: WireFormat,
+): Account {
+  return {
+    trading_mode: 'paper',
+    settlement_asset: SETTLEMENT_ASSET,
+    account_id: accountId,
+    snapshot_version: snapshotVersion,
+    observed_at: format.text(observedAt),
+    total_equity: formatMoney(figures.totalEquity),
+    available: formatMoney(figures.available),
+    in_positions: formatMoney(figures.inPositions),
+    unrealized_pnl: formatMoney(figures.unrealizedPnl),
+    complete: true,
+    data_status: 'live',
   };
 }

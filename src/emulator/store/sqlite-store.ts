@@ -96,15 +96,18 @@ export class SqliteStore implements Store {
       loadPositions: database.prepare<[], { record: string }>(
         'SELECT record FROM positions ORDER BY ordinal',
       ),
-      fillsAll: database.prepare<[string, number, number], { ordinal: number; fill: string }>(
-        'SELECT ordinal, fill FROM fills WHERE account_id = ? AND ordinal < ? ' +
+      fillsAll: database.prepare<
+        [string, number, number],
+        { ordinal: number; market_id: string; fill: string }
+      >(
+        'SELECT ordinal, market_id, fill FROM fills WHERE account_id = ? AND ordinal < ? ' +
           'ORDER BY ordinal DESC LIMIT ?',
       ),
       fillsOfMarket: database.prepare<
         [string, number, string, number],
-        { ordinal: number; fill: string }
+        { ordinal: number; market_id: string; fill: string }
       >(
-        'SELECT ordinal, fill FROM fills WHERE account_id = ? AND ordinal < ? AND market_id = ? ' +
+        'SELECT ordinal, market_id, fill FROM fills WHERE account_id = ? AND ordinal < ? AND market_id = ? ' +
           'ORDER BY ordinal DESC LIMIT ?',
       ),
       events: database.prepare<[string, number, number], { event: string }>(
@@ -138,12 +141,12 @@ export class SqliteStore implements Store {
         s.insertFill.run(
           record.account_id,
           record.ordinal,
-          record.fill.market_id,
+          record.market_id,
           JSON.stringify(record.fill),
         );
       }
       for (const record of changes.events) {
-        s.insertEvent.run(record.account_id, record.event.sequence, JSON.stringify(record.event));
+        s.insertEvent.run(record.account_id, record.sequence, JSON.stringify(record.event));
       }
       s.setMeta.run('next_identifier', String(changes.nextIdentifier));
     });
@@ -173,6 +176,7 @@ export class SqliteStore implements Store {
     return rows.map((row) => ({
       ordinal: row.ordinal,
       account_id: accountId,
+      market_id: row.market_id,
       fill: JSON.parse(row.fill) as FillRecord['fill'],
     }));
   }

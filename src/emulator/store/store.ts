@@ -73,14 +73,21 @@ export interface PositionRecord {
   readonly updated_at: number;
 }
 
+/**
+ * A fill or an event as the exchange hands it over. `fill` and `event` may be built on access
+ * from a compact record (the engine's records are), so a store that serializes reads them in
+ * `commit`, and a store that keeps the records in memory reads them when asked.
+ */
 export interface FillRecord {
   readonly ordinal: number;
   readonly account_id: string;
+  readonly market_id: string;
   readonly fill: Fill;
 }
 
 export interface EventRecord {
   readonly account_id: string;
+  readonly sequence: number;
   readonly event: PrivateEvent;
 }
 
@@ -92,9 +99,15 @@ export interface EventRecord {
  */
 export interface RecordSource<Record> {
   readonly key: string;
+  /** The record's `ordinal`: unique, and increasing in the order entities are created. */
+  readonly ordinal: number;
   record(): Record;
 }
 
+/**
+ * One unit of work. The arrays are valid only during `commit` (the exchange empties and reuses
+ * them afterwards): a store copies what it keeps. Fill and event records are immutable.
+ */
 export interface ChangeSet {
   readonly accounts: readonly RecordSource<AccountRecord>[];
   readonly orders: readonly RecordSource<OrderRecord>[];
@@ -127,7 +140,10 @@ export interface Store {
   commit(changes: ChangeSet): void;
   /** Newest first. */
   listFills(accountId: string, query: FillQuery): FillRecord[];
-  /** Sequence above `afterSequence`, ascending, at most `limit`. */
+  /**
+   * Sequence above `afterSequence`, ascending, at most `limit`. A store with a retention bound
+   * starts at its oldest retained event when older ones were dropped (the reader sees the gap).
+   */
   listEvents(accountId: string, afterSequence: number, limit: number): PrivateEvent[];
 
   saveKey(keyId: string, record: unknown): void;

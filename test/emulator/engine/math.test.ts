@@ -8,6 +8,7 @@ import {
 } from '../../../src/emulator/engine/candles.ts';
 import {
   divideRounded,
+  formatMoney,
   formatScaled,
   MONEY_ONE,
   parseScaled,
@@ -17,9 +18,13 @@ import {
   accountFigures,
   initialMargin,
   liquidationPrice,
+  liquidationTicks,
   proportionalPart,
 } from '../../../src/emulator/engine/margin.ts';
+import { EngineIdentifiers } from '../../../src/emulator/engine/identifiers.ts';
+import { MarketRuntime } from '../../../src/emulator/engine/state.ts';
 import { IdentifierSource, Random } from '../../../src/emulator/random.ts';
+import { testConfig } from './fixtures.ts';
 
 const money = (text: string) => parseScaled(text, 18)!;
 
@@ -56,6 +61,55 @@ describe('fixed-point helpers', () => {
     expect(divideRounded(8n, 2n, 'up')).toBe(4n);
   });
 
+  it('rounds like exact rational division, for every mode and sign', () => {
+    fc.assert(
+      fc.property(
+        fc.bigInt({ min: -(10n ** 40n), max: 10n ** 40n }),
+        fc.bigInt({ min: -(10n ** 20n), max: 10n ** 20n }).filter((value) => value !== 0n),
+        (numerator, denominator) => {
+          // floor by the definition: the largest q with q × d <= n (for d > 0)
+          const n = denominator < 0n ? -numerator : numerator;
+          const d = denominator < 0n ? -denominator : denominator;
+          let floor = n / d;
+          if (floor * d > n) floor -= 1n;
+          const exact = floor * d === n;
+          expect(divideRounded(numerator, denominator, 'down')).toBe(floor);
+          expect(divideRounded(numerator, denominator, 'up')).toBe(exact ? floor : floor + 1n);
+          const twice = (n - floor * d) * 2n;
+          const halfEven = twice > d || (twice === d && floor % 2n !== 0n) ? floor + 1n : floor;
+          expect(divideRounded(numerator, denominator, 'half-even')).toBe(halfEven);
+        },
+      ),
+    );
+  });
+
+  it('reads grid units from text exactly as the general decimal parser does', () => {
+    const grids = ['0.5', '0.001', '0.01', '1', '25', '0.0000001', '0.25'].map(
+      (text) => new UnitGrid(text),
+    );
+    const general = (grid: UnitGrid, text: string): number | null => {
+      const scaled = parseScaled(text, grid.decimals);
+      if (scaled === null || scaled % grid.mantissa !== 0n) return null;
+      const units = scaled / grid.mantissa;
+      const limit = BigInt(Number.MAX_SAFE_INTEGER);
+      return units > limit || units < -limit ? null : Number(units);
+    };
+    fc.assert(
+      fc.property(
+        fc.stringMatching(/^-?[0-9]{0,17}(\.[0-9]{0,10})?$/),
+        fc.integer({ min: 0, max: grids.length - 1 }),
+        (text, index) => {
+          const grid = grids[index]!;
+          expect(grid.unitsOf(text)).toBe(general(grid, text));
+        },
+      ),
+      { numRuns: 2000 },
+    );
+    for (const text of ['', '.', '5.', '.5', '000.000', '1e5', ' 1', '+1', '999999999999999.5']) {
+      for (const grid of grids) expect(grid.unitsOf(text)).toBe(general(grid, text));
+    }
+  });
+
   it('converts grid units and refuses off-grid values', () => {
     const tick = new UnitGrid('0.5');
     expect(tick.unitsOf('64000.5')).toBe(128001);
@@ -66,6 +120,45 @@ describe('fixed-point helpers', () => {
     const step = new UnitGrid('0.001');
     expect(step.format(1)).toBe('0.001');
     expect(step.scaledOf(1500)).toBe(money('1.5'));
+  });
+});
+
+describe('fill amounts', () => {
+  it('writes notional and fee text from numbers exactly as from the bigint amounts', () => {
+    const config = testConfig();
+    const base = config.markets[0]!;
+    const grids = [
+      { price_tick: '0.5', quantity_step: '0.001', maker: '0.0002', taker: '0.0005' },
+      { price_tick: '10', quantity_step: '100', maker: '0', taker: '0.000001' },
+      { price_tick: '0.000001', quantity_step: '0.000001', maker: '0.000007', taker: '0.25' },
+      { price_tick: '25', quantity_step: '0.5', maker: '0.0001', taker: '0.0003' },
+    ];
+    for (const grid of grids) {
+      const market = new MarketRuntime(
+        { ...base, price_tick: grid.price_tick, quantity_step: grid.quantity_step, fees: null },
+        0,
+        { maker_rate: grid.maker, taker_rate: grid.taker },
+        10,
+        10,
+        0,
+      );
+      fc.assert(
+        fc.property(
+          fc.integer({ min: 1, max: 2 ** 40 }),
+          fc.integer({ min: 1, max: 2 ** 30 }),
+          fc.boolean(),
+          (priceTicks, steps, maker) => {
+            const units = market.units(priceTicks, steps);
+            const notional = market.notional(priceTicks, steps);
+            expect(market.formatNotional(priceTicks, steps)).toBe(formatMoney(notional));
+            expect(market.formatFee(priceTicks, steps, maker)).toBe(
+              formatMoney(market.fee(units, notional, maker)),
+            );
+          },
+        ),
+        { numRuns: 500 },
+      );
+    }
   });
 });
 
@@ -86,6 +179,30 @@ describe('margin formulas', () => {
     expect(formatScaled(short!, 18)).toBe('70049.751243781094527364');
     // a fully collateralized long cannot be liquidated
     expect(liquidationPrice(1, money('1'), money('100'), money('100'), money('0.01'))).toBeNull();
+  });
+
+  it('puts the liquidation price on the tick grid with one division, as two would', () => {
+    const tick = new UnitGrid('0.5');
+    fc.assert(
+      fc.property(
+        fc.constantFrom(1 as const, -1 as const),
+        fc.bigInt({ min: 1n, max: 10n ** 22n }),
+        fc.bigInt({ min: 0n, max: 10n ** 26n }),
+        fc.bigInt({ min: 0n, max: 10n ** 25n }),
+        fc.bigInt({ min: 0n, max: 10n ** 17n }),
+        (direction, quantity, costBasis, collateral, rate) => {
+          const price = liquidationPrice(direction, quantity, costBasis, collateral, rate);
+          const expected =
+            price === null
+              ? null
+              : Math.max(1, tick.unitsOfScaled(price, direction === 1 ? 'down' : 'up'));
+          expect(
+            liquidationTicks(direction, quantity, costBasis, collateral, rate, tick.unitAmount()),
+          ).toBe(expected);
+        },
+      ),
+      { numRuns: 3000 },
+    );
   });
 
   it('removes cost proportionally and exactly in total', () => {
@@ -166,6 +283,27 @@ describe('random', () => {
     const counts = [0, 0, 0, 0];
     for (let index = 0; index < 40_000; index++) counts[random.nextInt(4)]! += 1;
     for (const count of counts) expect(Math.abs(count - 10_000)).toBeLessThan(500);
+  });
+
+  it('gives the engine the same UUIDs as the identifier source, written at once', () => {
+    fc.assert(
+      fc.property(
+        fc.string({ maxLength: 12 }),
+        fc.integer({ min: 0, max: 255 }),
+        fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }),
+        (seed, kind, counter) => {
+          expect(new EngineIdentifiers(seed).uuid(kind, counter)).toBe(
+            new IdentifierSource(seed).uuid(kind, counter),
+          );
+        },
+      ),
+      { numRuns: 2000 },
+    );
+    const engine = new EngineIdentifiers('paperbot');
+    const source = new IdentifierSource('paperbot');
+    for (let counter = 1; counter <= 5_000; counter++) {
+      expect(engine.uuid(3, counter)).toBe(source.uuid(3, counter));
+    }
   });
 
   it('makes distinct, well-formed UUIDs from counters', () => {
