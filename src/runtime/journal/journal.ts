@@ -186,6 +186,11 @@ function commandOf(
   };
 }
 
+const OPEN_STATES_SQL = OPEN_INTENT_STATES.map((state) => `'${state}'`).join(', ');
+
+/** How many intent records the journal keeps parsed between reads. */
+const RECENT_INTENTS = 256;
+
 function intentFromRow(row: IntentRow): IntentRecord {
   return {
     requestId: row.request_id,
@@ -229,12 +234,23 @@ export class Journal {
   private closed = false;
   // Preparing a statement costs more than running it; every query here is a fixed text.
   private readonly statements = new Map<string, Database.Statement>();
+  /**
+   * One transaction wrapper for every call: better-sqlite3 builds several functions per
+   * `transaction()`, which cost as much as the writes of a small transaction.
+   */
+  /**
+   * The latest committed records of recently read or written intents, newest last: an intent is
+   * read several times between its writes (execution, the command, the outcome).
+   */
+  private readonly recentIntents = new Map<string, IntentRecord>();
+  private readonly runInTransaction: Database.Transaction<(work: () => unknown) => unknown>;
 
   private constructor(path: string, database: Database.Database, now: () => number, epoch: string) {
     this.path = path;
     this.database = database;
     this.now = now;
     this.epoch = epoch;
+    this.runInTransaction = database.transaction((work: () => unknown) => work());
   }
 
   /**
@@ -327,7 +343,7 @@ export class Journal {
 
   /** Runs `work` in one transaction: every row it changes lands together or not at all. */
   transaction<T>(work: () => T): T {
-    return this.database.transaction(work).immediate();
+    return (this.runInTransaction.immediate as (work: () => T) => T)(work);
   }
 
   // Sequences
@@ -377,35 +393,81 @@ export class Journal {
     readonly record: IntentRecord;
     readonly created: boolean;
   } {
-    return this.transaction(() => {
+    const result = this.transaction(() => {
       const existing = this.getIntent(stamped.requestId);
       if (existing !== undefined) return { record: existing, created: false };
       const now = this.now();
+      // The row exactly as inserted (column defaults included), so it need not be read back.
+      const row: IntentRow = {
+        request_id: stamped.requestId,
+        strategy_id: stamped.strategyId,
+        sequence: stamped.sequence,
+        kind: stamped.intent.kind,
+        client_order_id: stamped.clientOrderId,
+        market_id: marketOf(stamped.intent),
+        intent_json: JSON.stringify(stamped),
+        emitted_at: stamped.emittedAt,
+        state: 'journaled',
+        simulate_request_id: null,
+        simulate_attempt: 0,
+        command_endpoint: null,
+        command_path: null,
+        command_body: null,
+        command_sha256: null,
+        send_attempts: 0,
+        context_json: null,
+        order_id: null,
+        replaces_order_id: null,
+        outcome_json: null,
+        resolution_attempts: 0,
+        next_resolution_at: null,
+        fill_reported: 0,
+        created_at: now,
+        updated_at: now,
+      };
       this.statement(
         `INSERT INTO intents (request_id, strategy_id, sequence, kind, client_order_id, market_id,
              intent_json, emitted_at, state, created_at, updated_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'journaled', ?, ?)`,
       ).run(
-        stamped.requestId,
-        stamped.strategyId,
-        stamped.sequence,
-        stamped.intent.kind,
-        stamped.clientOrderId,
-        marketOf(stamped.intent),
-        JSON.stringify(stamped),
-        stamped.emittedAt,
+        row.request_id,
+        row.strategy_id,
+        row.sequence,
+        row.kind,
+        row.client_order_id,
+        row.market_id,
+        row.intent_json,
+        row.emitted_at,
         now,
         now,
       );
       this.noteSequence(stamped.strategyId, stamped.sequence);
-      return { record: this.requireIntent(stamped.requestId), created: true };
+      return { record: intentFromRow(row), created: true };
     });
+    // Inside a caller's transaction the row may yet be rolled back: only committed rows are kept.
+    if (result.created && !this.database.inTransaction) this.remember(result.record);
+    return result;
   }
 
   getIntent(requestId: string): IntentRecord | undefined {
+    const cached = this.recentIntents.get(requestId);
+    if (cached !== undefined) return cached;
     const row = this.statement('SELECT * FROM intents WHERE request_id = ?').get(requestId) as
       IntentRow | undefined;
-    return row === undefined ? undefined : intentFromRow(row);
+    if (row === undefined) return undefined;
+    const record = intentFromRow(row);
+    // Read inside a transaction, a row may yet be rolled back: only committed rows are kept.
+    if (!this.database.inTransaction) this.remember(record);
+    return record;
+  }
+
+  /** Keeps a committed record for the next read of it; every write of its row forgets it. */
+  private remember(record: IntentRecord): void {
+    if (this.recentIntents.size >= RECENT_INTENTS) {
+      const oldest = this.recentIntents.keys().next();
+      if (oldest.done !== true) this.recentIntents.delete(oldest.value);
+    }
+    this.recentIntents.set(record.requestId, record);
   }
 
   requireIntent(requestId: string): IntentRecord {
@@ -439,25 +501,28 @@ export class Journal {
 
   /** Intents the venue may still act on: journaled, simulating, sending or unknown. */
   openIntents(): IntentRecord[] {
-    const placeholders = OPEN_INTENT_STATES.map(() => '?').join(', ');
+    // The states as literals, the partial index's own condition, so SQLite can use the index.
     const rows = this.statement(
-      `SELECT * FROM intents WHERE state IN (${placeholders}) ORDER BY rowid`,
-    ).all(...OPEN_INTENT_STATES) as IntentRow[];
+      `SELECT * FROM intents WHERE state IN (${OPEN_STATES_SQL}) ORDER BY rowid`,
+    ).all() as IntentRow[];
     return rows.map(intentFromRow);
   }
 
   /** Unknown intents whose automatic resolution attempts are exhausted. */
   countExhaustedUnknown(): number {
     const row = this.statement(
-      "SELECT COUNT(*) AS count FROM intents WHERE state = 'unknown' AND next_resolution_at IS NULL",
+      `SELECT COUNT(*) AS count FROM intents WHERE state IN (${OPEN_STATES_SQL})
+         AND state = 'unknown' AND next_resolution_at IS NULL`,
     ).get() as { count: number };
     return row.count;
   }
 
   countIntents(state: IntentState): number {
-    const row = this.statement('SELECT COUNT(*) AS count FROM intents WHERE state = ?').get(
-      state,
-    ) as { count: number };
+    // An open state is counted on the partial index of open intents, not by a table scan.
+    const sql = OPEN_INTENT_STATES.includes(state)
+      ? `SELECT COUNT(*) AS count FROM intents WHERE state IN (${OPEN_STATES_SQL}) AND state = ?`
+      : 'SELECT COUNT(*) AS count FROM intents WHERE state = ?';
+    const row = this.statement(sql).get(state) as { count: number };
     return row.count;
   }
 
@@ -466,19 +531,22 @@ export class Journal {
     readonly orderIds: Set<string>;
     readonly clientOrderIds: Set<string>;
   } {
-    const rows = this.statement(
-      'SELECT order_id, client_order_id FROM intents WHERE order_id IS NOT NULL OR client_order_id IS NOT NULL',
-    ).all() as { order_id: string | null; client_order_id: string | null }[];
-    const orderIds = new Set<string>();
-    const clientOrderIds = new Set<string>();
-    for (const row of rows) {
-      if (row.order_id !== null) orderIds.add(row.order_id);
-      if (row.client_order_id !== null) clientOrderIds.add(row.client_order_id);
-    }
+    // Two scans of the partial indexes on these columns, not of the table's wide rows.
+    const orderIds = new Set(
+      this.statement('SELECT order_id FROM intents WHERE order_id IS NOT NULL')
+        .pluck()
+        .all() as string[],
+    );
+    const clientOrderIds = new Set(
+      this.statement('SELECT client_order_id FROM intents WHERE client_order_id IS NOT NULL')
+        .pluck()
+        .all() as string[],
+    );
     return { orderIds, clientOrderIds };
   }
 
   private update(requestId: string, assignments: string, ...values: unknown[]): void {
+    this.recentIntents.delete(requestId);
     const result = this.statement(
       `UPDATE intents SET ${assignments}, updated_at = ? WHERE request_id = ?`,
     ).run(...values, this.now(), requestId);
@@ -503,8 +571,13 @@ export class Journal {
    */
   recordCommand(requestId: string, command: JournaledCommand, context: IntentContext = {}): void {
     this.transaction(() => {
-      const existing = this.requireIntent(requestId);
-      if (existing.command !== null) {
+      const existing = this.statement(
+        'SELECT command_endpoint IS NOT NULL AS has_command FROM intents WHERE request_id = ?',
+      ).get(requestId) as { has_command: number } | undefined;
+      if (existing === undefined) {
+        throw new PaperbotError('JOURNAL_INTENT_MISSING', `no journaled intent ${requestId}`);
+      }
+      if (existing.has_command !== 0) {
         throw new PaperbotError(
           'JOURNAL_COMMAND_EXISTS',
           `intent ${requestId} already has journaled bytes; they are never replaced`,
@@ -605,6 +678,7 @@ export class Journal {
 
   /** Marks the intent's fill reported; false when it already was (report once). */
   markFillReported(requestId: string): boolean {
+    this.recentIntents.delete(requestId);
     const result = this.statement(
       'UPDATE intents SET fill_reported = 1, updated_at = ? WHERE request_id = ? AND fill_reported = 0',
     ).run(this.now(), requestId);
