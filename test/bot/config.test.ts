@@ -7,12 +7,12 @@ import {
   BotConfig,
   type ConfigIssue,
   deadmanSettings,
-  executorSettings,
   loadBotConfig,
   readMetricsSection,
   readRiskSection,
   resolveBotConfig,
 } from '../../src/cli/bot/config.ts';
+import { executorSettings } from '../../src/runtime/config.ts';
 
 const directory = mkdtempSync(join(tmpdir(), 'paperbot-config-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));

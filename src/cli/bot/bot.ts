@@ -22,13 +22,8 @@ import { Kernel, type KernelStatus } from '../../runtime/kernel.ts';
 import { createLiveVenue, type LiveVenue } from '../../runtime/live/index.ts';
 import { installKillSignal, type SignalSource, watchKillFile } from '../../runtime/risk/index.ts';
 import { type Credential, loadKeyFile } from '../../signing/index.ts';
-import {
-  deadmanSettings,
-  executorSettings,
-  type LoadedBotConfig,
-  reconcilerSettings,
-  trackerSettings,
-} from './config.ts';
+import { executorSettings, reconcilerSettings, trackerSettings } from '../../runtime/config.ts';
+import { deadmanSettings, type LoadedBotConfig } from './config.ts';
 import { type BotHttpServer, type HealthReport, startBotHttpServer } from './http.ts';
 import { createBotLogger, executionLoggerOf } from './logging.ts';
 import { type BotMetrics, createBotMetrics } from './metrics.ts';

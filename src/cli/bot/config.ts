@@ -17,11 +17,12 @@ import {
   parseEmulatorConfig,
 } from '../../emulator/index.ts';
 import type { DeadmanConfig } from '../../runtime/deadman/index.ts';
-import type {
-  ExecutorConfig,
-  OrderTrackerConfig,
-  ReconcilerConfig,
-} from '../../runtime/execution/index.ts';
+import {
+  ExecutionSection,
+  ReconcilerSection,
+  StrategyEntry,
+  TrackerSection,
+} from '../../runtime/config.ts';
 import { RiskConfig } from '../../runtime/risk/index.ts';
 import { loadStrategyDefinition, type StrategyDefinition } from '../../runtime/strategy/index.ts';
 
@@ -55,56 +56,6 @@ const VenueSection = z.strictObject({
   emulator: EmulatorSection.prefault({}),
   /** Whole REST request, on the clock. */
   request_timeout_ms: PositiveInteger.default(10_000),
-});
-
-const STRATEGY_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$/;
-
-const StrategyEntry = z.strictObject({
-  /** Stable id: part of every request and client order id, so never reuse one for another. */
-  id: z.string().regex(STRATEGY_ID, 'use 1 to 40 letters, digits, "-" or "_"'),
-  /** The plugin: a folder or file under `strategies_dir`. */
-  name: z.string().min(1),
-  /** Checked by the plugin's own schema when the config is loaded. */
-  params: z.record(z.string(), z.unknown()).default({}),
-});
-
-const ExecutionSection = z.strictObject({
-  default_leverage: z.int().min(1).max(200).default(1),
-  default_margin_mode: z.enum(['cross', 'isolated']).default('isolated'),
-  default_max_slippage_percent: z
-    .string()
-    .regex(/^\d+(\.\d+)?$/, 'write it as a decimal string, for example "0.5"')
-    .default('0.5'),
-  simulate: z
-    .strictObject({
-      place: z.boolean().default(true),
-      amend: z.boolean().default(true),
-      close_position: z.boolean().default(true),
-    })
-    .prefault({}),
-  simulation_attempts: PositiveInteger.default(2),
-  resolution_attempts: PositiveInteger.default(6),
-  resolution_base_delay_ms: PositiveInteger.default(500),
-  resolution_max_delay_ms: PositiveInteger.default(30_000),
-  /** null: always resend a placement the venue never saw. */
-  resend_max_age_ms: PositiveInteger.nullable().default(300_000),
-  call_timeout_ms: PositiveInteger.nullable().default(30_000),
-});
-
-const TrackerSection = z.strictObject({
-  coalesce_ms: NonNegativeInteger.default(25),
-  refresh_interval_ms: PositiveInteger.default(30_000),
-  read_timeout_ms: PositiveInteger.nullable().default(15_000),
-  read_retries: NonNegativeInteger.default(3),
-  retry_delay_ms: PositiveInteger.default(1_000),
-});
-
-const ReconcilerSection = z.strictObject({
-  interval_ms: PositiveInteger.default(60_000),
-  cancel_unknown_orders: z.boolean().default(false),
-  retry_base_delay_ms: PositiveInteger.default(1_000),
-  retry_max_delay_ms: PositiveInteger.default(30_000),
-  read_timeout_ms: PositiveInteger.nullable().default(15_000),
 });
 
 const DeadmanSection = z
@@ -424,46 +375,6 @@ export function readMetricsSection(path: string): BotConfig['metrics'] {
 /** Only the `risk:` section of a config file (what `paperbot kill` needs). */
 export function readRiskSection(path: string): BotConfig['risk'] {
   return section(readConfigDocument(path), 'risk', RiskConfig, path);
-}
-
-/** The kernel's execution settings from the `execution:` section. */
-export function executorSettings(section: BotConfig['execution']): Partial<ExecutorConfig> {
-  return {
-    defaultLeverage: section.default_leverage,
-    defaultMarginMode: section.default_margin_mode,
-    defaultMaxSlippagePercent: section.default_max_slippage_percent,
-    simulate: {
-      place: section.simulate.place,
-      amend: section.simulate.amend,
-      closePosition: section.simulate.close_position,
-    },
-    simulationAttempts: section.simulation_attempts,
-    resolutionAttempts: section.resolution_attempts,
-    resolutionBaseDelayMs: section.resolution_base_delay_ms,
-    resolutionMaxDelayMs: section.resolution_max_delay_ms,
-    resendMaxAgeMs: section.resend_max_age_ms,
-    callTimeoutMs: section.call_timeout_ms,
-  };
-}
-
-export function trackerSettings(section: BotConfig['tracker']): Partial<OrderTrackerConfig> {
-  return {
-    coalesceMs: section.coalesce_ms,
-    refreshIntervalMs: section.refresh_interval_ms,
-    readTimeoutMs: section.read_timeout_ms,
-    readRetries: section.read_retries,
-    retryDelayMs: section.retry_delay_ms,
-  };
-}
-
-export function reconcilerSettings(section: BotConfig['reconciler']): Partial<ReconcilerConfig> {
-  return {
-    intervalMs: section.interval_ms,
-    cancelUnknownOrders: section.cancel_unknown_orders,
-    retryBaseDelayMs: section.retry_base_delay_ms,
-    retryMaxDelayMs: section.retry_max_delay_ms,
-    readTimeoutMs: section.read_timeout_ms,
-  };
 }
 
 /** The dead-man settings, or false when the section disables it. */

@@ -13,64 +13,17 @@ import { readFileSync } from 'node:fs';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { isPaperbotError, PaperbotError } from '../../core/errors.ts';
-import type {
-  ExecutorConfig,
-  OrderTrackerConfig,
-  ReconcilerConfig,
-} from '../../runtime/execution/index.ts';
+import {
+  ExecutionSection,
+  ReconcilerSection,
+  StrategyEntry,
+  TrackerSection,
+} from '../../runtime/config.ts';
 import { RiskConfig } from '../../runtime/risk/index.ts';
 import { loadStrategyDefinition, type StrategyDefinition } from '../../runtime/strategy/index.ts';
 import { ReplayVenueConfig } from '../venue/config.ts';
 
 const PositiveInteger = z.int().positive();
-const NonNegativeInteger = z.int().min(0);
-const STRATEGY_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$/;
-
-export const StrategyEntry = z.strictObject({
-  id: z.string().regex(STRATEGY_ID, 'use 1 to 40 letters, digits, "-" or "_"'),
-  name: z.string().min(1),
-  params: z.record(z.string(), z.unknown()).default({}),
-});
-export type StrategyEntry = z.infer<typeof StrategyEntry>;
-
-const ExecutionSection = z.strictObject({
-  default_leverage: z.int().min(1).max(200).default(1),
-  default_margin_mode: z.enum(['cross', 'isolated']).default('isolated'),
-  default_max_slippage_percent: z
-    .string()
-    .regex(/^\d+(\.\d+)?$/, 'write it as a decimal string, for example "0.5"')
-    .default('0.5'),
-  simulate: z
-    .strictObject({
-      place: z.boolean().default(true),
-      amend: z.boolean().default(true),
-      close_position: z.boolean().default(true),
-    })
-    .prefault({}),
-  simulation_attempts: PositiveInteger.default(2),
-  resolution_attempts: PositiveInteger.default(6),
-  resolution_base_delay_ms: PositiveInteger.default(500),
-  resolution_max_delay_ms: PositiveInteger.default(30_000),
-  resend_max_age_ms: PositiveInteger.nullable().default(300_000),
-  call_timeout_ms: PositiveInteger.nullable().default(30_000),
-});
-
-const TrackerSection = z.strictObject({
-  coalesce_ms: NonNegativeInteger.default(25),
-  refresh_interval_ms: PositiveInteger.default(30_000),
-  read_timeout_ms: PositiveInteger.nullable().default(15_000),
-  read_retries: NonNegativeInteger.default(3),
-  retry_delay_ms: PositiveInteger.default(1_000),
-});
-
-const ReconcilerSection = z.strictObject({
-  interval_ms: PositiveInteger.default(60_000),
-  cancel_unknown_orders: z.boolean().default(false),
-  retry_base_delay_ms: PositiveInteger.default(1_000),
-  retry_max_delay_ms: PositiveInteger.default(30_000),
-  read_timeout_ms: PositiveInteger.nullable().default(15_000),
-});
-
 const ReportSection = z.strictObject({
   /** Equity is sampled every this many milliseconds of virtual time (and at the end). */
   equity_interval_ms: PositiveInteger.default(1_000),
@@ -250,45 +203,4 @@ export function readConfigDocument(path: string): unknown {
 
 export async function loadBacktestConfig(path: string): Promise<LoadedBacktestConfig> {
   return resolveBacktestConfig(readConfigDocument(path), path);
-}
-
-export function executorSettings(section: BacktestConfig['execution']): Partial<ExecutorConfig> {
-  return {
-    defaultLeverage: section.default_leverage,
-    defaultMarginMode: section.default_margin_mode,
-    defaultMaxSlippagePercent: section.default_max_slippage_percent,
-    simulate: {
-      place: section.simulate.place,
-      amend: section.simulate.amend,
-      closePosition: section.simulate.close_position,
-    },
-    simulationAttempts: section.simulation_attempts,
-    resolutionAttempts: section.resolution_attempts,
-    resolutionBaseDelayMs: section.resolution_base_delay_ms,
-    resolutionMaxDelayMs: section.resolution_max_delay_ms,
-    resendMaxAgeMs: section.resend_max_age_ms,
-    callTimeoutMs: section.call_timeout_ms,
-  };
-}
-
-export function trackerSettings(section: BacktestConfig['tracker']): Partial<OrderTrackerConfig> {
-  return {
-    coalesceMs: section.coalesce_ms,
-    refreshIntervalMs: section.refresh_interval_ms,
-    readTimeoutMs: section.read_timeout_ms,
-    readRetries: section.read_retries,
-    retryDelayMs: section.retry_delay_ms,
-  };
-}
-
-export function reconcilerSettings(
-  section: BacktestConfig['reconciler'],
-): Partial<ReconcilerConfig> {
-  return {
-    intervalMs: section.interval_ms,
-    cancelUnknownOrders: section.cancel_unknown_orders,
-    retryBaseDelayMs: section.retry_base_delay_ms,
-    retryMaxDelayMs: section.retry_max_delay_ms,
-    readTimeoutMs: section.read_timeout_ms,
-  };
 }

@@ -30,13 +30,8 @@ import type { OrderIds } from '../report/divergence.ts';
 import type { EquitySample, ReportInput, ReportMetadata } from '../report/input.ts';
 import { type BacktestReport, buildReport, type ParameterValue } from '../report/report.ts';
 import { ReplayVenue } from '../venue/replay-venue.ts';
-import {
-  type BacktestConfig,
-  executorSettings,
-  reconcilerSettings,
-  type ResolvedStrategy,
-  trackerSettings,
-} from './config.ts';
+import { executorSettings, reconcilerSettings, trackerSettings } from '../../runtime/config.ts';
+import type { BacktestConfig, ResolvedStrategy } from './config.ts';
 import { ReplayClock, TimeDriver } from './loop.ts';
 import type { ReplaySource } from './sources.ts';
 

@@ -15,12 +15,8 @@ import { fileURLToPath } from 'node:url';
 import { PaperbotError } from '../../core/errors.ts';
 import type { Coerce, GridCell, SweepAxis } from '../sweep/grid.ts';
 import { runSweep, type SweepResult } from '../sweep/pool.ts';
-import {
-  BacktestConfig,
-  type LoadedBacktestConfig,
-  resolveBacktestConfig,
-  StrategyEntry,
-} from './config.ts';
+import { StrategyEntry } from '../../runtime/config.ts';
+import { BacktestConfig, type LoadedBacktestConfig, resolveBacktestConfig } from './config.ts';
 import { runBacktest } from './runner.ts';
 import { openReplaySource } from './sources.ts';
 
