@@ -9,7 +9,7 @@
  */
 
 /** cyrb128: a 128-bit string hash, used to turn a textual seed into generator state. */
-function hashSeed(text: string): [number, number, number, number] {
+export function hashSeed(text: string): [number, number, number, number] {
   let h1 = 1779033703;
   let h2 = 3144134277;
   let h3 = 1013904242;
@@ -120,7 +120,7 @@ export class Random {
 }
 
 /** A 32-bit finalizer (murmur3 fmix32). */
-function mix32(value: number): number {
+export function mix32(value: number): number {
   let h = value | 0;
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);

@@ -1,46 +1,13 @@
 /**
  * The engine's identifiers: exactly the UUIDs of `IdentifierSource` (src/emulator/random.ts),
- * same seed hashing, same mixing, same text, written into one string at once instead of joined
+ * with its seed hashing and mixing, the same text, written into one string at once instead of joined
  * from pieces. A busy exchange makes about ten of them per order (the order, its events and
  * fills), and the joined form cost more than half a microsecond each and left a tree of
  * strings behind every id it kept. math.test.ts checks that both give the same text; a change
  * to `IdentifierSource.uuid` must be made here too.
  */
 
-/** cyrb128, as random.ts hashes seeds. */
-function hashSeed(text: string): [number, number, number, number] {
-  let h1 = 1779033703;
-  let h2 = 3144134277;
-  let h3 = 1013904242;
-  let h4 = 2773480762;
-  for (let index = 0; index < text.length; index++) {
-    const code = text.charCodeAt(index);
-    h1 = h2 ^ Math.imul(h1 ^ code, 597399067);
-    h2 = h3 ^ Math.imul(h2 ^ code, 2869860233);
-    h3 = h4 ^ Math.imul(h3 ^ code, 951274213);
-    h4 = h1 ^ Math.imul(h4 ^ code, 2716044179);
-  }
-  h1 = Math.imul(h3 ^ (h1 >>> 18), 597399067);
-  h2 = Math.imul(h4 ^ (h2 >>> 22), 2869860233);
-  h3 = Math.imul(h1 ^ (h3 >>> 17), 951274213);
-  h4 = Math.imul(h2 ^ (h4 >>> 19), 2716044179);
-  h1 ^= h2 ^ h3 ^ h4;
-  h2 ^= h1;
-  h3 ^= h1;
-  h4 ^= h1;
-  return [h1 >>> 0, h2 >>> 0, h3 >>> 0, h4 >>> 0];
-}
-
-/** murmur3 fmix32, as random.ts mixes. */
-function mix32(value: number): number {
-  let h = value | 0;
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
-}
+import { hashSeed, mix32 } from '../random.ts';
 
 const TWO_POW_32 = 4294967296;
 const HEX_CODES: readonly number[] = Array.from({ length: 16 }, (_, digit) =>
