@@ -6,16 +6,21 @@
  *
  * Every key is documented in docs/operations.md.
  */
-import { readFileSync } from 'node:fs';
-import { parseDocument } from 'yaml';
 import { z } from 'zod';
-import { isPaperbotError, PaperbotError } from '../../core/errors.ts';
+import { isPaperbotError } from '../../core/errors.ts';
 import {
   DEFAULT_EMULATOR_CONFIG_INPUT,
   type EmulatorConfig,
   loadEmulatorConfig,
   parseEmulatorConfig,
 } from '../../emulator/index.ts';
+import {
+  type ConfigIssue,
+  configIssuesOf as issuesOf,
+  formatConfigPath,
+  invalidConfigError,
+  readConfigDocument,
+} from '../../runtime/config-file.ts';
 import type { DeadmanConfig } from '../../runtime/deadman/index.ts';
 import {
   ExecutionSection,
@@ -132,12 +137,7 @@ export const BotConfig = z.strictObject({
 });
 export type BotConfig = z.infer<typeof BotConfig>;
 export type BotConfigInput = z.input<typeof BotConfig>;
-
-/** One problem of a config file: where (`risk.max_orders_per_second`) and what. */
-export interface ConfigIssue {
-  readonly path: string;
-  readonly message: string;
-}
+export { type ConfigIssue, formatConfigPath, invalidConfigError, readConfigDocument };
 
 /** A strategy ready for the kernel: its plugin loaded and its params parsed. */
 export interface ResolvedStrategy {
@@ -158,45 +158,6 @@ export interface LoadedBotConfig {
   readonly strategies: readonly ResolvedStrategy[];
   /** The embedded emulator's config, parsed; null when a key file is used. */
   readonly emulatorConfig: EmulatorConfig | null;
-}
-
-/** `risk.max_orders_per_second`, `strategies[0].params.markets[1]`. */
-export function formatConfigPath(path: readonly PropertyKey[]): string {
-  if (path.length === 0) return '(root)';
-  let text = '';
-  for (const part of path) {
-    if (typeof part === 'number') text += `[${part}]`;
-    else text += text === '' ? String(part) : `.${String(part)}`;
-  }
-  return text;
-}
-
-function issuesOf(error: z.ZodError, prefix: readonly PropertyKey[] = []): ConfigIssue[] {
-  const issues: ConfigIssue[] = [];
-  for (const issue of error.issues) {
-    const path = [...prefix, ...issue.path];
-    if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys) {
-        issues.push({ path: formatConfigPath([...path, key]), message: 'unknown key' });
-      }
-      continue;
-    }
-    issues.push({
-      path: formatConfigPath(path),
-      message: issue.message.replace(/^Invalid input: /, ''),
-    });
-  }
-  return issues;
-}
-
-/** The INVALID_CONFIG error: every issue in `details.issues`, one per line in the message. */
-export function invalidConfigError(source: string, issues: readonly ConfigIssue[]): PaperbotError {
-  const count = `${issues.length} ${issues.length === 1 ? 'problem' : 'problems'}`;
-  return new PaperbotError(
-    'INVALID_CONFIG',
-    `invalid config ${source} (${count}):\n${issues.map((issue) => `  - ${issue.path}: ${issue.message}`).join('\n')}`,
-    { details: { source, issues } },
-  );
 }
 
 function issuesFromError(error: unknown, prefix: readonly PropertyKey[]): ConfigIssue[] {
@@ -265,24 +226,6 @@ async function resolveStrategies(
   return resolved;
 }
 
-function parseYamlText(text: string, issues: ConfigIssue[]): unknown {
-  const document = parseDocument(text, { uniqueKeys: true });
-  for (const error of document.errors) {
-    const where = error.linePos?.[0];
-    // The first line only: the rest quotes the file around the fault.
-    const message = (error.message.split('\n')[0] ?? error.message).replace(
-      / at line \d+, column \d+:?$/,
-      '',
-    );
-    issues.push({
-      path: where === undefined ? '(yaml)' : `(yaml line ${where.line}, column ${where.col})`,
-      message,
-    });
-  }
-  if (document.errors.length > 0) return undefined;
-  return document.toJS() as unknown;
-}
-
 /**
  * Checks a config document (already parsed from YAML) completely: structure, every strategy's
  * params, the embedded emulator's config. Throws INVALID_CONFIG listing every issue.
@@ -324,31 +267,6 @@ export async function resolveBotConfig(
   }
   if (issues.length > 0 || !parsed.success) throw invalidConfigError(source, issues);
   return { source, config: parsed.data, strategies, emulatorConfig };
-}
-
-/** Reads a config file's YAML without checking it (`INVALID_CONFIG` for unreadable YAML). */
-export function readConfigDocument(path: string): Record<string, unknown> {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    throw invalidConfigError(path, [
-      {
-        path: '(file)',
-        message: code === 'ENOENT' ? 'the file does not exist' : `cannot read it (${String(code)})`,
-      },
-    ]);
-  }
-  const issues: ConfigIssue[] = [];
-  const document = parseYamlText(text, issues);
-  if (issues.length === 0 && document !== null && document !== undefined) {
-    if (typeof document !== 'object' || Array.isArray(document)) {
-      issues.push({ path: '(root)', message: 'the config must be a mapping of keys' });
-    }
-  }
-  if (issues.length > 0) throw invalidConfigError(path, issues);
-  return (document ?? {}) as Record<string, unknown>;
 }
 
 /** Reads, parses and checks a bot config file (`INVALID_CONFIG` with every issue). */

@@ -9,10 +9,14 @@
  * `venue` is the fill model (src/replay/venue/config.ts), `report` the report's sampling.
  * Relative paths are taken from the working directory.
  */
-import { readFileSync } from 'node:fs';
-import { parseDocument } from 'yaml';
 import { z } from 'zod';
-import { isPaperbotError, PaperbotError } from '../../core/errors.ts';
+import { isPaperbotError } from '../../core/errors.ts';
+import {
+  type ConfigIssue,
+  configIssuesOf as issuesOf,
+  invalidConfigError,
+  readConfigDocument,
+} from '../../runtime/config-file.ts';
 import {
   ExecutionSection,
   ReconcilerSection,
@@ -55,11 +59,7 @@ export const BacktestConfig = z.strictObject({
 });
 export type BacktestConfig = z.infer<typeof BacktestConfig>;
 export type BacktestConfigInput = z.input<typeof BacktestConfig>;
-
-export interface ConfigIssue {
-  readonly path: string;
-  readonly message: string;
-}
+export { type ConfigIssue, readConfigDocument };
 
 /** A strategy ready for the kernel: its plugin loaded and its params checked. */
 export interface ResolvedStrategy {
@@ -78,42 +78,6 @@ export interface LoadedBacktestConfig {
   readonly document: unknown;
   readonly config: BacktestConfig;
   readonly strategies: readonly ResolvedStrategy[];
-}
-
-function formatPath(path: readonly PropertyKey[]): string {
-  if (path.length === 0) return '(root)';
-  let text = '';
-  for (const part of path) {
-    if (typeof part === 'number') text += `[${part}]`;
-    else text += text === '' ? String(part) : `.${String(part)}`;
-  }
-  return text;
-}
-
-function issuesOf(error: z.ZodError, prefix: readonly PropertyKey[] = []): ConfigIssue[] {
-  const issues: ConfigIssue[] = [];
-  for (const issue of error.issues) {
-    const path = [...prefix, ...issue.path];
-    if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys)
-        issues.push({ path: formatPath([...path, key]), message: 'unknown key' });
-      continue;
-    }
-    issues.push({ path: formatPath(path), message: issue.message.replace(/^Invalid input: /, '') });
-  }
-  return issues;
-}
-
-export function invalidBacktestConfig(
-  source: string,
-  issues: readonly ConfigIssue[],
-): PaperbotError {
-  const count = `${issues.length} ${issues.length === 1 ? 'problem' : 'problems'}`;
-  return new PaperbotError(
-    'INVALID_CONFIG',
-    `invalid config ${source} (${count}):\n${issues.map((issue) => `  - ${issue.path}: ${issue.message}`).join('\n')}`,
-    { details: { source, issues } },
-  );
 }
 
 /**
@@ -167,38 +131,8 @@ export async function resolveBacktestConfig(
     }
     strategies.push({ id, name, definition, rawParams: params, params: checked.data });
   }
-  if (issues.length > 0 || !parsed.success) throw invalidBacktestConfig(source, issues);
+  if (issues.length > 0 || !parsed.success) throw invalidConfigError(source, issues);
   return { source, document, config: parsed.data, strategies };
-}
-
-/** Reads a YAML file into plain data; YAML problems are reported with line and column. */
-export function readConfigDocument(path: string): unknown {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    throw invalidBacktestConfig(path, [
-      {
-        path: '(file)',
-        message: code === 'ENOENT' ? 'the file does not exist' : `cannot read it (${String(code)})`,
-      },
-    ]);
-  }
-  const parsed = parseDocument(text, { prettyErrors: false, uniqueKeys: true });
-  if (parsed.errors.length > 0) {
-    throw invalidBacktestConfig(
-      path,
-      parsed.errors.map((error) => {
-        const where = error.linePos?.[0];
-        return {
-          path: where === undefined ? '(yaml)' : `(yaml line ${where.line}, column ${where.col})`,
-          message: error.message.split('\n')[0] ?? error.message,
-        };
-      }),
-    );
-  }
-  return parsed.toJS() as unknown;
 }
 
 export async function loadBacktestConfig(path: string): Promise<LoadedBacktestConfig> {
