@@ -8,7 +8,10 @@
  *   x ← x − θ·x·dt + σ·√dt·N(0,1)        x = ln(index / initial_price), θ mean reversion, σ daily vol
  *   index = initial_price · e^x, rounded to the tick grid (floats only drive the random walk;
  *   every published price is an integer number of ticks)
- *   basis ← 0.8·basis + 0.6·β·N(0,1)      in basis points, β = basis_volatility_bps
+ *   basis ← φ·basis + √(1 − φ²)·β·N(0,1)  in basis points, β = basis_volatility_bps, φ = 0.8^(step_ms / 1 s)
+ *   (an Ornstein-Uhlenbeck process sampled exactly: β is the basis's standard deviation and its
+ *   memory is the same per second whatever the step, so a finer step does not make the mark
+ *   noisier; at 1 s steps, φ = 0.8 and √(1 − φ²) = 0.6)
  *   mark = index · (1 + basis / 10 000), rounded to the tick grid
  *   funding_rate = clamp((mark − index) / index, ±funding_rate_cap), 8 decimals
  */
@@ -37,6 +40,9 @@ export class MarketSimulation {
   private readonly processes: MarketProcess[];
   private timer: TimerHandle | null = null;
   private readonly fundingCapScaled: number;
+  /** φ and √(1 − φ²) of the basis process for this step (0.64^s is φ², exact at s = 1). */
+  private readonly basisPersistence: number;
+  private readonly basisInnovation: number;
 
   constructor(
     private readonly driver: VenueDriver,
@@ -45,6 +51,9 @@ export class MarketSimulation {
     random: Random,
   ) {
     this.fundingCapScaled = Math.round(Number(config.simulation.funding_rate_cap) * 1e8);
+    const stepSeconds = config.simulation.step_ms / 1000;
+    this.basisPersistence = 0.8 ** stepSeconds;
+    this.basisInnovation = Math.sqrt(1 - 0.64 ** stepSeconds);
     this.processes = driver.driverMarkets().map((market) => {
       const simulation = market.config.simulation;
       const takers = simulation.takers;
@@ -108,7 +117,8 @@ export class MarketSimulation {
       -simulation.mean_reversion_per_day * process.logOffset * dt +
       simulation.daily_volatility * Math.sqrt(dt) * random.normal();
     process.basisBps =
-      0.8 * process.basisBps + 0.6 * simulation.basis_volatility_bps * random.normal();
+      this.basisPersistence * process.basisBps +
+      this.basisInnovation * simulation.basis_volatility_bps * random.normal();
     const tick = process.market.tick;
     const tickValue = tick.mantissaNumber / 10 ** tick.decimals;
     const indexTicks = Math.max(
