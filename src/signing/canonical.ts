@@ -3,7 +3,7 @@
  * Every field is checked before it is joined, because a field holding a line feed would let one
  * set of fields be read back as another.
  */
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import { PaperbotError } from '../core/errors.ts';
 import { utf8Bytes } from './encoding.ts';
 
@@ -75,7 +75,8 @@ const emptyBodyHash = createHash('sha256').digest('hex');
 /** Lower-case hex SHA-256 of the exact body bytes; the hash of the empty string without a body. */
 export function bodySha256Hex(body: Uint8Array | null | undefined): string {
   if (body === null || body === undefined || body.byteLength === 0) return emptyBodyHash;
-  return createHash('sha256').update(body).digest('hex');
+  // The one-shot hash: the same digest without a Hash object per request.
+  return hash('sha256', body, 'hex');
 }
 
 export interface CanonicalRequestFields {

@@ -9,6 +9,7 @@
  * unexpected exception is logged and answered 503 EXECUTION_UNAVAILABLE, never 500.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { z } from 'zod';
 import type { Clock, TimerHandle } from '../../core/clock.ts';
 import {
   allowedMethods,
@@ -24,6 +25,7 @@ import {
   queryRecord,
   type ServiceIssue,
   validateWire,
+  type WireValidation,
 } from '../../protocol/index.ts';
 import { type Authenticator, requireScope } from './auth.ts';
 import { type EndpointContext, type EndpointHandlers, normalizeBody } from './endpoints.ts';
@@ -86,6 +88,28 @@ interface Outcome {
   readonly status: number;
   readonly body: unknown;
   readonly replayed: boolean;
+}
+
+/**
+ * The headers of one answer, gathered while the request is handled and written with the status
+ * in one `writeHead` call: a header list handed over whole is cheaper for node:http than
+ * `setHeader` calls, which every answer would otherwise make four of.
+ */
+interface Reply {
+  readonly requestId: string;
+  /** Name, value, name, value, ...; at most one entry per name (see `setReplyHeader`). */
+  readonly headers: string[];
+}
+
+function setReplyHeader(reply: Reply, name: string, value: string): void {
+  const lowerName = name.toLowerCase();
+  for (let index = 0; index < reply.headers.length; index += 2) {
+    if (reply.headers[index]?.toLowerCase() === lowerName) {
+      reply.headers[index + 1] = value;
+      return;
+    }
+  }
+  reply.headers.push(name, value);
 }
 
 type BodyRead = { readonly bytes: Buffer } | { readonly tooLarge: true; readonly cut: boolean };
@@ -152,6 +176,25 @@ function bodyRequestId(body: unknown): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
+function hasMembers(value: object): boolean {
+  for (const _ in value) return true;
+  return false;
+}
+
+// Most requests have no path parameter or no query, and the verdict on an empty object depends
+// on the schema only, so it is kept per schema rather than validated again for every request.
+const emptyVerdicts = new Map<z.ZodType, WireValidation<unknown>>();
+
+function validateEmpty(schema: z.ZodType, location: 'path' | 'query'): WireValidation<unknown> {
+  let verdict = emptyVerdicts.get(schema);
+  if (verdict === undefined) {
+    const fresh = validateWire(schema, {}, location);
+    verdict = fresh.success ? { success: true, data: Object.freeze(fresh.data) } : fresh;
+    emptyVerdicts.set(schema, verdict);
+  }
+  return verdict;
+}
+
 const ORDER_BODIES: ReadonlySet<EndpointName> = new Set([
   'placeOrder',
   'simulateOrder',
@@ -165,51 +208,57 @@ export function createHttpDispatcher(options: HttpDispatcherOptions) {
   function send(
     request: IncomingMessage,
     response: ServerResponse,
+    reply: Reply,
     status: number,
     body: unknown,
   ): void {
     if (response.headersSent || response.destroyed) return;
     const text = JSON.stringify(body);
-    response.writeHead(status, {
-      'content-type': 'application/json; charset=utf-8',
-      'content-length': Buffer.byteLength(text),
-    });
+    response.writeHead(status, [
+      ...reply.headers,
+      'content-type',
+      'application/json; charset=utf-8',
+      'content-length',
+      String(Buffer.byteLength(text)),
+    ]);
     response.end(request.method === 'HEAD' ? undefined : text);
   }
 
   function sendFailure(
     request: IncomingMessage,
     response: ServerResponse,
-    requestId: string,
+    reply: Reply,
     failure: CodedFailure,
   ): void {
     if (response.headersSent || response.destroyed) return;
-    for (const [name, value] of Object.entries(failure.headers)) response.setHeader(name, value);
-    send(request, response, failure.status, envelopeOf(failure, requestId));
+    for (const [name, value] of Object.entries(failure.headers)) {
+      setReplyHeader(reply, name, value);
+    }
+    send(request, response, reply, failure.status, envelopeOf(failure, reply.requestId));
   }
 
   function sendError(
     request: IncomingMessage,
     response: ServerResponse,
-    requestId: string,
+    reply: Reply,
     error: unknown,
   ): void {
     const failure = codedFailureOf(error);
     if (failure !== null) {
-      sendFailure(request, response, requestId, failure);
+      sendFailure(request, response, reply, failure);
       return;
     }
     stats.internalErrors += 1;
     logger.error(
       {
-        request_id: requestId,
+        request_id: reply.requestId,
         method: request.method,
         path: pathOf(request),
         error: describeError(error),
       },
       'unexpected failure while handling a request',
     );
-    sendFailure(request, response, requestId, internalFailure());
+    sendFailure(request, response, reply, internalFailure());
   }
 
   function route(method: string, pathname: string): EndpointMatch {
@@ -236,7 +285,7 @@ export function createHttpDispatcher(options: HttpDispatcherOptions) {
 
   async function authenticate(
     request: IncomingMessage,
-    response: ServerResponse,
+    reply: Reply,
     endpoint: EndpointDefinition,
     body: Buffer,
   ): Promise<RegisteredKey> {
@@ -250,9 +299,14 @@ export function createHttpDispatcher(options: HttpDispatcherOptions) {
       request.socket.remoteAddress,
     );
     const decision = options.rateLimiter.take(key.keyId, clock.now());
-    response.setHeader('RateLimit-Limit', String(decision.limit));
-    response.setHeader('RateLimit-Remaining', String(decision.remaining));
-    response.setHeader('RateLimit-Reset', String(decision.resetSeconds));
+    reply.headers.push(
+      'RateLimit-Limit',
+      String(decision.limit),
+      'RateLimit-Remaining',
+      String(decision.remaining),
+      'RateLimit-Reset',
+      String(decision.resetSeconds),
+    );
     if (!decision.allowed) {
       throw new ServerError('RATE_LIMITED', 'this key exceeded its request quota', {
         details: {
@@ -275,13 +329,15 @@ export function createHttpDispatcher(options: HttpDispatcherOptions) {
   ): { params: unknown; query: unknown; body: unknown } {
     const endpoint: EndpointDefinition = match.endpoint;
     const issues: ServiceIssue[] = [];
-    const params = validateWire(endpoint.pathParams, match.params, 'path');
+    const params = hasMembers(match.params)
+      ? validateWire(endpoint.pathParams, match.params, 'path')
+      : validateEmpty(endpoint.pathParams, 'path');
     if (!params.success) issues.push(...params.issues);
-    const query = validateWire(
-      endpoint.query ?? EmptyQuery,
-      queryText === '' ? {} : queryRecord(new URLSearchParams(queryText)),
-      'query',
-    );
+    const querySchema = endpoint.query ?? EmptyQuery;
+    const query =
+      queryText === ''
+        ? validateEmpty(querySchema, 'query')
+        : validateWire(querySchema, queryRecord(new URLSearchParams(queryText)), 'query');
     if (!query.success) issues.push(...query.issues);
     let body: unknown = null;
     if (endpoint.body === null) {
@@ -399,15 +455,20 @@ export function createHttpDispatcher(options: HttpDispatcherOptions) {
     throw new Error(`response of ${endpoint.path} does not match its schema`);
   }
 
-  function answer(request: IncomingMessage, response: ServerResponse, outcome: Outcome): void {
-    if (outcome.replayed) response.setHeader(HEADER_IDEMPOTENT_REPLAY, 'true');
-    send(request, response, outcome.status, outcome.body);
+  function answer(
+    request: IncomingMessage,
+    response: ServerResponse,
+    reply: Reply,
+    outcome: Outcome,
+  ): void {
+    if (outcome.replayed) setReplyHeader(reply, HEADER_IDEMPOTENT_REPLAY, 'true');
+    send(request, response, reply, outcome.status, outcome.body);
   }
 
   function applyFault(
     request: IncomingMessage,
     response: ServerResponse,
-    requestId: string,
+    reply: Reply,
     fault: RequestFault,
     outcome: Outcome | null,
   ): void {
@@ -416,10 +477,10 @@ export function createHttpDispatcher(options: HttpDispatcherOptions) {
         const headers: Record<string, string> = {};
         if (fault.code === 'RATE_LIMITED') {
           headers['retry-after'] = String(fault.retryAfterSeconds);
-          response.setHeader('RateLimit-Remaining', '0');
-          response.setHeader('RateLimit-Reset', String(fault.retryAfterSeconds));
+          setReplyHeader(reply, 'RateLimit-Remaining', '0');
+          setReplyHeader(reply, 'RateLimit-Reset', String(fault.retryAfterSeconds));
         }
-        sendFailure(request, response, requestId, {
+        sendFailure(request, response, reply, {
           code: fault.code,
           message:
             fault.code === 'ORDER_CONFIRMATION_PENDING'
@@ -436,7 +497,7 @@ export function createHttpDispatcher(options: HttpDispatcherOptions) {
       }
       case 'drop':
         logger.info(
-          { request_id: requestId },
+          { request_id: reply.requestId },
           'dropping the response as instructed by a test fault',
         );
         request.socket.destroy();
@@ -445,7 +506,7 @@ export function createHttpDispatcher(options: HttpDispatcherOptions) {
         if (outcome === null) return;
         const handle = clock.setTimeout(() => {
           pendingTimers.delete(handle);
-          if (!request.socket.destroyed) answer(request, response, outcome);
+          if (!request.socket.destroyed) answer(request, response, reply, outcome);
         }, fault.delayMs);
         pendingTimers.add(handle);
         return;
@@ -456,7 +517,7 @@ export function createHttpDispatcher(options: HttpDispatcherOptions) {
   async function dispatch(
     request: IncomingMessage,
     response: ServerResponse,
-    requestId: string,
+    reply: Reply,
   ): Promise<void> {
     const target = request.url ?? '';
     const method = request.method ?? '';
@@ -472,7 +533,7 @@ export function createHttpDispatcher(options: HttpDispatcherOptions) {
     const read = readBody(request, options.maxBodyBytes);
     const body = read instanceof Promise ? await read : read;
     if ('tooLarge' in body) {
-      if (body.cut) response.setHeader('connection', 'close');
+      if (body.cut) setReplyHeader(reply, 'connection', 'close');
       throw new ServerError(
         'PAYLOAD_TOO_LARGE',
         `request bodies are limited to ${options.maxBodyBytes} bytes`,
@@ -481,14 +542,12 @@ export function createHttpDispatcher(options: HttpDispatcherOptions) {
     }
     if (match === null) {
       const answer = options.admin(request, body.bytes, pathname);
-      send(request, response, answer.status, answer.body);
+      send(request, response, reply, answer.status, answer.body);
       return;
     }
     const endpoint: EndpointDefinition = match.endpoint;
     const key =
-      endpoint.auth === 'signed'
-        ? await authenticate(request, response, endpoint, body.bytes)
-        : null;
+      endpoint.auth === 'signed' ? await authenticate(request, reply, endpoint, body.bytes) : null;
     const valid = validate(request, match, queryText, body.bytes);
     const context = {
       name: match.name,
@@ -504,27 +563,27 @@ export function createHttpDispatcher(options: HttpDispatcherOptions) {
       bodyRequestId(valid.body),
     );
     if (fault !== null && fault.kind === 'fail' && !fault.commit) {
-      applyFault(request, response, requestId, fault, null);
+      applyFault(request, response, reply, fault, null);
       return;
     }
-    const outcome = execute(match, context, requestId);
+    const outcome = execute(match, context, reply.requestId);
     if (fault !== null) {
-      applyFault(request, response, requestId, fault, outcome);
+      applyFault(request, response, reply, fault, outcome);
       return;
     }
-    answer(request, response, outcome);
+    answer(request, response, reply, outcome);
   }
 
   return {
     handle(request: IncomingMessage, response: ServerResponse): void {
       const requestId = options.nextRequestId();
-      response.setHeader(HEADER_REQUEST_ID, requestId);
+      const reply: Reply = { requestId, headers: [HEADER_REQUEST_ID, requestId] };
       try {
-        dispatch(request, response, requestId).catch((error: unknown) =>
-          sendError(request, response, requestId, error),
+        dispatch(request, response, reply).catch((error: unknown) =>
+          sendError(request, response, reply, error),
         );
       } catch (error) {
-        sendError(request, response, requestId, error);
+        sendError(request, response, reply, error);
       }
     },
     /** Clears delayed responses (on close). */

@@ -18,7 +18,7 @@
  * PENDING (queued, not yet submitted) or an order it cancels is not yet terminal, and
  * `COMPLETED` after; `result` holds the order id and its current status.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { z } from 'zod';
 import {
   CommandType,
@@ -59,21 +59,61 @@ export const IdempotencyRecord = z.strictObject({
 });
 export type IdempotencyRecord = z.infer<typeof IdempotencyRecord>;
 
-function canonicalValue(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map((item) => canonicalValue(item ?? null));
-  if (typeof value === 'object' && value !== null) {
-    const entries = Object.entries(value)
-      .filter(([, member]) => member !== undefined && member !== null)
-      .sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0))
-      .map(([key, member]) => [key, canonicalValue(member)] as const);
-    return Object.fromEntries(entries);
-  }
-  return value;
+// An integer-like key ("0", "42"): JSON.stringify lists these first, in numeric order.
+const ARRAY_INDEX = /^(?:0|[1-9][0-9]{0,9})$/;
+const MAX_ARRAY_INDEX = 4_294_967_294;
+
+function isArrayIndex(key: string): boolean {
+  return ARRAY_INDEX.test(key) && Number(key) <= MAX_ARRAY_INDEX;
 }
 
-/** JSON with sorted keys and without null or absent members. */
+/**
+ * Object keys in the order JSON.stringify lists a plain object built from the sorted keys:
+ * array-index keys first in numeric order, then the other keys sorted by code unit.
+ */
+function canonicalKeys(value: object): string[] {
+  const keys = Object.keys(value).sort();
+  if (!keys.some(isArrayIndex)) return keys;
+  const indices = keys.filter(isArrayIndex).sort((left, right) => Number(left) - Number(right));
+  return [...indices, ...keys.filter((key) => !isArrayIndex(key))];
+}
+
+/**
+ * The canonical JSON of `value`, or undefined for what JSON leaves out of an object (undefined,
+ * functions, symbols).
+ */
+function canonicalText(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null) {
+    return JSON.stringify(value) as string | undefined;
+  }
+  if (Array.isArray(value)) {
+    let text = '[';
+    for (let index = 0; index < value.length; index += 1) {
+      if (index > 0) text += ',';
+      text += canonicalText(value[index] ?? null) ?? 'null';
+    }
+    return `${text}]`;
+  }
+  let text = '{';
+  const record = value as Record<string, unknown>;
+  for (const key of canonicalKeys(value)) {
+    const member = record[key];
+    if (member === undefined || member === null) continue;
+    const memberText = canonicalText(member);
+    if (memberText === undefined) continue;
+    if (text.length > 1) text += ',';
+    text += `${JSON.stringify(key)}:${memberText}`;
+  }
+  return `${text}}`;
+}
+
+/**
+ * JSON with sorted keys and without null or absent members, written in one pass: fingerprints
+ * are computed for every mutation, and rebuilding sorted copies of the body cost more than the
+ * hash. The text is the same as `JSON.stringify` of such a sorted copy.
+ */
 export function canonicalJson(value: unknown): string {
-  return JSON.stringify(canonicalValue(value));
+  return canonicalText(value) as string;
 }
 
 export function fingerprintOf(
@@ -81,9 +121,7 @@ export function fingerprintOf(
   pathParams: Readonly<Record<string, string>>,
   normalizedBody: unknown,
 ): string {
-  return createHash('sha256')
-    .update(canonicalJson({ endpoint, path: pathParams, body: normalizedBody }))
-    .digest('hex');
+  return hash('sha256', canonicalJson({ endpoint, path: pathParams, body: normalizedBody }), 'hex');
 }
 
 /** Outcomes worth keeping under the request id (see the module comment). */
@@ -149,10 +187,12 @@ export class IdempotencyLedger {
   readonly #store: Store;
   readonly #orders: OrderReader;
   /**
-   * Requests still PENDING, by the orders they wait on, to stamp `completed_at` when they
-   * complete. The records are kept here so an order event does not read the store.
+   * Requests still PENDING, by account and then by the orders they wait on, to stamp
+   * `completed_at` when they complete. The records are kept here so an order event does not read
+   * the store; two levels of maps, because every private event is looked up here and the ids
+   * the engine hands over already carry their hashes, where a joined key would need a new one.
    */
-  readonly #watchers = new Map<string, Map<string, IdempotencyRecord>>();
+  readonly #watchers = new Map<string, Map<string, Map<string, IdempotencyRecord>>>();
 
   constructor(store: Store, orders: OrderReader) {
     this.#store = store;
@@ -175,19 +215,27 @@ export class IdempotencyLedger {
     const stored = completed ? { ...record, completed_at: record.created_at } : record;
     this.#store.saveIdempotency(record.account_id, record.request_id, stored);
     if (completed) return;
+    let byOrder = this.#watchers.get(record.account_id);
+    if (byOrder === undefined) {
+      byOrder = new Map();
+      this.#watchers.set(record.account_id, byOrder);
+    }
     for (const tracked of trackedOrders(record)) {
-      const key = watchKey(record.account_id, tracked.orderId);
-      const requests = this.#watchers.get(key) ?? new Map<string, IdempotencyRecord>();
+      let requests = byOrder.get(tracked.orderId);
+      if (requests === undefined) {
+        requests = new Map();
+        byOrder.set(tracked.orderId, requests);
+      }
       requests.set(record.request_id, record);
-      this.#watchers.set(key, requests);
     }
   }
 
   /** Called for every private event, in sequence order. */
   observe(accountId: string, event: PrivateEvent): void {
     if (event.type !== 'authoritative_status') return;
-    const requests = this.#watchers.get(watchKey(accountId, event.data.entity_id));
-    if (requests === undefined) return;
+    const byOrder = this.#watchers.get(accountId);
+    const requests = byOrder?.get(event.data.entity_id);
+    if (byOrder === undefined || requests === undefined) return;
     const moved = event.data.entity_id;
     for (const record of [...requests.values()]) {
       const complete = trackedOrders(record).every((tracked) =>
@@ -205,12 +253,12 @@ export class IdempotencyLedger {
         completed_at: occurredAt,
       });
       for (const tracked of trackedOrders(record)) {
-        const trackedKey = watchKey(accountId, tracked.orderId);
-        const waiting = this.#watchers.get(trackedKey);
+        const waiting = byOrder.get(tracked.orderId);
         waiting?.delete(record.request_id);
-        if (waiting?.size === 0) this.#watchers.delete(trackedKey);
+        if (waiting?.size === 0) byOrder.delete(tracked.orderId);
       }
     }
+    if (byOrder.size === 0) this.#watchers.delete(accountId);
   }
 
   /** GET /v1/requests/{request_id}: ORDER_NOT_FOUND when the request is unknown. */
@@ -303,8 +351,4 @@ export class IdempotencyLedger {
         return describe(record.body);
     }
   }
-}
-
-function watchKey(accountId: string, orderId: string): string {
-  return `${accountId}\n${orderId}`;
 }

@@ -10,43 +10,58 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { nativeVerifySignature } from '../../signing/index.ts';
 
-// Plain JavaScript evaluated in the worker, so it loads without the TypeScript loader. It caches
-// imported public keys as src/signing/native.ts does.
+const PUBLIC_KEY_LENGTH = 32;
+const SIGNATURE_LENGTH = 64;
+/** Per check in a batch: the message length (4 bytes), the public key, the signature. */
+const JOB_HEADER_LENGTH = 4 + PUBLIC_KEY_LENGTH + SIGNATURE_LENGTH;
+
+// Plain JavaScript evaluated in the worker, so it loads without the TypeScript loader. A batch
+// arrives as one transferred buffer of checks laid out as `JOB_HEADER_LENGTH` describes, and
+// the verdicts go back as one transferred byte per check, in order. Imported public keys are
+// cached as src/signing/native.ts does.
 const WORKER_SOURCE = `
 const { parentPort } = require('node:worker_threads');
 const { createPublicKey, verify } = require('node:crypto');
 const spkiPrefix = Buffer.from('302a300506032b6570032100', 'hex');
 const keys = new Map();
-function keyObject(publicKey) {
-  const cacheKey = Buffer.from(publicKey.buffer, publicKey.byteOffset, publicKey.byteLength)
-    .toString('base64');
+function keyObject(bytes, offset) {
+  const cacheKey = bytes.toString('latin1', offset, offset + ${PUBLIC_KEY_LENGTH});
   let key = keys.get(cacheKey);
   if (key === undefined) {
-    key = createPublicKey({ key: Buffer.concat([spkiPrefix, publicKey]), format: 'der', type: 'spki' });
+    key = createPublicKey({
+      key: Buffer.concat([spkiPrefix, bytes.subarray(offset, offset + ${PUBLIC_KEY_LENGTH})]),
+      format: 'der',
+      type: 'spki',
+    });
     if (keys.size >= 1024) keys.delete(keys.keys().next().value);
     keys.set(cacheKey, key);
   }
   return key;
 }
-parentPort.on('message', (jobs) => {
-  const verdicts = new Uint8Array(jobs.length / 4);
-  for (let index = 0; index < verdicts.length; index += 1) {
-    const id = jobs[index * 4];
-    const publicKey = jobs[index * 4 + 1];
-    const message = jobs[index * 4 + 2];
-    const signature = jobs[index * 4 + 3];
+parentPort.on('message', ({ count, buffer }) => {
+  const bytes = Buffer.from(buffer);
+  const verdicts = new Uint8Array(count);
+  let offset = 0;
+  for (let index = 0; index < count; index += 1) {
+    const length = bytes.readUInt32LE(offset);
+    const keyAt = offset + 4;
+    const signatureAt = keyAt + ${PUBLIC_KEY_LENGTH};
+    const messageAt = signatureAt + ${SIGNATURE_LENGTH};
     let holds = false;
     try {
-      holds = publicKey.byteLength === 32 && signature.byteLength === 64 &&
-        verify(null, message, keyObject(publicKey), signature);
+      holds = verify(
+        null,
+        bytes.subarray(messageAt, messageAt + length),
+        keyObject(bytes, keyAt),
+        bytes.subarray(signatureAt, messageAt),
+      );
     } catch {
       holds = false;
     }
     verdicts[index] = holds ? 1 : 0;
+    offset = messageAt + length;
   }
-  const ids = [];
-  for (let index = 0; index < verdicts.length; index += 1) ids.push(jobs[index * 4]);
-  parentPort.postMessage({ ids, verdicts });
+  parentPort.postMessage(verdicts, [verdicts.buffer]);
 });
 `;
 
@@ -59,9 +74,10 @@ interface Job {
 
 interface WorkerSlot {
   readonly worker: Worker;
-  readonly pending: Map<number, Job>;
-  /** Checks not yet posted: id, public key, message, signature, four entries each. */
-  queued: unknown[];
+  /** Batches posted and not yet answered, oldest first: the worker answers them in order. */
+  readonly posted: Job[][];
+  /** Checks not yet posted. */
+  queued: Job[];
   failed: boolean;
 }
 
@@ -74,9 +90,29 @@ function verifyHere(job: Job): void {
   job.resolve(nativeVerifySignature(job.publicKey, job.message, job.signature));
 }
 
+/**
+ * Copies a batch into one buffer that is transferred, not cloned: structured cloning a byte view
+ * copies its whole backing store, and decoded keys and signatures are views into Node's shared
+ * 8 KiB pool, so posting the views themselves cost several kilobytes of copying per check.
+ */
+function packBatch(jobs: readonly Job[]): ArrayBuffer {
+  let size = 0;
+  for (const job of jobs) size += JOB_HEADER_LENGTH + job.message.byteLength;
+  const bytes = new Uint8Array(size);
+  const view = new DataView(bytes.buffer);
+  let offset = 0;
+  for (const job of jobs) {
+    view.setUint32(offset, job.message.byteLength, true);
+    bytes.set(job.publicKey, offset + 4);
+    bytes.set(job.signature, offset + 4 + PUBLIC_KEY_LENGTH);
+    bytes.set(job.message, offset + JOB_HEADER_LENGTH);
+    offset += JOB_HEADER_LENGTH + job.message.byteLength;
+  }
+  return bytes.buffer;
+}
+
 export function createSignaturePool(size: number): SignaturePool {
   const slots: WorkerSlot[] = [];
-  let nextId = 0;
   let nextSlot = 0;
   let flushScheduled = false;
 
@@ -85,32 +121,32 @@ export function createSignaturePool(size: number): SignaturePool {
   const flush = () => {
     flushScheduled = false;
     for (const slot of slots) {
-      if (slot.queued.length === 0) continue;
+      if (slot.queued.length === 0 || slot.failed) continue;
       const jobs = slot.queued;
       slot.queued = [];
-      if (!slot.failed) slot.worker.postMessage(jobs);
+      if (slot.posted.length === 0) slot.worker.ref();
+      slot.posted.push(jobs);
+      const buffer = packBatch(jobs);
+      slot.worker.postMessage({ count: jobs.length, buffer }, [buffer]);
     }
   };
 
   for (let index = 0; index < size; index += 1) {
     // The worker needs no loader flags of the parent (tsx, say): it is plain JavaScript.
     const worker = new Worker(WORKER_SOURCE, { eval: true, execArgv: [] });
-    const slot: WorkerSlot = { worker, pending: new Map(), queued: [], failed: false };
-    worker.on('message', (answer: { ids: number[]; verdicts: Uint8Array }) => {
-      for (const [position, id] of answer.ids.entries()) {
-        const job = slot.pending.get(id);
-        if (job === undefined) continue;
-        slot.pending.delete(id);
-        job.resolve(answer.verdicts[position] === 1);
-      }
-      if (slot.pending.size === 0) worker.unref();
+    const slot: WorkerSlot = { worker, posted: [], queued: [], failed: false };
+    worker.on('message', (verdicts: Uint8Array) => {
+      const jobs = slot.posted.shift() ?? [];
+      for (const [position, job] of jobs.entries()) job.resolve(verdicts[position] === 1);
+      if (slot.posted.length === 0) worker.unref();
     });
     const fail = () => {
       if (slot.failed) return;
       slot.failed = true;
+      for (const jobs of slot.posted) for (const job of jobs) verifyHere(job);
+      for (const job of slot.queued) verifyHere(job);
+      slot.posted.length = 0;
       slot.queued = [];
-      for (const job of slot.pending.values()) verifyHere(job);
-      slot.pending.clear();
     };
     worker.on('error', fail);
     worker.on('exit', fail);
@@ -124,14 +160,17 @@ export function createSignaturePool(size: number): SignaturePool {
       return new Promise<boolean>((resolve) => {
         const job: Job = { publicKey, message, signature, resolve };
         const slot = slots[nextSlot++ % slots.length];
-        if (slot === undefined || slot.failed) {
+        if (
+          slot === undefined ||
+          slot.failed ||
+          publicKey.byteLength !== PUBLIC_KEY_LENGTH ||
+          signature.byteLength !== SIGNATURE_LENGTH
+        ) {
+          // Wrong lengths are refused by the native check at once; they never reach a worker.
           verifyHere(job);
           return;
         }
-        const id = nextId++;
-        if (slot.pending.size === 0) slot.worker.ref();
-        slot.pending.set(id, job);
-        slot.queued.push(id, publicKey, message, signature);
+        slot.queued.push(job);
         if (!flushScheduled) {
           flushScheduled = true;
           setImmediate(flush);

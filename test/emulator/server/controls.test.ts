@@ -114,6 +114,9 @@ describe('request faults', () => {
       const reply = await client.post('/v1/orders', limitOrder());
       expectError(reply, 429, 'RATE_LIMITED');
       expect(reply.headers['retry-after']).toBe('7');
+      // The injected values replace the key's own quota headers rather than repeat them.
+      expect(reply.headers['ratelimit-remaining']).toBe('0');
+      expect(reply.headers['ratelimit-reset']).toBe('7');
     }
     expect((await client.post('/v1/orders', limitOrder())).status).toBe(202);
   });

@@ -250,4 +250,41 @@ describe('canonicalJson', () => {
       }),
     );
   });
+
+  // Fingerprints are stored with request records, so the text must not change between versions:
+  // this is the original definition, JSON.stringify of a sorted copy without null members.
+  function sortedCopy(value: unknown): unknown {
+    if (Array.isArray(value)) return value.map((item) => sortedCopy(item ?? null));
+    if (typeof value === 'object' && value !== null) {
+      const entries = Object.entries(value)
+        .filter(([, member]) => member !== undefined && member !== null)
+        .sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0))
+        .map(([key, member]) => [key, sortedCopy(member)] as const);
+      return Object.fromEntries(entries);
+    }
+    return value;
+  }
+
+  it('writes the same text as JSON.stringify of a sorted copy', () => {
+    const key = fc.oneof(fc.string(), fc.constantFrom('0', '7', '10', '4294967294', '4294967295'));
+    const member = fc.letrec<{ value: unknown }>((tie) => ({
+      value: fc.oneof(
+        { depthSize: 'small' },
+        fc.jsonValue(),
+        fc.constant(undefined),
+        fc.double(),
+        fc.array(tie('value')),
+        fc.dictionary(key, tie('value')),
+      ),
+    })).value;
+    fc.assert(
+      fc.property(fc.dictionary(key, member), (value) => {
+        expect(canonicalJson(value)).toBe(JSON.stringify(sortedCopy(value)));
+      }),
+      { numRuns: 500 },
+    );
+    expect(canonicalJson({ b: [undefined, null, 1], 10: 'x', 9: { z: null, a: -0 } })).toBe(
+      '{"9":{"a":0},"10":"x","b":[null,null,1]}',
+    );
+  });
 });

@@ -33,4 +33,19 @@ describe('signature pool', () => {
       false,
     );
   });
+
+  it('keeps checks of different message lengths apart within one batch', async () => {
+    const pool = createSignaturePool(1);
+    // One batch travels as one buffer: a wrong length or offset would shift every later check.
+    const cases = [0, 1, 200, 5000, 3, 70_000, 64].map((length, index) => {
+      const message = new Uint8Array(length).fill(index + 1);
+      const signature = new Uint8Array(signer.sign(message));
+      if (index === 3) signature[10] = (signature[10] ?? 0) ^ 4;
+      return { message, signature, expected: index !== 3 };
+    });
+    const verdicts = await Promise.all(
+      cases.map((item) => pool.verify(privateKey.publicKey, item.message, item.signature)),
+    );
+    expect(verdicts).toEqual(cases.map((item) => item.expected));
+  });
 });
