@@ -5,67 +5,181 @@ import { VirtualClock } from '../../src/core/clock.ts';
 import {
   BlockEncoder,
   createBlockDecoder,
+  HOST_LITTLE_ENDIAN,
+  MAX_ARRAY_ITEMS,
+  MAX_DEPTH,
+  MAX_TEMPLATE_SIZE,
   encodeRecordLine,
   openRecording,
   type RecordedEvent,
   type Recording,
   type RecordingReadOptions,
+  RECORD_KINDS,
   RecordingSink,
   readCacheHeader,
   readRecording,
+  bookRecord,
+  gapRecord,
+  privateRecord,
+  tickerRecord,
+  tradeRecord,
 } from '../../src/replay/format/index.ts';
-import { MARKET_IDS, market, mixedRecords, ticker, withTemporaryDirectory } from './fixtures.ts';
+import {
+  book,
+  fillEvent,
+  MARKET_IDS,
+  market,
+  mixedRecords,
+  orderStatusEvent,
+  publicTrade,
+  START_MS,
+  ticker,
+  withTemporaryDirectory,
+} from './fixtures.ts';
+
+/** JSON semantics: what reading the value's JSON line would give. */
+function viaJson(value: unknown): unknown {
+  return JSON.parse(JSON.stringify(value)) as unknown;
+}
+
+/** Deep equality that also tells -0 from 0 and own keys in order, as the JSONL decoder gives. */
+function expectSameValues(actual: readonly unknown[], expected: readonly unknown[]): void {
+  expect(actual).toStrictEqual(expected);
+  expect(actual.map((value) => JSON.stringify(value))).toEqual(
+    expected.map((value) => JSON.stringify(value)),
+  );
+  const keyOrders = (value: unknown): unknown =>
+    Array.isArray(value)
+      ? value.map(keyOrders)
+      : value !== null && typeof value === 'object'
+        ? Object.entries(value).map(([key, field]) => [key, keyOrders(field)])
+        : value;
+  expect(actual.map(keyOrders)).toStrictEqual(expected.map(keyOrders));
+}
+
+/** A copy of a block whose header word `index` is changed (host byte order, as written). */
+function withHeaderWord(block: Uint8Array, index: number, value: number): Uint8Array {
+  const copy = new Uint8Array(block);
+  new Uint32Array(copy.buffer, 0, 10)[index] = value;
+  return copy;
+}
+
+const corrupt = expect.objectContaining({ code: 'RECORDING_CACHE_CORRUPT' });
 
 describe('binary codec', () => {
-  it('decodes exactly what was encoded, key order and all (property)', () => {
+  it('decodes exactly what was encoded, key order and all, block after block (property)', () => {
     const json = fc.jsonValue({ maxDepth: 4 });
     const encoder = new BlockEncoder();
     const decoder = createBlockDecoder();
     fc.assert(
       fc.property(fc.array(json, { maxLength: 20 }), (values) => {
-        // JSON semantics: what JSON.parse would give back for the recorded line.
-        const expected = values.map((value) => JSON.parse(JSON.stringify(value)) as unknown);
-        const decoded = decoder.decode(encoder.encode(expected));
-        expect(decoded.map((value) => JSON.stringify(value))).toEqual(
-          expected.map((value) => JSON.stringify(value)),
-        );
+        const expected = values.map(viaJson);
+        expectSameValues(decoder.decode(encoder.encode(expected)), expected);
       }),
       { numRuns: 300 },
     );
   });
 
-  it('keeps a __proto__ key as an own property, never as the prototype', () => {
-    const value = JSON.parse('{"__proto__":{"polluted":true},"a":1}') as unknown;
-    const [decoded] = createBlockDecoder().decode(new BlockEncoder().encode([value])) as [
-      Record<string, unknown>,
+  it('keeps every number, string and key as JSON.parse gives them', () => {
+    const lines = [
+      '{"zero":0,"negativeZero":-0,"list":[-0,0,-0.0]}',
+      '{"edges":[2147483647,-2147483648,2147483648,-2147483649,4294967296]}',
+      '{"floats":[0.1,-1.5,1e300,5e-324,-1.7976931348623157e308,9007199254740993,1e21]}',
+      '{"strings":["","a\\u0000b","\\ud800","\\udc00x","😀","é","line\\nbreak","\\u2028"]}',
+      '{"2":"b","1":"a","z":1,"a":2,"":3,"\\"quote\\"":4,"back\\\\slash":5,"\\u2028":6}',
+      '{"constants":[true,false,null,[],{},[[]],[{}]]}',
+      '[1,"two",null]',
+      '"a string record"',
+      '12.5',
+      'null',
     ];
-    expect(Object.getPrototypeOf(decoded)).toBe(Object.prototype);
-    expect(Object.keys(decoded)).toEqual(['__proto__', 'a']);
-    expect(JSON.stringify(decoded)).toBe('{"__proto__":{"polluted":true},"a":1}');
+    const values = lines.map((line) => JSON.parse(line) as unknown);
+    expectSameValues(createBlockDecoder().decode(new BlockEncoder().encode(values)), values);
+    const decoded = createBlockDecoder().decode(new BlockEncoder().encode(values));
+    expect(Object.is((decoded[0] as { negativeZero: number }).negativeZero, -0)).toBe(true);
+  });
+
+  it('keeps a __proto__ key as an own property, never as the prototype', () => {
+    const value = JSON.parse(
+      '{"a":1,"nested":{"__proto__":{"polluted":true},"b":[{"__proto__":null}]}}',
+    ) as unknown;
+    const [decoded] = createBlockDecoder().decode(new BlockEncoder().encode([value])) as [
+      { nested: Record<string, unknown> },
+    ];
+    expect(Object.getPrototypeOf(decoded.nested)).toBe(Object.prototype);
+    expect(Object.keys(decoded.nested)).toEqual(['__proto__', 'b']);
+    expect(JSON.stringify(decoded)).toBe(JSON.stringify(value));
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
-  it('reuses compiled shapes across blocks and decodes many blocks in a row', () => {
+  it('keeps values past the template limits as JSON text, decoded the same', () => {
+    let deep: unknown = 'bottom';
+    for (let level = 0; level < MAX_DEPTH + 5; level++) deep = { level, next: [deep] };
+    const long = Array.from({ length: MAX_ARRAY_ITEMS + 1 }, (_, index) => ({ index }));
+    const wide = Object.fromEntries(
+      Array.from({ length: MAX_TEMPLATE_SIZE }, (_, index) => [`key${index}`, index]),
+    );
+    const values = [deep, { long }, { wide }, { fine: [1, 2, 3] }].map(viaJson);
+    expectSameValues(createBlockDecoder().decode(new BlockEncoder().encode(values)), values);
+  });
+
+  it('starts a new string table when the table is full, and falls back past the templates', () => {
+    const encoder = new BlockEncoder({ maxTableStrings: 10, maxTemplates: 3 });
+    const decoder = createBlockDecoder();
+    const rounds = 6;
+    for (let round = 0; round < rounds; round++) {
+      // Each block brings new strings and new structures.
+      const values = Array.from({ length: 8 }, (_, index) =>
+        viaJson({ round, index, text: `s${round}-${index}`, [`key${round % 4}`]: [index] }),
+      );
+      expectSameValues(decoder.decode(encoder.encode(values)), values);
+    }
+  });
+
+  it('decodes many blocks of records, reusing templates across them', () => {
     const encoder = new BlockEncoder();
     const decoder = createBlockDecoder();
     const records = mixedRecords({ count: 900 });
     for (let start = 0; start < records.length; start += 300) {
       const block = records.slice(start, start + 300);
-      expect(decoder.decode(encoder.encode(block))).toEqual(block);
+      expectSameValues(decoder.decode(encoder.encode(block)), block);
     }
   });
 
+  it('decodes a block that is not 8-byte aligned in its buffer', () => {
+    const records = mixedRecords({ count: 50 });
+    const block = new BlockEncoder().encode(records);
+    const shifted = new Uint8Array(block.length + 3);
+    shifted.set(block, 3);
+    expectSameValues(createBlockDecoder().decode(shifted.subarray(3)), records);
+  });
+
   it('refuses a damaged block instead of returning garbage', () => {
-    const block = new BlockEncoder().encode(mixedRecords({ count: 20 }));
-    const truncated = block.subarray(0, block.length - 5);
-    expect(() => createBlockDecoder().decode(truncated)).toThrow(
-      expect.objectContaining({ code: 'RECORDING_CACHE_CORRUPT' }),
-    );
-    const badTag = Buffer.from(block);
-    badTag[badTag.length - 1] = 0xee;
-    expect(() => createBlockDecoder().decode(badTag)).toThrow(
-      expect.objectContaining({ code: 'RECORDING_CACHE_CORRUPT' }),
-    );
+    const encoder = new BlockEncoder();
+    const block = new Uint8Array(encoder.encode(mixedRecords({ count: 20 })));
+    const decode = (bytes: Uint8Array) => () => createBlockDecoder().decode(bytes);
+    expect(decode(block.subarray(0, block.length - 8))).toThrow(corrupt);
+    expect(decode(block.subarray(0, 12))).toThrow(corrupt);
+    // Header words: 1 records, 3 new strings, 5 new templates, 7 references, 9 floats.
+    expect(decode(withHeaderWord(block, 1, 21))).toThrow(corrupt);
+    expect(decode(withHeaderWord(block, 3, 0))).toThrow(corrupt);
+    expect(decode(withHeaderWord(block, 5, 0))).toThrow(corrupt);
+    expect(decode(withHeaderWord(block, 7, 1))).toThrow(corrupt);
+    expect(decode(withHeaderWord(block, 9, 3))).toThrow(corrupt);
+    // A template index or a string index out of range.
+    const view = new DataView(block.buffer, block.byteOffset, block.byteLength);
+    const word = (index: number) => view.getUint32(index * 4, HOST_LITTLE_ENDIAN);
+    const recordsAt = 40 + word(9) * 8;
+    const badTemplate = new Uint8Array(block);
+    new DataView(badTemplate.buffer).setUint32(recordsAt, 999, HOST_LITTLE_ENDIAN);
+    expect(decode(badTemplate)).toThrow(corrupt);
+    const referencesAt = recordsAt + word(1) * 4;
+    const badString = new Uint8Array(block);
+    new DataView(badString.buffer).setInt32(referencesAt, 1 << 20, HOST_LITTLE_ENDIAN);
+    expect(decode(badString)).toThrow(corrupt);
+    // A block that continues a sequence cannot be decoded without the blocks before it.
+    const next = encoder.encode(mixedRecords({ count: 5, startMs: 0 }));
+    expect(decode(next)).toThrow(corrupt);
   });
 });
 
@@ -89,6 +203,13 @@ async function recordSession(
   return openRecording(directory);
 }
 
+async function collect(recording: Recording, options: RecordingReadOptions = {}) {
+  const reader = readRecording(recording, options);
+  const records: RecordedEvent[] = [];
+  for await (const batch of reader.batches()) records.push(...batch);
+  return { records, summary: reader.summary! };
+}
+
 async function drain(recording: Recording, options: RecordingReadOptions = {}) {
   const reader = readRecording(recording, { batchSize: 500, ...options });
   const lines: string[] = [];
@@ -97,6 +218,86 @@ async function drain(recording: Recording, options: RecordingReadOptions = {}) {
 }
 
 describe('events cache', () => {
+  it('gives the records the JSONL gives, for every record kind and payload variant', async () => {
+    await withTemporaryDirectory(async (directory) => {
+      const t = START_MS;
+      const thinBook = { ...book('ETH-USD', 3_000, 3, 7, t), sequence: null, checksum: 'abc' };
+      const emptyBook = { ...book('SOL-USD', 150, 0, 8, t), oracle: null };
+      const records: RecordedEvent[] = [
+        tickerRecord(t, ticker('BTC-USD', '65000.5')),
+        tickerRecord(t + 1, { ...ticker('ETH-USD', '3000'), last_price: null }),
+        bookRecord(t + 2, book('BTC-USD', 65_000, 10, 1, t)),
+        bookRecord(t + 3, thinBook),
+        bookRecord(t + 4, emptyBook),
+        tradeRecord(t + 5, publicTrade('BTC-USD', 1, '65000.5', t)),
+        tradeRecord(t + 6, publicTrade('SOL-USD', 2, '150.25', t)),
+        privateRecord(t + 7, fillEvent(1, 'BTC-USD', '65000.5', t)),
+        privateRecord(t + 8, orderStatusEvent(2, t)),
+        gapRecord(t + 9, 'book', 'resync after a sequence gap', 'BTC-USD'),
+        gapRecord(t + 10, 'private', 'reconnected'),
+        ...mixedRecords({ count: 1_500, startMs: t + 11 }),
+      ];
+      const recording = await recordSession(directory, records);
+      const fromJsonl = await collect(recording, { cache: 'off' });
+      const built = await collect(recording);
+      const fromCache = await collect(recording);
+      expect(built.summary.cache).toBe('built');
+      expect(fromCache.summary.cache).toBe('read');
+      expect(new Set(fromCache.records.map((record) => record.k))).toEqual(new Set(RECORD_KINDS));
+      expectSameValues(fromCache.records, fromJsonl.records);
+      expectSameValues(fromJsonl.records, records);
+    });
+  });
+
+  it('gives what JSON.parse gives for any JSON payload of an unverified file', async () => {
+    await withTemporaryDirectory(async (directory) => {
+      const recording = await recordSession(directory, mixedRecords({ count: 10 }));
+      const payloads = [
+        '{"negativeZero":-0,"big":9007199254740993,"tiny":5e-324,"int32":[2147483647,-2147483648]}',
+        '{"text":"nul \\u0000 and lone \\ud800 and 😀","escaped":"\\u2028\\"\\\\"}',
+        '{"__proto__":{"polluted":true},"2":"b","1":"a"}',
+        `{"long":[${Array.from({ length: 300 }, (_, index) => index).join(',')}]}`,
+        '[1,[2,[3,[4]]],{"a":{}}]',
+        '"just text"',
+      ];
+      const lines = payloads.map(
+        (payload, index) => `{"v":1,"t":${START_MS + index},"k":"gap","d":${payload}}\n`,
+      );
+      await writeFile(recording.eventsPath, lines.join(''));
+      const options = { verify: false } as const;
+      const fromJsonl = await collect(recording, { ...options, cache: 'off' });
+      expect((await collect(recording, options)).summary.cache).toBe('built');
+      const fromCache = await collect(recording, options);
+      expect(fromCache.summary.cache).toBe('read');
+      expectSameValues(fromCache.records, fromJsonl.records);
+      expectSameValues(
+        fromCache.records,
+        lines.map((line) => JSON.parse(line) as unknown),
+      );
+    });
+  });
+
+  it('checks the records the building read did not, when asked to', async () => {
+    await withTemporaryDirectory(async (directory) => {
+      const recording = await recordSession(directory, mixedRecords({ count: 40 }));
+      // Record 30 has a valid header but a payload the schema refuses.
+      const lines = (await readFile(recording.eventsPath, 'utf8')).split('\n');
+      lines[29] = `{"v":1,"t":${START_MS + 10_000},"k":"ticker","m":"BTC-USD","d":{"oops":1}}`;
+      await writeFile(recording.eventsPath, lines.join('\n'));
+      expect((await collect(recording, { verify: 10 })).summary.cache).toBe('built');
+      expect(await readCacheHeader(recording.cachePath)).toMatchObject({ verified_records: 10 });
+      // The cache holds what the JSONL holds: the same record fails the same check.
+      const cached = collect(recording, { verify: true });
+      await expect(cached).rejects.toMatchObject({
+        code: 'RECORDING_INVALID',
+        details: { line: 30 },
+      });
+      const within = await collect(recording, { verify: 20 });
+      expect(within.summary.cache).toBe('read');
+      expect(within.records).toHaveLength(40);
+    });
+  });
+
   it('is built on the first read and used by the next, with identical records', async () => {
     await withTemporaryDirectory(async (directory) => {
       const records = mixedRecords({ count: 2_500 });

@@ -1,334 +1,674 @@
 /**
- * A compact binary encoding of JSON values, for the events cache. JSON.parse of a recorded line
- * spends most of its time scanning text and building strings it has built many times before
- * (the same prices, the same market ids); this encoding keeps each block's distinct strings
- * once, each object's key list once (a "shape"), and numbers as varints.
+ * The events cache's encoding of JSON values: columns of numbers, a table of strings, and one
+ * "template" per distinct structure, decoded by a function compiled from the template.
+ *
+ * Why: `JSON.parse` of a recorded line spends its time scanning text and rebuilding strings it
+ * has built before (prices, market ids, field names), and a tag-per-value binary encoding still
+ * dispatches on every value. Recorded records come in a handful of structures (a ticker, a book
+ * of depth 10, a trade, ...), so each structure is kept once, as a template: its keys, the type
+ * of each leaf (string, integer, float, null, true, false) and, for arrays, their length. The
+ * decoder compiles each template once into a function made of one object literal, whose leaves
+ * read straight from typed arrays: a record costs one call and the allocations of its objects.
  *
  * Values decode to exactly the objects that were encoded: same keys in the same order, same
- * strings, same numbers, so `JSON.stringify` of a decoded record equals the recorded line.
+ * strings, same numbers (-0 included), so `JSON.stringify` of a decoded record is the recorded
+ * line. A value no template should hold (an object with a `__proto__` key, an array longer than
+ * `MAX_ARRAY_ITEMS`, a structure past `MAX_TEMPLATE_SIZE` or `MAX_DEPTH`) is kept as its JSON
+ * text and decoded with `JSON.parse`, which is what reading the line would do.
  *
- * A block is self-contained (its own string and shape tables), so a reader needs one block in
- * memory at a time:
+ * Blocks form a sequence, decoded in order by one decoder: the string table and the templates
+ * carry over from block to block, each block adding only the strings and templates it is the
+ * first to use (the first block of a sequence, and every block after the table passes
+ * `MAX_TABLE_STRINGS`, starts a new table, which bounds a reader's memory).
  *
- *   u32 record count
- *   u32 byte length, then a JSON array of the block's strings
- *   u32 byte length, then a JSON array of the block's shapes (arrays of keys)
- *   the values, one after another
+ * A block, in host byte order (the cache header records which), 8-byte aligned throughout:
  *
- * Value tags: 0 null, 1 false, 2 true, 3 unsigned varint, 4 negative varint, 5 float64 LE,
- * 6 string (varint index), 7 array (varint length, items), 8 object (varint shape, values).
+ *   header, ten u32: block bytes (this header and padding included), records, flags, new
+ *     strings, their bytes, new templates, their bytes, string references, integers, floats
+ *   floats      f64 × floats
+ *   records     u32 × records       the template of each record
+ *   references  i32 × references    indices into the string table
+ *   integers    i32 × integers
+ *   new strings UTF-8 joined by NUL, or a JSON array (flag) when one holds a NUL or a lone
+ *               surrogate, which UTF-8 cannot carry
+ *   templates   a JSON array of the new templates' JSON texts
+ *   padding     zeros up to a multiple of 8
  *
- * Decoding builds each object with a function compiled once per shape, from an object literal,
- * so every record of one kind gets the same hidden class and is built at literal speed. The
- * compiled source holds only JSON-quoted key names; a shape naming `__proto__` is built with
- * `Object.defineProperty` instead, as an object literal would set the prototype.
+ * A template's JSON is a leaf code (0 null, 1 false, 2 true, 3 string, 4 integer, 5 float,
+ * 6 JSON text), `{"k": [keys], "v": [templates]}` for an object or `{"a": [templates]}` for an
+ * array. The compiled source holds only JSON-quoted keys and numeric offsets, never values.
  */
 import { PaperbotError } from '../../core/errors.ts';
 
-const TAG_NULL = 0;
-const TAG_FALSE = 1;
-const TAG_TRUE = 2;
-const TAG_UNSIGNED = 3;
-const TAG_NEGATIVE = 4;
-const TAG_FLOAT = 5;
-const TAG_STRING = 6;
-const TAG_ARRAY = 7;
-const TAG_OBJECT = 8;
+const LEAF_NULL = 0;
+const LEAF_FALSE = 1;
+const LEAF_TRUE = 2;
+const LEAF_STRING = 3;
+const LEAF_INTEGER = 4;
+const LEAF_FLOAT = 5;
+const LEAF_JSON = 6;
+const FIRST_COMPOSITE = 7;
 
-const SHAPE_SEPARATOR = '\u0000';
+/** Arrays longer than this are kept as JSON text rather than unrolled into a template. */
+export const MAX_ARRAY_ITEMS = 256;
+/** Nodes (objects, arrays and leaves) of the largest template. */
+export const MAX_TEMPLATE_SIZE = 4_096;
+/** Nesting deeper than this is kept as JSON text. */
+export const MAX_DEPTH = 32;
+/** Distinct record templates of one sequence; records of further structures are kept as JSON. */
+export const MAX_TEMPLATES = 4_096;
+/** The string table starts over at the next block once it holds this many strings. */
+export const MAX_TABLE_STRINGS = 1 << 20;
 
-/**
- * A key list's identity. The fast form (count, then the keys joined by NUL) is unambiguous when
- * no key holds a NUL; a list where one does falls back to its JSON text, which always is.
- */
-function shapeSignature(keys: readonly string[]): string {
-  for (const key of keys) if (key.includes(SHAPE_SEPARATOR)) return `j${JSON.stringify(keys)}`;
-  return `${keys.length}${SHAPE_SEPARATOR}${keys.join(SHAPE_SEPARATOR)}`;
+const HEADER_WORDS = 10;
+const HEADER_BYTES = HEADER_WORDS * 4;
+const FLAG_NEW_SEQUENCE = 1;
+const FLAG_NEW_TABLE = 2;
+const FLAG_JSON_STRINGS = 4;
+const STRING_SEPARATOR = '\u0000';
+/** A lone surrogate: UTF-8 cannot carry it (a paired one is a code point, never matched). */
+const LONE_SURROGATE = /\p{Surrogate}/u;
+
+/** Strings the NUL-joined UTF-8 form cannot carry: a NUL, or a lone surrogate. */
+function needsJson(text: string): boolean {
+  return text.includes(STRING_SEPARATOR) || LONE_SURROGATE.test(text);
 }
 
-/** A node of the encoder's shape trie: one edge per key, a shape index where a key list ends. */
+export const HOST_LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+type TemplateDescription =
+  | number
+  | { readonly k: readonly string[]; readonly v: readonly TemplateDescription[] }
+  | { readonly a: readonly TemplateDescription[] };
+
+class Int32Column {
+  data = new Int32Array(1 << 12);
+  length = 0;
+
+  push(value: number): void {
+    if (this.length === this.data.length) {
+      const larger = new Int32Array(this.data.length * 2);
+      larger.set(this.data);
+      this.data = larger;
+    }
+    this.data[this.length++] = value;
+  }
+
+  bytes(): Uint8Array {
+    return new Uint8Array(this.data.buffer, 0, this.length * 4);
+  }
+}
+
+class Float64Column {
+  data = new Float64Array(1 << 10);
+  length = 0;
+
+  push(value: number): void {
+    if (this.length === this.data.length) {
+      const larger = new Float64Array(this.data.length * 2);
+      larger.set(this.data);
+      this.data = larger;
+    }
+    this.data[this.length++] = value;
+  }
+
+  bytes(): Uint8Array {
+    return new Uint8Array(this.data.buffer, 0, this.length * 8);
+  }
+}
+
+/** A node of a trie over key lists (object shapes). */
 interface ShapeNode {
   readonly next: Map<string, ShapeNode>;
   shape: number;
 }
 
-/** Encodes blocks of values. One encoder can encode many blocks; each is independent. */
+/** A node of a trie over child templates: where a child list ends, its template. */
+interface TemplateNode {
+  readonly next: Map<number, TemplateNode>;
+  template: number;
+}
+
+interface Composite {
+  readonly description: TemplateDescription;
+  readonly size: number;
+}
+
+function encodeError(message: string): PaperbotError {
+  return new PaperbotError('RECORDING_CACHE_ENCODE', message);
+}
+
+function isInt32(value: number): boolean {
+  return (value | 0) === value && (value !== 0 || 1 / value > 0);
+}
+
+function align8(bytes: number): number {
+  return (bytes + 7) & ~7;
+}
+
+export interface BlockEncoderOptions {
+  /** Strings the table may hold before the next block starts a new one. */
+  readonly maxTableStrings?: number;
+  /** Record templates of the sequence; records of further structures are kept as JSON. */
+  readonly maxTemplates?: number;
+}
+
+/**
+ * Encodes a sequence of blocks. The blocks of one encoder are decoded, in order, by one decoder.
+ * After a failed `encode` the encoder refuses further blocks: the ones it wrote stay decodable,
+ * but its tables no longer match what a decoder would have.
+ */
 export class BlockEncoder {
-  private buffer = new Uint8Array(1 << 16);
-  private position = 0;
-  private strings = new Map<string, number>();
-  private stringList: string[] = [];
-  private shapeRoot: ShapeNode = { next: new Map(), shape: -1 };
-  private shapeList: string[][] = [];
-  private readonly float = new Float64Array(1);
-  private readonly floatBytes = new Uint8Array(this.float.buffer);
+  private readonly maxTableStrings: number;
+  private readonly maxTemplates: number;
+  private readonly strings = new Map<string, number>();
+  private newStrings: string[] = [];
+  private readonly shapeRoot: ShapeNode = { next: new Map(), shape: -1 };
+  private readonly shapeKeys: (readonly string[])[] = [];
+  /** Per shape: whether it can be built by an object literal (no `__proto__` key). */
+  private readonly shapeLiteral: boolean[] = [];
+  private readonly objectRoots = new Map<number, TemplateNode>();
+  private readonly arrayRoot: TemplateNode = { next: new Map(), template: -1 };
+  private readonly composites: Composite[] = [];
+  private readonly records = new Map<number, number>();
+  private newTemplates: string[] = [];
+  private readonly children = new Int32Column();
+  private readonly references = new Int32Column();
+  private readonly integers = new Int32Column();
+  private readonly floats = new Float64Column();
+  private readonly recordTemplates = new Int32Column();
+  private started = false;
+  private failed = false;
+
+  constructor(options: BlockEncoderOptions = {}) {
+    this.maxTableStrings = options.maxTableStrings ?? MAX_TABLE_STRINGS;
+    this.maxTemplates = options.maxTemplates ?? MAX_TEMPLATES;
+  }
 
   encode(values: readonly unknown[]): Buffer {
-    this.position = 0;
-    this.strings = new Map();
-    this.stringList = [];
-    this.shapeRoot = { next: new Map(), shape: -1 };
-    this.shapeList = [];
-    for (const value of values) this.value(value);
-    const stringsJson = Buffer.from(JSON.stringify(this.stringList), 'utf8');
-    const shapesJson = Buffer.from(JSON.stringify(this.shapeList), 'utf8');
-    const block = Buffer.allocUnsafe(12 + stringsJson.length + shapesJson.length + this.position);
-    let offset = block.writeUInt32LE(values.length, 0);
-    offset = block.writeUInt32LE(stringsJson.length, offset);
-    offset += stringsJson.copy(block, offset);
-    offset = block.writeUInt32LE(shapesJson.length, offset);
-    offset += shapesJson.copy(block, offset);
-    block.set(this.buffer.subarray(0, this.position), offset);
-    return block;
-  }
-
-  private ensure(bytes: number): void {
-    if (this.position + bytes <= this.buffer.length) return;
-    const larger = new Uint8Array(Math.max(this.buffer.length * 2, this.position + bytes));
-    larger.set(this.buffer.subarray(0, this.position));
-    this.buffer = larger;
-  }
-
-  private varint(value: number): void {
-    this.ensure(10);
-    let rest = value;
-    while (rest >= 128) {
-      this.buffer[this.position++] = (rest % 128) | 128;
-      rest = Math.floor(rest / 128);
+    if (this.failed) throw encodeError('the encoder failed on an earlier block');
+    let flags = 0;
+    if (!this.started) {
+      flags |= FLAG_NEW_SEQUENCE | FLAG_NEW_TABLE;
+      this.started = true;
+    } else if (this.strings.size >= this.maxTableStrings) {
+      flags |= FLAG_NEW_TABLE;
+      this.strings.clear();
     }
-    this.buffer[this.position++] = rest;
+    this.newStrings = [];
+    this.newTemplates = [];
+    this.references.length = 0;
+    this.integers.length = 0;
+    this.floats.length = 0;
+    this.recordTemplates.length = 0;
+    this.children.length = 0;
+    try {
+      for (const value of values) this.recordTemplates.push(this.record(value));
+      return this.assemble(flags, values.length);
+    } catch (error) {
+      this.failed = true;
+      throw error;
+    }
   }
 
-  private tag(tag: number): void {
-    this.ensure(1);
-    this.buffer[this.position++] = tag;
+  private record(value: unknown): number {
+    const references = this.references.length;
+    const integers = this.integers.length;
+    const floats = this.floats.length;
+    let template = this.value(value, 0);
+    let index = this.records.get(template);
+    if (index !== undefined) return index;
+    if (this.records.size >= this.maxTemplates) {
+      this.references.length = references;
+      this.integers.length = integers;
+      this.floats.length = floats;
+      template = this.json(value);
+      index = this.records.get(template);
+      if (index !== undefined) return index;
+    }
+    index = this.records.size;
+    this.records.set(template, index);
+    this.newTemplates.push(JSON.stringify(this.description(template)));
+    return index;
   }
 
-  private value(value: unknown): void {
+  private description(template: number): TemplateDescription {
+    return template < FIRST_COMPOSITE
+      ? template
+      : this.composites[template - FIRST_COMPOSITE]!.description;
+  }
+
+  private size(template: number): number {
+    return template < FIRST_COMPOSITE ? 1 : this.composites[template - FIRST_COMPOSITE]!.size;
+  }
+
+  private intern(text: string): number {
+    let index = this.strings.get(text);
+    if (index === undefined) {
+      index = this.strings.size;
+      this.strings.set(text, index);
+      this.newStrings.push(text);
+    }
+    return index;
+  }
+
+  private json(value: unknown): number {
+    const text = JSON.stringify(value);
+    if (text === undefined) throw encodeError(`cannot encode a ${typeof value}`);
+    this.references.push(this.intern(text));
+    return LEAF_JSON;
+  }
+
+  private value(value: unknown, depth: number): number {
     switch (typeof value) {
-      case 'string': {
-        let index = this.strings.get(value);
-        if (index === undefined) {
-          index = this.stringList.length;
-          this.strings.set(value, index);
-          this.stringList.push(value);
-        }
-        this.tag(TAG_STRING);
-        this.varint(index);
-        return;
-      }
+      case 'string':
+        this.references.push(this.intern(value));
+        return LEAF_STRING;
       case 'number':
-        if (Number.isSafeInteger(value)) {
-          this.tag(value >= 0 ? TAG_UNSIGNED : TAG_NEGATIVE);
-          this.varint(Math.abs(value));
-        } else if (Number.isFinite(value)) {
-          this.tag(TAG_FLOAT);
-          this.ensure(8);
-          this.float[0] = value;
-          this.buffer.set(this.floatBytes, this.position);
-          this.position += 8;
-        } else {
-          // JSON has no infinities or NaN; JSON.stringify writes them as null.
-          this.tag(TAG_NULL);
+        if (isInt32(value)) {
+          this.integers.push(value);
+          return LEAF_INTEGER;
         }
-        return;
+        if (Number.isFinite(value)) {
+          this.floats.push(value);
+          return LEAF_FLOAT;
+        }
+        // JSON has no infinities or NaN; JSON.stringify writes them as null.
+        return LEAF_NULL;
       case 'boolean':
-        this.tag(value ? TAG_TRUE : TAG_FALSE);
-        return;
-      case 'object': {
-        if (value === null) {
-          this.tag(TAG_NULL);
-          return;
-        }
-        if (Array.isArray(value)) {
-          this.tag(TAG_ARRAY);
-          this.varint(value.length);
-          for (const item of value) this.value(item);
-          return;
-        }
-        const record = value as Record<string, unknown>;
-        const keys = Object.keys(record);
-        // Walk the shape trie key by key: no signature string is built for known shapes.
-        let node = this.shapeRoot;
-        for (const key of keys) {
-          if (record[key] === undefined) continue;
-          let child = node.next.get(key);
-          if (!child) {
-            child = { next: new Map(), shape: -1 };
-            node.next.set(key, child);
-          }
-          node = child;
-        }
-        if (node.shape < 0) {
-          node.shape = this.shapeList.length;
-          this.shapeList.push(keys.filter((key) => record[key] !== undefined));
-        }
-        const shape = node.shape;
-        this.tag(TAG_OBJECT);
-        this.varint(shape);
-        for (const key of keys) {
-          const field = record[key];
-          if (field !== undefined) this.value(field);
-        }
-        return;
-      }
+        return value ? LEAF_TRUE : LEAF_FALSE;
+      case 'undefined':
+        // Only reachable as an array item, which JSON writes as null.
+        return LEAF_NULL;
+      case 'object':
+        if (value === null) return LEAF_NULL;
+        if (depth >= MAX_DEPTH) return this.json(value);
+        return Array.isArray(value)
+          ? this.array(value as readonly unknown[], depth)
+          : this.object(value as Record<string, unknown>, depth);
       default:
-        throw new PaperbotError('RECORDING_CACHE_ENCODE', `cannot encode a ${typeof value}`);
+        throw encodeError(`cannot encode a ${typeof value}`);
     }
+  }
+
+  private array(value: readonly unknown[], depth: number): number {
+    if (value.length > MAX_ARRAY_ITEMS) return this.json(value);
+    const references = this.references.length;
+    const integers = this.integers.length;
+    const floats = this.floats.length;
+    const start = this.children.length;
+    for (let index = 0; index < value.length; index++) {
+      this.children.push(this.value(value[index], depth + 1));
+    }
+    const template = this.composite(this.arrayRoot, start, null);
+    if (template !== LEAF_JSON) return template;
+    this.references.length = references;
+    this.integers.length = integers;
+    this.floats.length = floats;
+    return this.json(value);
+  }
+
+  private object(value: Record<string, unknown>, depth: number): number {
+    const keys = Object.keys(value);
+    // Walk the shape trie key by key: no signature string is built for known shapes.
+    let node = this.shapeRoot;
+    for (const key of keys) {
+      if (value[key] === undefined) continue;
+      let child = node.next.get(key);
+      if (!child) {
+        child = { next: new Map(), shape: -1 };
+        node.next.set(key, child);
+      }
+      node = child;
+    }
+    if (node.shape < 0) {
+      const shapeKeys = keys.filter((key) => value[key] !== undefined);
+      node.shape = this.shapeKeys.length;
+      this.shapeKeys.push(shapeKeys);
+      this.shapeLiteral.push(!shapeKeys.includes('__proto__'));
+    }
+    const shape = node.shape;
+    // An object literal would set the prototype for a `__proto__` key; JSON.parse makes it an
+    // own property, and so does decoding the JSON text.
+    if (!this.shapeLiteral[shape]) return this.json(value);
+    const references = this.references.length;
+    const integers = this.integers.length;
+    const floats = this.floats.length;
+    const start = this.children.length;
+    for (const key of keys) {
+      const field = value[key];
+      if (field !== undefined) this.children.push(this.value(field, depth + 1));
+    }
+    let root = this.objectRoots.get(shape);
+    if (!root) {
+      root = { next: new Map(), template: -1 };
+      this.objectRoots.set(shape, root);
+    }
+    const template = this.composite(root, start, this.shapeKeys[shape]!);
+    if (template !== LEAF_JSON) return template;
+    this.references.length = references;
+    this.integers.length = integers;
+    this.floats.length = floats;
+    return this.json(value);
+  }
+
+  /** The template of an object (keys) or array (null) whose children are on the stack. */
+  private composite(root: TemplateNode, start: number, keys: readonly string[] | null): number {
+    const children = this.children.data;
+    const end = this.children.length;
+    let node = root;
+    for (let index = start; index < end; index++) {
+      const child = children[index]!;
+      let next = node.next.get(child);
+      if (!next) {
+        next = { next: new Map(), template: -1 };
+        node.next.set(child, next);
+      }
+      node = next;
+    }
+    if (node.template < 0) {
+      let size = 1;
+      const descriptions: TemplateDescription[] = [];
+      for (let index = start; index < end; index++) {
+        size += this.size(children[index]!);
+        descriptions.push(this.description(children[index]!));
+      }
+      if (size > MAX_TEMPLATE_SIZE) {
+        node.template = LEAF_JSON;
+      } else {
+        node.template = FIRST_COMPOSITE + this.composites.length;
+        this.composites.push({
+          description: keys === null ? { a: descriptions } : { k: keys, v: descriptions },
+          size,
+        });
+      }
+    }
+    this.children.length = start;
+    return node.template;
+  }
+
+  private assemble(flags: number, records: number): Buffer {
+    let stringFlags = flags;
+    let strings: Buffer;
+    if (this.newStrings.some(needsJson)) {
+      stringFlags |= FLAG_JSON_STRINGS;
+      strings = Buffer.from(JSON.stringify(this.newStrings), 'utf8');
+    } else {
+      strings = Buffer.from(this.newStrings.join(STRING_SEPARATOR), 'utf8');
+    }
+    const templates =
+      this.newTemplates.length === 0
+        ? Buffer.alloc(0)
+        : Buffer.from(JSON.stringify(this.newTemplates), 'utf8');
+    const floatBytes = this.floats.length * 8;
+    const fixedBytes =
+      HEADER_BYTES +
+      floatBytes +
+      4 * (records + this.references.length + this.integers.length) +
+      strings.length +
+      templates.length;
+    const total = align8(fixedBytes);
+    const block = Buffer.alloc(total);
+    const header = new Uint32Array(HEADER_WORDS);
+    header[0] = total;
+    header[1] = records;
+    header[2] = stringFlags;
+    header[3] = this.newStrings.length;
+    header[4] = strings.length;
+    header[5] = this.newTemplates.length;
+    header[6] = templates.length;
+    header[7] = this.references.length;
+    header[8] = this.integers.length;
+    header[9] = this.floats.length;
+    let offset = 0;
+    block.set(new Uint8Array(header.buffer), offset);
+    offset += HEADER_BYTES;
+    block.set(this.floats.bytes(), offset);
+    offset += floatBytes;
+    for (const column of [this.recordTemplates, this.references, this.integers]) {
+      block.set(column.bytes(), offset);
+      offset += column.length * 4;
+    }
+    offset += strings.copy(block, offset);
+    templates.copy(block, offset);
+    return block;
   }
 }
 
-type ShapeBuilder = () => unknown;
+/** Builds one record from the columns at the given positions. */
+type BuildFunction = (
+  strings: readonly string[],
+  references: Int32Array,
+  integers: Int32Array,
+  floats: Float64Array,
+  parse: (text: string) => unknown,
+  reference: number,
+  integer: number,
+  float: number,
+) => unknown;
+
+interface Builder {
+  readonly build: BuildFunction;
+  readonly references: number;
+  readonly integers: number;
+  readonly floats: number;
+}
 
 function corrupt(message: string): PaperbotError {
   return new PaperbotError('RECORDING_CACHE_CORRUPT', `events cache is damaged: ${message}`);
 }
 
-function parseTable(block: Uint8Array, offset: number, length: number): unknown[] {
-  if (offset + length > block.byteLength) throw corrupt('block table out of range');
-  let table: unknown;
+/**
+ * Compiled templates, shared by every decoder of the process: a sweep or a benchmark replays
+ * the same structures again, and keeping the compiled (and by then optimized) functions spares
+ * each reader the warm-up. Bounded, since a template is arbitrary data.
+ */
+const compiledTemplates = new Map<string, Builder>();
+const MAX_COMPILED_TEMPLATES = 16_384;
+
+function compileTemplate(text: string): Builder {
+  let description: unknown;
   try {
-    table = JSON.parse(Buffer.from(block.buffer, block.byteOffset + offset, length).toString());
+    description = JSON.parse(text);
   } catch (cause) {
-    throw new PaperbotError('RECORDING_CACHE_CORRUPT', 'events cache table is not JSON', { cause });
+    throw new PaperbotError('RECORDING_CACHE_CORRUPT', 'events cache template is not JSON', {
+      cause,
+    });
   }
-  if (!Array.isArray(table)) throw corrupt('block table is not an array');
-  return table;
+  let references = 0;
+  let integers = 0;
+  let floats = 0;
+  let nodes = 0;
+  const expression = (node: unknown, depth: number): string => {
+    if (++nodes > MAX_TEMPLATE_SIZE || depth > MAX_DEPTH + 1) throw corrupt('template too large');
+    if (typeof node === 'number') {
+      switch (node) {
+        case LEAF_NULL:
+          return 'null';
+        case LEAF_FALSE:
+          return 'false';
+        case LEAF_TRUE:
+          return 'true';
+        case LEAF_STRING:
+          return `S[X[x+${references++}]]`;
+        case LEAF_INTEGER:
+          return `N[n+${integers++}]`;
+        case LEAF_FLOAT:
+          return `F[f+${floats++}]`;
+        case LEAF_JSON:
+          return `J(S[X[x+${references++}]])`;
+        default:
+          throw corrupt(`unknown template leaf ${node}`);
+      }
+    }
+    if (typeof node !== 'object' || node === null) throw corrupt('bad template');
+    if ('a' in node && Array.isArray(node.a)) {
+      return `[${node.a.map((item: unknown) => expression(item, depth + 1)).join(',')}]`;
+    }
+    if ('k' in node && 'v' in node && Array.isArray(node.k) && Array.isArray(node.v)) {
+      const keys = node.k as unknown[];
+      const values = node.v as unknown[];
+      if (keys.length !== values.length) throw corrupt('bad template');
+      const fields = keys.map((key, index) => {
+        if (typeof key !== 'string' || key === '__proto__') throw corrupt('bad template key');
+        return `${JSON.stringify(key)}:${expression(values[index], depth + 1)}`;
+      });
+      return `{${fields.join(',')}}`;
+    }
+    throw corrupt('bad template');
+  };
+  const body = expression(description, 0);
+  // The source is built from JSON-quoted keys and numeric offsets only, never from values.
+  const build = new Function('S', 'X', 'N', 'F', 'J', 'x', 'n', 'f', `return ${body};`);
+  return { build: build as BuildFunction, references, integers, floats };
+}
+
+function templateBuilder(text: string): Builder {
+  let builder = compiledTemplates.get(text);
+  if (!builder) {
+    builder = compileTemplate(text);
+    if (compiledTemplates.size >= MAX_COMPILED_TEMPLATES) compiledTemplates.clear();
+    compiledTemplates.set(text, builder);
+  }
+  return builder;
+}
+
+function parseJsonArray(bytes: Uint8Array, what: string): unknown[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString());
+  } catch (cause) {
+    throw new PaperbotError('RECORDING_CACHE_CORRUPT', `events cache ${what} are not JSON`, {
+      cause,
+    });
+  }
+  if (!Array.isArray(parsed)) throw corrupt(`${what} are not an array`);
+  return parsed;
 }
 
 export interface BlockDecoder {
-  /** Decodes one block (as written by `BlockEncoder.encode`) into its values. */
+  /** Decodes the next block of a sequence (as written by one `BlockEncoder`). */
   decode(block: Uint8Array): unknown[];
 }
 
-/**
- * Makes a decoder. Keep one per reader: shape builders are compiled once and reused across
- * blocks, which is where the speed comes from. The state lives in closure variables rather than
- * object fields because this is the replay's innermost loop.
- */
+/** Makes a decoder for one sequence of blocks. */
 export function createBlockDecoder(): BlockDecoder {
-  let data: Uint8Array = new Uint8Array(0);
-  let view = new DataView(data.buffer);
-  let position = 0;
-  let strings: unknown[] = [];
-  let shapes: ShapeBuilder[] = [];
-  const compiled = new Map<string, ShapeBuilder>();
-
-  function varint(): number {
-    let byte = data[position++]!;
-    if (byte < 128) return byte;
-    let result = byte & 127;
-    let scale = 128;
-    for (;;) {
-      byte = data[position++]!;
-      if (byte === undefined) throw corrupt('varint past the end of a block');
-      result += (byte & 127) * scale;
-      if (byte < 128) return result;
-      scale *= 128;
-    }
-  }
-
-  function value(): unknown {
-    const tag = data[position++];
-    switch (tag) {
-      case TAG_STRING: {
-        const text = strings[varint()];
-        if (typeof text !== 'string') throw corrupt('string index out of range');
-        return text;
-      }
-      case TAG_OBJECT: {
-        const builder = shapes[varint()];
-        if (!builder) throw corrupt('shape index out of range');
-        return builder();
-      }
-      case TAG_UNSIGNED:
-        return varint();
-      case TAG_NULL:
-        return null;
-      case TAG_ARRAY: {
-        const length = varint();
-        if (length > data.length - position) throw corrupt('array longer than its block');
-        const items: unknown[] = [];
-        for (let index = 0; index < length; index++) items.push(value());
-        return items;
-      }
-      case TAG_FALSE:
-        return false;
-      case TAG_TRUE:
-        return true;
-      case TAG_NEGATIVE:
-        return -varint();
-      case TAG_FLOAT: {
-        if (position + 8 > data.length) throw corrupt('number past the end of a block');
-        const number = view.getFloat64(position, true);
-        position += 8;
-        return number;
-      }
-      default:
-        throw corrupt(`unknown value tag ${String(tag)}`);
-    }
-  }
-
-  function compile(keys: readonly string[]): ShapeBuilder {
-    const fields = keys.map((key) => `${JSON.stringify(key)}: next()`).join(', ');
-    // The source is built from JSON-quoted key names only, never from values.
-    const factory = new Function('next', `return () => ({ ${fields} });`) as (
-      next: () => unknown,
-    ) => ShapeBuilder;
-    return factory(value);
-  }
-
-  function slowBuilder(keys: readonly string[]): ShapeBuilder {
-    return () => {
-      const target: Record<string, unknown> = {};
-      for (const key of keys) {
-        Object.defineProperty(target, key, {
-          value: value(),
-          enumerable: true,
-          writable: true,
-          configurable: true,
-        });
-      }
-      return target;
-    };
-  }
-
-  function builder(keys: unknown): ShapeBuilder {
-    if (!Array.isArray(keys) || !keys.every((key) => typeof key === 'string')) {
-      throw corrupt('bad shape');
-    }
-    const signature = shapeSignature(keys);
-    let found = compiled.get(signature);
-    if (!found) {
-      found = keys.includes('__proto__') ? slowBuilder(keys) : compile(keys);
-      compiled.set(signature, found);
-    }
-    return found;
-  }
+  let table: string[] = [];
+  let templates: Builder[] = [];
+  let started = false;
 
   return {
-    decode(block: Uint8Array): unknown[] {
-      if (block.byteLength < 12) throw corrupt('block shorter than its header');
-      const header = new DataView(block.buffer, block.byteOffset, block.byteLength);
-      const count = header.getUint32(0, true);
-      let offset = 4;
-      const stringsLength = header.getUint32(offset, true);
-      offset += 4;
-      const stringTable = parseTable(block, offset, stringsLength);
-      offset += stringsLength;
-      if (offset + 4 > block.byteLength) throw corrupt('block header out of range');
-      const shapesLength = header.getUint32(offset, true);
-      offset += 4;
-      const shapeTable = parseTable(block, offset, shapesLength);
-      offset += shapesLength;
-      strings = stringTable;
-      shapes = shapeTable.map(builder);
-      data = block.subarray(offset);
-      view = new DataView(data.buffer, data.byteOffset, data.byteLength);
-      position = 0;
+    decode(input: Uint8Array): unknown[] {
+      if (input.byteLength < HEADER_BYTES) throw corrupt('block shorter than its header');
+      // Typed views need aligned offsets; a block read into an aligned buffer is used in place.
+      const block = input.byteOffset % 8 === 0 ? input : new Uint8Array(input);
+      const buffer = block.buffer;
+      const base = block.byteOffset;
+      const header = new Uint32Array(buffer, base, HEADER_WORDS);
+      const total = header[0]!;
+      const records = header[1]!;
+      const flags = header[2]!;
+      const stringCount = header[3]!;
+      const stringBytes = header[4]!;
+      const templateCount = header[5]!;
+      const templateBytes = header[6]!;
+      const referenceCount = header[7]!;
+      const integerCount = header[8]!;
+      const floatCount = header[9]!;
+      const fixedBytes =
+        HEADER_BYTES +
+        floatCount * 8 +
+        4 * (records + referenceCount + integerCount) +
+        stringBytes +
+        templateBytes;
+      if (total !== block.byteLength || align8(fixedBytes) !== total) {
+        throw corrupt('block length does not match its header');
+      }
+      if (flags & FLAG_NEW_SEQUENCE) {
+        templates = [];
+        started = true;
+      } else if (!started) {
+        throw corrupt('the first block does not start a sequence');
+      }
+      if (flags & FLAG_NEW_TABLE) table = [];
+
+      let offset = base + HEADER_BYTES;
+      const floats = new Float64Array(buffer, offset, floatCount);
+      offset += floatCount * 8;
+      const recordTemplates = new Uint32Array(buffer, offset, records);
+      offset += records * 4;
+      const references = new Int32Array(buffer, offset, referenceCount);
+      offset += referenceCount * 4;
+      const integers = new Int32Array(buffer, offset, integerCount);
+      offset += integerCount * 4;
+      const stringData = new Uint8Array(buffer, offset, stringBytes);
+      offset += stringBytes;
+      const templateData = new Uint8Array(buffer, offset, templateBytes);
+
+      if (stringCount > 0) {
+        let added: unknown[];
+        if (flags & FLAG_JSON_STRINGS) {
+          added = parseJsonArray(stringData, 'strings');
+          if (!added.every((text) => typeof text === 'string')) throw corrupt('bad string');
+        } else {
+          added = Buffer.from(buffer, stringData.byteOffset, stringBytes)
+            .toString('utf8')
+            .split(STRING_SEPARATOR);
+        }
+        if (added.length !== stringCount) throw corrupt('string count does not match');
+        for (const text of added) table.push(text as string);
+      }
+      if (templateCount > 0) {
+        const added = parseJsonArray(templateData, 'templates');
+        if (added.length !== templateCount) throw corrupt('template count does not match');
+        for (const text of added) {
+          if (typeof text !== 'string') throw corrupt('bad template');
+          templates.push(templateBuilder(text));
+        }
+      }
+      // Every reference must name a string of the table. The OR of all references bounds each
+      // of them (and is negative if one is) at the cost of one OR per reference; only a table
+      // just past a power of two needs the exact check.
+      let bits = 0;
+      for (let index = 0; index < referenceCount; index++) bits |= references[index]!;
+      if (bits < 0 || bits >= table.length) {
+        for (let index = 0; index < referenceCount; index++) {
+          const reference = references[index]!;
+          if (reference < 0 || reference >= table.length) {
+            throw corrupt('string index out of range');
+          }
+        }
+      }
+
+      const strings = table;
       const values: unknown[] = [];
-      for (let index = 0; index < count; index++) values.push(value());
-      if (position !== data.length) throw corrupt('trailing bytes in a block');
+      let reference = 0;
+      let integer = 0;
+      let float = 0;
+      for (let index = 0; index < records; index++) {
+        const builder = templates[recordTemplates[index]!];
+        if (builder === undefined) throw corrupt('template index out of range');
+        values.push(
+          builder.build(
+            strings,
+            references,
+            integers,
+            floats,
+            JSON.parse,
+            reference,
+            integer,
+            float,
+          ),
+        );
+        reference += builder.references;
+        integer += builder.integers;
+        float += builder.floats;
+      }
+      // Reads past a column's end give undefined, never garbage from elsewhere; the counts
+      // catch them (and any mismatch of templates and columns) before a value leaves.
+      if (reference !== referenceCount || integer !== integerCount || float !== floatCount) {
+        throw corrupt('columns do not match the templates');
+      }
       return values;
     },
   };

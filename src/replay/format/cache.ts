@@ -2,15 +2,17 @@
  * `events.cache`: a binary copy of a session's events, built on the first replay and used by the
  * next ones while it matches the events file (see `binary-codec.ts` for why it decodes faster).
  *
- * Layout: 8 bytes of magic (`PBCACHE1`), a 4-byte header length and a header slot of
- * `HEADER_SLOT` bytes (JSON, padded with spaces), then blocks, each framed by a 4-byte length.
- * The header is written last, into its slot, and the file is renamed into place only then: a
- * cache either exists whole or not at all.
+ * Layout: 8 bytes of magic (`PBCACHE2`), a 4-byte header length and a header slot of
+ * `HEADER_SLOT` bytes (JSON, padded with spaces), then the blocks of one `BlockEncoder` sequence,
+ * each starting with its own length and padded to 8 bytes (the blocks start at an offset that is
+ * a multiple of 8 too, so a block read into an aligned buffer is decoded in place). The header
+ * is written last, into its slot, and the file is renamed into place only then: a cache either
+ * exists whole or not at all.
  *
  * The key is the events file's size and SHA-256. The header also keeps the file's mtime: when
  * size and mtime both match, the cache is used without rehashing (any write to an append-only
  * file changes its size; a rewrite of the same size changes its mtime). `verifyHash: true`
- * always rehashes.
+ * always rehashes. A cache written on a host of the other byte order is not used.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
@@ -18,18 +20,23 @@ import { type FileHandle, open, rename, rm, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { z } from 'zod';
 import { PaperbotError } from '../../core/errors.ts';
-import { BlockEncoder, createBlockDecoder } from './binary-codec.ts';
+import { BlockEncoder, createBlockDecoder, HOST_LITTLE_ENDIAN } from './binary-codec.ts';
 import type { ReadSummary } from './event-log-reader.ts';
 import type { RecordedEvent } from './records.ts';
 
-export const CACHE_MAGIC = 'PBCACHE1';
-export const CACHE_VERSION = 1;
+export const CACHE_MAGIC = 'PBCACHE2';
+export const CACHE_VERSION = 2;
 const MAGIC_BYTES = Buffer.from(CACHE_MAGIC, 'latin1');
-const HEADER_SLOT = 1024;
+const HEADER_SLOT = 1_028;
 const BLOCKS_START = MAGIC_BYTES.length + 4 + HEADER_SLOT;
+/** Records per block: a batch of the replay. */
+export const CACHE_BLOCK_RECORDS = 1_024;
+/** Bytes read at once (more when one block is larger). */
+const READ_WINDOW_BYTES = 16 << 20;
 
 export const CacheHeader = z.strictObject({
   cache_version: z.literal(CACHE_VERSION),
+  little_endian: z.boolean(),
   source: z.strictObject({
     file: z.string(),
     size: z.int().min(0),
@@ -40,6 +47,8 @@ export const CacheHeader = z.strictObject({
   blocks: z.int().min(0),
   /** The cache file's own size: a shorter file is not used. */
   bytes: z.int().min(0),
+  /** Leading records checked against the record schema while the cache was built. */
+  verified_records: z.int().min(0),
   torn_tail: z
     .strictObject({
       offset: z.int().min(0),
@@ -51,34 +60,74 @@ export const CacheHeader = z.strictObject({
 });
 export type CacheHeader = z.infer<typeof CacheHeader>;
 
-/** The cache's header, or null when there is no usable cache file. */
-export async function readCacheHeader(path: string): Promise<CacheHeader | null> {
+/** An opened cache file whose header is valid; read its records once, or close it. */
+export interface CacheFile {
+  readonly path: string;
+  readonly header: CacheHeader;
+  /** The records block by block, in file order; closes the file at the end. */
+  batches(): AsyncGenerator<RecordedEvent[]>;
+  close(): Promise<void>;
+}
+
+/** Opens a cache and checks its header, or returns null when there is no usable cache file. */
+export async function openCacheFile(path: string): Promise<CacheFile | null> {
   let handle: FileHandle;
   try {
     handle = await open(path, 'r');
   } catch {
     return null;
   }
+  let header: CacheHeader | null = null;
   try {
-    const prefix = Buffer.alloc(BLOCKS_START);
-    const { bytesRead } = await handle.read(prefix, 0, BLOCKS_START, 0);
-    if (bytesRead < BLOCKS_START || !prefix.subarray(0, MAGIC_BYTES.length).equals(MAGIC_BYTES)) {
-      return null;
-    }
-    const length = prefix.readUInt32LE(MAGIC_BYTES.length);
-    if (length > HEADER_SLOT) return null;
-    const start = MAGIC_BYTES.length + 4;
-    const parsed = CacheHeader.safeParse(
-      JSON.parse(prefix.toString('utf8', start, start + length)),
-    );
-    if (!parsed.success) return null;
-    const { size } = await handle.stat();
-    return size === parsed.data.bytes ? parsed.data : null;
+    header = await readHeader(handle);
   } catch {
-    return null;
-  } finally {
-    await handle.close();
+    header = null;
   }
+  if (!header) {
+    await handle.close();
+    return null;
+  }
+  const found = header;
+  let closed = false;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    await handle.close();
+  };
+  return {
+    path,
+    header: found,
+    close,
+    batches: async function* () {
+      try {
+        yield* readBlocks(handle, path, found);
+      } finally {
+        await close();
+      }
+    },
+  };
+}
+
+async function readHeader(handle: FileHandle): Promise<CacheHeader | null> {
+  const prefix = Buffer.alloc(BLOCKS_START);
+  const { bytesRead } = await handle.read(prefix, 0, BLOCKS_START, 0);
+  if (bytesRead < BLOCKS_START || !prefix.subarray(0, MAGIC_BYTES.length).equals(MAGIC_BYTES)) {
+    return null;
+  }
+  const length = prefix.readUInt32LE(MAGIC_BYTES.length);
+  if (length > HEADER_SLOT) return null;
+  const start = MAGIC_BYTES.length + 4;
+  const parsed = CacheHeader.safeParse(JSON.parse(prefix.toString('utf8', start, start + length)));
+  if (!parsed.success || parsed.data.little_endian !== HOST_LITTLE_ENDIAN) return null;
+  const { size } = await handle.stat();
+  return size === parsed.data.bytes ? parsed.data : null;
+}
+
+/** The cache's header, or null when there is no usable cache file. */
+export async function readCacheHeader(path: string): Promise<CacheHeader | null> {
+  const file = await openCacheFile(path);
+  await file?.close();
+  return file?.header ?? null;
 }
 
 export async function hashFile(path: string): Promise<string> {
@@ -111,6 +160,12 @@ export async function cacheMatches(
   return (await hashFile(eventsPath)) === header.source.sha256;
 }
 
+/** What the cache header keeps of the read that built the cache. */
+export interface CacheBuild extends ReadSummary {
+  /** Leading records checked against the record schema during that read. */
+  readonly verifiedRecords: number;
+}
+
 /** Writes a cache to a temporary file block by block; `finish` puts it in place. */
 export class CacheWriter {
   private readonly encoder = new BlockEncoder();
@@ -134,28 +189,40 @@ export class CacheWriter {
     return new CacheWriter(path, temporary, handle);
   }
 
-  /** Encodes one batch as a block now and writes it in the background, in order. */
+  /**
+   * Encodes a batch now, as blocks of at most `CACHE_BLOCK_RECORDS`, and writes them in the
+   * background, in order. A failure is kept for `finish`: the replay goes on without a cache.
+   */
   add(records: readonly RecordedEvent[]): void {
-    if (records.length === 0 || this.failed) return;
-    const block = this.encoder.encode(records);
-    const frame = Buffer.allocUnsafe(4);
-    frame.writeUInt32LE(block.length, 0);
-    const at = this.position;
-    this.position += 4 + block.length;
-    this.blocks++;
-    this.records += records.length;
-    this.queue = this.queue.then(async () => {
-      if (this.failed) return;
+    for (let start = 0; start < records.length && !this.failed; start += CACHE_BLOCK_RECORDS) {
+      let block: Buffer;
       try {
-        await this.handle.writev([frame, block], at);
+        block = this.encoder.encode(
+          start === 0 && records.length <= CACHE_BLOCK_RECORDS
+            ? records
+            : records.slice(start, start + CACHE_BLOCK_RECORDS),
+        );
       } catch (error) {
         this.failed = error;
+        return;
       }
-    });
+      const at = this.position;
+      this.position += block.length;
+      this.blocks++;
+      this.records += Math.min(CACHE_BLOCK_RECORDS, records.length - start);
+      this.queue = this.queue.then(async () => {
+        if (this.failed) return;
+        try {
+          await this.handle.write(block, 0, block.length, at);
+        } catch (error) {
+          this.failed = error;
+        }
+      });
+    }
   }
 
   /** Writes the header, fsyncs and renames the cache into place. */
-  async finish(source: CacheHeader['source'], summary: ReadSummary): Promise<CacheHeader> {
+  async finish(source: CacheHeader['source'], build: CacheBuild): Promise<CacheHeader> {
     await this.queue;
     if (this.failed) {
       await this.abort();
@@ -165,12 +232,14 @@ export class CacheWriter {
     }
     const header: CacheHeader = {
       cache_version: CACHE_VERSION,
+      little_endian: HOST_LITTLE_ENDIAN,
       source,
       records: this.records,
       blocks: this.blocks,
       bytes: this.position,
-      torn_tail: summary.tornTail,
-      decreasing_times: summary.decreasingTimes,
+      verified_records: Math.min(build.verifiedRecords, this.records),
+      torn_tail: build.tornTail,
+      decreasing_times: build.decreasingTimes,
     };
     const json = Buffer.from(JSON.stringify(header), 'utf8');
     if (json.length > HEADER_SLOT) {
@@ -196,43 +265,58 @@ export class CacheWriter {
   }
 }
 
-/** Reads a cache's records block by block, in file order, several blocks per read call. */
-export async function* readCacheBatches(
+/**
+ * Reads the blocks in windows of `READ_WINDOW_BYTES` (the whole file at once, for most sessions)
+ * into buffers of their own, where every block starts 8-byte aligned, and decodes one block per
+ * batch as the replay asks for it.
+ */
+async function* readBlocks(
+  handle: FileHandle,
   path: string,
   header: CacheHeader,
 ): AsyncGenerator<RecordedEvent[]> {
   const decoder = createBlockDecoder();
-  const handle = await open(path, 'r');
-  let window = Buffer.alloc(0);
-  let windowStart = 0;
-  const bytesAt = async (position: number, length: number): Promise<Buffer> => {
-    const end = position + length;
-    if (position >= windowStart && end <= windowStart + window.length) {
-      return window.subarray(position - windowStart, end - windowStart);
-    }
-    const size = Math.max(length, READ_WINDOW_BYTES);
-    const fresh = Buffer.allocUnsafe(size);
+  let window: Uint8Array = new Uint8Array(0);
+  let windowStart = BLOCKS_START;
+  let position = BLOCKS_START;
+  let records = 0;
+  const load = async (length: number): Promise<void> => {
+    const size = Math.min(Math.max(length, READ_WINDOW_BYTES), header.bytes - position);
+    if (size < length) throw cacheTruncated(path);
+    // A buffer of its own (never a slice of Node's pool), so offset 0 is 8-byte aligned.
+    const fresh = Buffer.allocUnsafeSlow(size);
     const { bytesRead } = await handle.read(fresh, 0, size, position);
     if (bytesRead < length) throw cacheTruncated(path);
     window = fresh.subarray(0, bytesRead);
     windowStart = position;
-    return window.subarray(0, length);
   };
-  try {
-    let position = BLOCKS_START;
-    for (let block = 0; block < header.blocks; block++) {
-      const length = (await bytesAt(position, 4)).readUInt32LE(0);
-      const bytes = await bytesAt(position + 4, length);
-      position += 4 + length;
-      yield decoder.decode(bytes) as RecordedEvent[];
+  for (let block = 0; block < header.blocks; block++) {
+    let at = position - windowStart;
+    if (at + 4 > window.length) {
+      await load(4);
+      at = 0;
     }
-  } finally {
-    await handle.close();
+    const length = new DataView(window.buffer, window.byteOffset + at, 4).getUint32(
+      0,
+      HOST_LITTLE_ENDIAN,
+    );
+    if (length < 8 || length % 8 !== 0) throw cacheCorrupt(path, 'bad block length');
+    if (at + length > window.length) {
+      await load(length);
+      at = 0;
+    }
+    const decoded = decoder.decode(window.subarray(at, at + length)) as RecordedEvent[];
+    position += length;
+    records += decoded.length;
+    yield decoded;
   }
+  if (records !== header.records) throw cacheCorrupt(path, 'record count does not match');
 }
-
-const READ_WINDOW_BYTES = 8 << 20;
 
 function cacheTruncated(path: string): PaperbotError {
   return new PaperbotError('RECORDING_CACHE_CORRUPT', `${path} is shorter than its header says`);
+}
+
+function cacheCorrupt(path: string, message: string): PaperbotError {
+  return new PaperbotError('RECORDING_CACHE_CORRUPT', `${path} is damaged: ${message}`);
 }

@@ -6,13 +6,7 @@
 import { stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { PaperbotError } from '../../core/errors.ts';
-import {
-  type CacheHeader,
-  CacheWriter,
-  cacheMatches,
-  readCacheBatches,
-  readCacheHeader,
-} from './cache.ts';
+import { type CacheFile, CacheWriter, cacheMatches, openCacheFile } from './cache.ts';
 import {
   DEFAULT_VERIFIED_RECORDS,
   EventLogReader,
@@ -108,16 +102,20 @@ export class RecordingReader {
       );
     };
     const mode = this.options.cache ?? 'auto';
-    const header = mode === 'auto' ? await this.matchingCache() : null;
-    if (header) {
-      const verify = this.options.verify ?? DEFAULT_VERIFIED_RECORDS;
-      const verifyLimit =
-        verify === true ? Number.POSITIVE_INFINITY : verify === false ? 0 : verify;
-      let index = 0;
-      for await (const batch of readCacheBatches(this.recording.cachePath, header)) {
-        for (let i = 0; i < batch.length && index < verifyLimit; i++, index++) {
+    const verify = this.options.verify ?? DEFAULT_VERIFIED_RECORDS;
+    const verifyLimit = verify === true ? Number.POSITIVE_INFINITY : verify === false ? 0 : verify;
+    const cacheFile = mode === 'auto' ? await this.matchingCache() : null;
+    if (cacheFile) {
+      const header = cacheFile.header;
+      // The read that built the cache checked its leading records already: the cache holds
+      // the same records, so only those past that point are left to check.
+      let index = header.verified_records;
+      let start = 0;
+      for await (const batch of cacheFile.batches()) {
+        for (let i = index - start; i < batch.length && index < verifyLimit; i++, index++) {
           verifyRecord(batch[i], index + 1);
         }
+        start += batch.length;
         const out = filter(batch);
         delivered += out.length;
         if (out.length > 0) yield out;
@@ -167,7 +165,8 @@ export class RecordingReader {
           mtime_ms: info.mtimeMs,
           sha256: digest.sha256,
         };
-        cache = await writer.finish(source, summary).then(
+        const build = { ...summary, verifiedRecords: Math.min(verifyLimit, summary.records) };
+        cache = await writer.finish(source, build).then(
           (): CacheUse => 'built',
           (): CacheUse => 'skipped',
         );
@@ -182,13 +181,18 @@ export class RecordingReader {
     for await (const batch of this.batches()) yield* batch;
   }
 
-  private async matchingCache(): Promise<CacheHeader | null> {
-    const header = await readCacheHeader(this.recording.cachePath);
-    if (!header) return null;
-    const matches = await cacheMatches(header, this.recording.eventsPath, {
+  private async matchingCache(): Promise<CacheFile | null> {
+    const file = await openCacheFile(this.recording.cachePath);
+    if (!file) return null;
+    const matches = await cacheMatches(file.header, this.recording.eventsPath, {
       verifyHash: this.options.verifyCacheHash ?? false,
+    }).catch(async (error: unknown) => {
+      await file.close();
+      throw error;
     });
-    return matches ? header : null;
+    if (matches) return file;
+    await file.close();
+    return null;
   }
 }
 
