@@ -41,6 +41,8 @@ export interface CandleBar {
 /** The candles of one market and one interval, oldest first, at most `capacity` kept. */
 export class CandleSeries {
   private readonly bars: CandleBar[] = [];
+  /** The newest bar covers [its open time, this); executions mostly land in it. */
+  private currentEnd = Number.NEGATIVE_INFINITY;
 
   constructor(
     readonly interval: CandleIntervalName,
@@ -48,8 +50,15 @@ export class CandleSeries {
   ) {}
 
   record(epochMs: number, priceTicks: number, steps: number): void {
-    const openTime = candleOpenTime(this.interval, epochMs);
     const current = this.bars[this.bars.length - 1];
+    if (current !== undefined && epochMs < this.currentEnd && epochMs >= current.openTime) {
+      if (priceTicks > current.high) current.high = priceTicks;
+      if (priceTicks < current.low) current.low = priceTicks;
+      current.close = priceTicks;
+      current.volumeSteps += steps;
+      return;
+    }
+    const openTime = candleOpenTime(this.interval, epochMs);
     if (current !== undefined && current.openTime === openTime) {
       if (priceTicks > current.high) current.high = priceTicks;
       if (priceTicks < current.low) current.low = priceTicks;
@@ -60,6 +69,7 @@ export class CandleSeries {
     if (current !== undefined && openTime < current.openTime) {
       throw new RangeError('executions must be recorded in time order');
     }
+    this.currentEnd = openTime + INTERVAL_MS[this.interval];
     this.bars.push({
       openTime,
       open: priceTicks,

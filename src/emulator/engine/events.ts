@@ -140,28 +140,39 @@ export class PositionEventEntry extends EventEntry implements PositionSnapshot {
   readonly collateral: bigint;
   readonly observedAt: Instant;
 
+  /** The snapshot's fields are given one by one: an open position's need no object in between. */
   constructor(
     format: WireFormat,
     accountId: string,
     sequence: number,
     ordinal: number,
     at: Instant,
-    snapshot: PositionSnapshot,
+    positionId: string,
+    market: MarketRuntime,
+    direction: 1 | -1,
+    steps: number,
+    costBasis: bigint,
+    margin: bigint,
+    marginMode: 'cross' | 'isolated',
+    markTicks: number,
+    dataStatus: MarketDataStatus,
+    collateral: bigint,
+    observedAt: Instant,
     /** A position that just closed: sent with quantity 0. */
     private readonly closed: boolean,
   ) {
     super(format, accountId, sequence, ordinal, at);
-    this.positionId = snapshot.positionId;
-    this.market = snapshot.market;
-    this.direction = snapshot.direction;
-    this.steps = snapshot.steps;
-    this.costBasis = snapshot.costBasis;
-    this.margin = snapshot.margin;
-    this.marginMode = snapshot.marginMode;
-    this.markTicks = snapshot.markTicks;
-    this.dataStatus = snapshot.dataStatus;
-    this.collateral = snapshot.collateral;
-    this.observedAt = snapshot.observedAt;
+    this.positionId = positionId;
+    this.market = market;
+    this.direction = direction;
+    this.steps = steps;
+    this.costBasis = costBasis;
+    this.margin = margin;
+    this.marginMode = marginMode;
+    this.markTicks = markTicks;
+    this.dataStatus = dataStatus;
+    this.collateral = collateral;
+    this.observedAt = observedAt;
   }
 
   protected build(): PrivateEvent {
@@ -242,10 +253,8 @@ export class RiskEventEntry extends EventEntry {
  */
 export class FillEntry implements FillRecord, EventRecord, FillSnapshot {
   sequence = 0;
-  private eventOrdinal = 0;
-  private eventAt: Instant | null = null;
-  private pinnedFill: Fill | null = null;
-  private pinnedEvent: PrivateEvent | null = null;
+  /** The built event while pinned; its `data` is the fill. */
+  private pinned: PrivateEvent | null = null;
 
   constructor(
     private readonly format: WireFormat,
@@ -260,11 +269,17 @@ export class FillEntry implements FillRecord, EventRecord, FillSnapshot {
     readonly at: Instant,
   ) {}
 
-  /** Gives the fill its event: the account's sequence, the event's identifier ordinal, its time. */
+  /**
+   * Gives the fill its event: the account's sequence, the event's identifier ordinal, its time.
+   * The exchange announces a fill right after making it, so the event's ordinal is the fill's
+   * plus one and its time the fill's; the record keeps neither (it is kept by the hundred
+   * thousand), and refuses an announcement that would need them.
+   */
   announce(sequence: number, eventOrdinal: number, eventAt: Instant): this {
+    if (eventOrdinal !== this.ordinal + 1 || eventAt.ms !== this.at.ms) {
+      throw new Error('a fill event must follow its fill at once');
+    }
     this.sequence = sequence;
-    this.eventOrdinal = eventOrdinal;
-    this.eventAt = eventAt;
     return this;
   }
 
@@ -273,34 +288,25 @@ export class FillEntry implements FillRecord, EventRecord, FillSnapshot {
   }
 
   get fill(): Fill {
-    return this.pinnedFill ?? fillToWire(this, this.format);
+    const pinned = this.pinned;
+    return pinned === null ? fillToWire(this, this.format) : (pinned.data as Fill);
   }
 
   get event(): PrivateEvent {
-    return this.pinnedEvent ?? this.buildEvent(this.fill);
+    return this.pinned ?? this.buildEvent(fillToWire(this, this.format));
   }
 
   pin(): PrivateEvent {
-    if (this.pinnedFill === null) this.pinnedFill = fillToWire(this, this.format);
-    if (this.pinnedEvent === null) this.pinnedEvent = this.buildEvent(this.pinnedFill);
-    return this.pinnedEvent;
+    if (this.pinned === null) this.pinned = this.buildEvent(fillToWire(this, this.format));
+    return this.pinned;
   }
 
   unpin(): void {
-    this.pinnedFill = null;
-    this.pinnedEvent = null;
+    this.pinned = null;
   }
 
   private buildEvent(fill: Fill): PrivateEvent {
-    return envelope(
-      this.format,
-      'fills',
-      this.sequence,
-      this.eventOrdinal,
-      'fill',
-      this.eventAt!,
-      fill,
-    );
+    return envelope(this.format, 'fills', this.sequence, this.ordinal + 1, 'fill', this.at, fill);
   }
 }
 

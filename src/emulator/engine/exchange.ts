@@ -171,30 +171,32 @@ interface Problem {
   readonly details?: Readonly<Record<string, unknown>>;
 }
 
+/** Filled in place by `prepare` (one per exchange: read before the next call). */
 interface PreparedOrder {
-  readonly market: MarketRuntime;
-  readonly side: BookSide;
-  readonly type: 'market' | 'limit';
-  readonly steps: number;
-  readonly priceTicks: number | null;
-  readonly timeInForce: 'GTC' | 'IOC';
-  readonly postOnly: boolean;
-  readonly reduceOnly: boolean;
-  readonly positionId: string | null;
-  readonly leverage: number;
-  readonly marginMode: 'cross' | 'isolated';
-  readonly maxSlippagePercent: bigint | null;
+  market: MarketRuntime;
+  side: BookSide;
+  type: 'market' | 'limit';
+  steps: number;
+  priceTicks: number | null;
+  timeInForce: 'GTC' | 'IOC';
+  postOnly: boolean;
+  reduceOnly: boolean;
+  positionId: string | null;
+  leverage: number;
+  marginMode: 'cross' | 'isolated';
+  maxSlippagePercent: bigint | null;
   /** The price shown as `reference_price`: the limit price, or the best opposite price. */
-  readonly referenceTicks: number;
+  referenceTicks: number;
   /** The price margin is reserved at: the limit price, or a market order's slippage bound. */
-  readonly marginTicks: number;
-  readonly requiredMargin: bigint;
-  readonly maximumSteps: number;
+  marginTicks: number;
+  requiredMargin: bigint;
+  maximumSteps: number;
 }
 
+/** The outcome of `prepare`, reused likewise (its `problems` too). */
 interface Preparation {
   readonly problems: Problem[];
-  readonly prepared: PreparedOrder | null;
+  prepared: PreparedOrder | null;
 }
 
 interface ClosedPositionSnapshot {
@@ -291,6 +293,18 @@ export class Exchange implements VenueDriver {
   private syntheticSide: BookSide = BUY;
 
   private readonly format: WireFormat;
+  // `prepare` runs for every order and its result is read at once: one of each is reused.
+  private readonly preparation: Preparation = { problems: [], prepared: null };
+  private preparedOrder: PreparedOrder | null = null;
+  private readonly changes: { -readonly [Key in keyof ChangeSet]: ChangeSet[Key] } = {
+    accounts: [],
+    orders: [],
+    positions: [],
+    closedPositions: [],
+    fills: [],
+    events: [],
+    nextIdentifier: 0,
+  };
 
   private constructor(options: ExchangeOptions) {
     this.clock = options.clock;
@@ -1089,15 +1103,16 @@ export class Exchange implements VenueDriver {
         position.dirty = false;
         if (position.closed) closedCount++;
       }
-      const changes: ChangeSet = {
-        accounts,
-        orders,
-        positions: closedCount > 0 ? positions.filter((position) => !position.closed) : positions,
-        closedPositions: this.closedPositionIds,
-        fills,
-        events,
-        nextIdentifier: this.nextIdentifier,
-      };
+      // One object for every commit: the store reads it during `commit` only.
+      const changes = this.changes;
+      changes.accounts = accounts;
+      changes.orders = orders;
+      changes.positions =
+        closedCount > 0 ? positions.filter((position) => !position.closed) : positions;
+      changes.closedPositions = this.closedPositionIds;
+      changes.fills = fills;
+      changes.events = events;
+      changes.nextIdentifier = this.nextIdentifier;
       try {
         this.store.commit(changes);
       } finally {
@@ -1316,7 +1331,10 @@ export class Exchange implements VenueDriver {
     simulation: boolean,
     replacing: boolean,
   ): Preparation {
-    const problems: Problem[] = [];
+    const preparation = this.preparation;
+    const problems = preparation.problems;
+    empty(problems);
+    preparation.prepared = null;
     const unsupported = practiceUnsupportedField(request);
     if (unsupported !== null) {
       const error = practiceUnsupportedError(unsupported);
@@ -1326,7 +1344,7 @@ export class Exchange implements VenueDriver {
         field: unsupported,
         details: error.details,
       });
-      if (!simulation) return { problems, prepared: null };
+      if (!simulation) return preparation;
     }
     const market = this.marketsById.get(request.market_id);
     if (market === undefined) {
@@ -1336,7 +1354,7 @@ export class Exchange implements VenueDriver {
         field: 'market_id',
         details: { market_id: request.market_id },
       });
-      return { problems, prepared: null };
+      return preparation;
     }
     if (this.routeHealth !== 'ready') {
       problems.push({
@@ -1347,7 +1365,7 @@ export class Exchange implements VenueDriver {
       });
     }
     if (request.type !== 'market' && request.type !== 'limit') {
-      return { problems, prepared: null };
+      return preparation;
     }
     const type = request.type;
     const side: BookSide = request.side === 'buy' ? BUY : SELL;
@@ -1440,7 +1458,7 @@ export class Exchange implements VenueDriver {
       let inUse: string | null = null;
       if (position !== undefined && position.marginMode !== marginMode) inUse = position.marginMode;
       if (inUse === null) {
-        const counts = account.openingOrders.get(market);
+        const counts = account.openingOrders[market.ordinal];
         const other = marginMode === 'cross' ? 'isolated' : 'cross';
         if (counts !== undefined && counts[other] > 0) inUse = other;
       }
@@ -1454,9 +1472,9 @@ export class Exchange implements VenueDriver {
       }
     }
     if (steps === null || steps <= 0 || (type === 'limit' && priceTicks === null)) {
-      return { problems, prepared: null };
+      return preparation;
     }
-    if (type === 'market' && slippage === null) return { problems, prepared: null };
+    if (type === 'market' && slippage === null) return preparation;
     const opposite = side === BUY ? market.book.bestAsk() : market.book.bestBid();
     const referenceTicks = type === 'limit' ? priceTicks! : (opposite ?? market.markTicks);
     const marginTicks =
@@ -1536,9 +1554,11 @@ export class Exchange implements VenueDriver {
       const perStep = this.marginFor(market, marginTicks, 1, leverage);
       affordable = perStep === 0n ? 0 : Number(available / perStep);
     }
-    return {
-      problems,
-      prepared: {
+    const positionId = request.position_id ?? null;
+    const maximumSteps = reducible + affordable;
+    let prepared = this.preparedOrder;
+    if (prepared === null) {
+      prepared = {
         market,
         side,
         type,
@@ -1547,16 +1567,36 @@ export class Exchange implements VenueDriver {
         timeInForce,
         postOnly,
         reduceOnly,
-        positionId: request.position_id ?? null,
+        positionId,
         leverage,
         marginMode,
         maxSlippagePercent: slippage,
         referenceTicks,
         marginTicks,
         requiredMargin,
-        maximumSteps: reducible + affordable,
-      },
-    };
+        maximumSteps,
+      };
+      this.preparedOrder = prepared;
+    } else {
+      prepared.market = market;
+      prepared.side = side;
+      prepared.type = type;
+      prepared.steps = steps;
+      prepared.priceTicks = priceTicks;
+      prepared.timeInForce = timeInForce;
+      prepared.postOnly = postOnly;
+      prepared.reduceOnly = reduceOnly;
+      prepared.positionId = positionId;
+      prepared.leverage = leverage;
+      prepared.marginMode = marginMode;
+      prepared.maxSlippagePercent = slippage;
+      prepared.referenceTicks = referenceTicks;
+      prepared.marginTicks = marginTicks;
+      prepared.requiredMargin = requiredMargin;
+      prepared.maximumSteps = maximumSteps;
+    }
+    preparation.prepared = prepared;
+    return preparation;
   }
 
   /** Initial margin of the opening part plus the taker fee on it. */
@@ -1569,7 +1609,7 @@ export class Exchange implements VenueDriver {
     if (steps <= 0) return 0n;
     const units = market.units(priceTicks, steps);
     const notional = units * market.notionalFactor;
-    return initialMargin(notional, leverage) + market.fee(units, notional, false);
+    return market.initialMarginOf(priceTicks, steps, leverage) + market.fee(units, notional, false);
   }
 
   /** The worst price a market order may reach: reference ± max_slippage_percent, on the grid. */
@@ -1874,7 +1914,7 @@ export class Exchange implements VenueDriver {
     if (position.direction === direction) {
       position.steps += steps;
       position.costBasis += notional;
-      position.margin += initialMargin(notional, leverage);
+      position.margin += market.initialMarginOf(priceTicks, steps, leverage);
       this.markPosition(position);
       return;
     }
@@ -2002,14 +2042,21 @@ export class Exchange implements VenueDriver {
           }
         }
         const position = account.positions.get(market);
-        if (position !== undefined) {
-          this.emitPosition(account, this.capturePosition(position, null), false);
-        }
+        if (position !== undefined) this.emitOpenPosition(account, position);
       }
       empty(account.touchedMarkets);
       account.snapshotVersion += 1;
       const now = this.instantNow();
-      const figures = this.figures(account);
+      // As `figures(account)`, without the object in between.
+      let margin = 0n;
+      let pnl = 0n;
+      let crossPnl = 0n;
+      for (const position of account.positions.list) {
+        const positionPnl = this.positionPnl(position);
+        margin += position.margin;
+        pnl += positionPnl;
+        if (position.marginMode !== 'isolated') crossPnl += positionPnl;
+      }
       this.pushEvent(
         account,
         new AccountEventEntry(
@@ -2020,10 +2067,10 @@ export class Exchange implements VenueDriver {
           now,
           account.snapshotVersion,
           now,
-          figures.totalEquity,
-          figures.available,
-          figures.inPositions,
-          figures.unrealizedPnl,
+          account.wallet + pnl,
+          availableOfTotals(account.wallet, account.reserved, margin, crossPnl),
+          margin,
+          pnl,
         ),
       );
     }
@@ -2098,8 +2145,46 @@ export class Exchange implements VenueDriver {
         ++account.sequence,
         this.nextIdentifier++,
         this.instantNow(),
-        capture,
+        capture.positionId,
+        capture.market,
+        capture.direction,
+        capture.steps,
+        capture.costBasis,
+        capture.margin,
+        capture.marginMode,
+        capture.markTicks,
+        capture.dataStatus,
+        capture.collateral,
+        capture.observedAt,
         closed,
+      ),
+    );
+  }
+
+  /** A `position` event of an open position with its figures now (as `capturePosition`). */
+  private emitOpenPosition(account: AccountState, position: PositionState): void {
+    const market = position.market;
+    const now = this.instantNow();
+    this.pushEvent(
+      account,
+      new PositionEventEntry(
+        this.format,
+        account.id,
+        ++account.sequence,
+        this.nextIdentifier++,
+        now,
+        position.id,
+        market,
+        position.direction,
+        position.steps,
+        position.costBasis,
+        position.margin,
+        position.marginMode,
+        market.markTicks,
+        market.dataStatus,
+        this.positionCollateral(position),
+        now,
+        false,
       ),
     );
   }
@@ -2344,13 +2429,7 @@ export class Exchange implements VenueDriver {
    */
   private capturePosition(position: PositionState, collateral: bigint | null): PositionCapture {
     const market = position.market;
-    let backing = collateral ?? position.margin;
-    if (collateral === null && position.marginMode === 'cross') {
-      const figures = this.positionFigures(position);
-      const cross = this.crossState(position.account);
-      backing =
-        cross.collateral + (cross.pnl - figures.pnl) - (cross.maintenance - figures.maintenance);
-    }
+    const backing = collateral ?? this.positionCollateral(position);
     return new PositionCapture(
       position.id,
       market,
@@ -2364,6 +2443,14 @@ export class Exchange implements VenueDriver {
       backing,
       this.instantNow(),
     );
+  }
+
+  /** What backs the position: its margin (isolated), or the cross collateral net of the others. */
+  private positionCollateral(position: PositionState): bigint {
+    if (position.marginMode !== 'cross') return position.margin;
+    const figures = this.positionFigures(position);
+    const cross = this.crossState(position.account);
+    return cross.collateral + (cross.pnl - figures.pnl) - (cross.maintenance - figures.maintenance);
   }
 
   private routeWire(): Route {

@@ -38,21 +38,32 @@ export function parseScaled(text: string, scale: number): bigint | null {
   return sign === '-' ? -value : value;
 }
 
+/** Strings of 0 to 36 zeros, for the leading zeros of a fraction. */
+const ZEROS: readonly string[] = Array.from({ length: 37 }, (_, count) => '0'.repeat(count));
+
 /** Decimal wire text of `value × 10^-scale`: no exponent, no trailing zeros, never `-0`. */
 export function formatScaled(value: bigint | number, scale: number): string {
   const negative = value < 0;
-  let digits = (negative ? -value : value).toString();
+  const digits = (negative ? -value : value).toString();
+  let text = digits;
   if (scale > 0) {
-    if (digits.length <= scale) digits = '0'.repeat(scale - digits.length + 1) + digits;
+    // Built from the digits in one step (no padded copy, no concatenation of slices of it).
     const point = digits.length - scale;
+    const stop = point > 0 ? point : 0;
     let end = digits.length;
-    while (end > point && digits.charCodeAt(end - 1) === 48) end--;
-    digits =
-      end === point
-        ? digits.slice(0, point)
-        : `${digits.slice(0, point)}.${digits.slice(point, end)}`;
+    while (end > stop && digits.charCodeAt(end - 1) === 48) end--;
+    if (point > 0) {
+      text =
+        end === point
+          ? digits.slice(0, point)
+          : `${digits.slice(0, point)}.${digits.slice(point, end)}`;
+    } else if (end === 0) {
+      text = '0';
+    } else {
+      text = `0.${ZEROS[-point] ?? '0'.repeat(-point)}${digits.slice(0, end)}`;
+    }
   }
-  return negative && digits !== '0' ? `-${digits}` : digits;
+  return negative && text !== '0' ? `-${text}` : text;
 }
 
 /** Wire text of a 10^-18 money amount. */
@@ -171,7 +182,11 @@ export class UnitGrid {
     const small = this.mantissaIsSafe ? parseSmallScaled(text, this.decimals) : undefined;
     if (small === null) return null;
     if (small !== undefined) {
-      return small % this.mantissaNumber === 0 ? small / this.mantissaNumber : null;
+      if (small % this.mantissaNumber !== 0) return null;
+      const units = small / this.mantissaNumber;
+      // A quotient is a double even when whole; kept as one in an object field it gets a heap
+      // box of its own (and makes the field a boxed double in every object of that shape).
+      return units <= 0x3fffffff ? units | 0 : units;
     }
     const scaled = parseScaled(text, this.decimals);
     if (scaled === null || scaled % this.mantissa !== 0n) return null;

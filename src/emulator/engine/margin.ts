@@ -17,6 +17,7 @@ export function multiplyScaled(a: bigint, b: bigint, mode: 'down' | 'up' = 'down
 }
 
 const leverageDivisors: bigint[] = [];
+const MONEY_ONE_SQUARED = MONEY_ONE * MONEY_ONE;
 
 /** Initial margin = notional / leverage, rounded up to 10^-10 so margin is never short. */
 export function initialMargin(notional: bigint, leverage: number): bigint {
@@ -91,7 +92,7 @@ export function liquidationTicks(
   if (numerator <= 0n) return null;
   const rateFactor = direction === 1 ? MONEY_ONE - maintenanceRate : MONEY_ONE + maintenanceRate;
   if (rateFactor <= 0n) return null;
-  const dividend = numerator * MONEY_ONE * MONEY_ONE;
+  const dividend = numerator * MONEY_ONE_SQUARED;
   const divisor = quantity * rateFactor;
   // A long's price rounds down: it is positive only when the dividend reaches the divisor.
   if (direction === 1 && dividend < divisor) return null;

@@ -10,6 +10,8 @@ import type { AccountRecord, OrderRecord, PositionRecord, RecordSource } from '.
 import { CandleBook, RollingVolume } from './candles.ts';
 import type { Instant } from './instant.ts';
 import {
+  DERIVED_QUANTUM,
+  divideRounded,
   formatMoney,
   formatScaled,
   MONEY_ONE,
@@ -17,8 +19,8 @@ import {
   parseScaled,
   UnitGrid,
 } from './fixed.ts';
-import { multiplyScaled } from './margin.ts';
-import { type BookSide, BUY, OrderBook, type RestingOrder } from './order-book.ts';
+import { initialMargin, liquidationTicks, multiplyScaled } from './margin.ts';
+import { type BookSide, BUY, OrderBook, type RestingOrder, SELL } from './order-book.ts';
 
 export const ROUTE_ID = 'svc-paper';
 export const SETTLEMENT_ASSET = 'pUSDC';
@@ -61,6 +63,21 @@ function unitTextOf(perUnit: bigint | null): UnitText | null {
   return Number.isSafeInteger(number) ? { mantissa: number, scale } : null;
 }
 
+function greatestCommonDivisor(a: bigint, b: bigint): bigint {
+  while (b !== 0n) [a, b] = [b, a % b];
+  return a;
+}
+
+/**
+ * `liquidationTicks` divides numerator × 10^36 by steps × (step × rate factor × tick); these
+ * are the two constants of that fraction reduced by their common divisor (same quotient, much
+ * smaller integers). Null when the rate factor is not positive.
+ */
+interface LiquidationFraction {
+  readonly multiplier: bigint;
+  readonly perStep: bigint;
+}
+
 function scaled(text: string): bigint {
   const value = parseScaled(text, MONEY_SCALE);
   if (value === null) throw new RangeError(`not a decimal: ${text}`);
@@ -85,6 +102,11 @@ export class MarketRuntime {
   private readonly makerFeePerUnit: bigint | null;
   private readonly takerFeePerUnit: bigint | null;
   private readonly notionalText: UnitText | null;
+  /** `notionalFactor` in derived quanta (10^-10 pUSDC) when a whole, safe number; else null. */
+  private readonly notionalQuanta: number | null;
+  /** By direction (long, short), made on first use. */
+  private longLiquidation: LiquidationFraction | null | undefined;
+  private shortLiquidation: LiquidationFraction | null | undefined;
   private readonly makerFeeText: UnitText | null;
   private readonly takerFeeText: UnitText | null;
   readonly marginModes: ReadonlySet<string>;
@@ -140,6 +162,9 @@ export class MarketRuntime {
     this.makerFeePerUnit = perUnit(this.makerRate);
     this.takerFeePerUnit = perUnit(this.takerRate);
     this.notionalText = unitTextOf(this.notionalFactor);
+    const quanta = Number(this.notionalFactor / DERIVED_QUANTUM);
+    this.notionalQuanta =
+      this.notionalFactor % DERIVED_QUANTUM === 0n && Number.isSafeInteger(quanta) ? quanta : null;
     this.makerFeeText = unitTextOf(this.makerFeePerUnit);
     this.takerFeeText = unitTextOf(this.takerFeePerUnit);
     this.marginModes = new Set(config.margin_modes);
@@ -159,6 +184,24 @@ export class MarketRuntime {
 
   notional(priceTicks: number, steps: number): bigint {
     return this.units(priceTicks, steps) * this.notionalFactor;
+  }
+
+  /**
+   * `initialMargin(notional(priceTicks, steps), leverage)`: notional / leverage rounded up to a
+   * derived quantum. When the notional in quanta is a safe integer, that is a division of
+   * numbers (exact: remainder first, then an exact quotient), with no bigint in between.
+   */
+  initialMarginOf(priceTicks: number, steps: number, leverage: number): bigint {
+    const quanta = this.notionalQuanta;
+    if (quanta !== null && Number.isInteger(leverage) && leverage >= 1 && leverage <= 1000) {
+      const total = priceTicks * steps * quanta;
+      if (Number.isSafeInteger(total) && total >= 0) {
+        const remainder = total % leverage;
+        const quotient = (total - remainder) / leverage + (remainder > 0 ? 1 : 0);
+        return BigInt(quotient) * DERIVED_QUANTUM;
+      }
+    }
+    return initialMargin(this.notional(priceTicks, steps), leverage);
   }
 
   /** The fee on `notional` (which is `units` notional units): notional × rate, rounded up. */
@@ -187,6 +230,57 @@ export class MarketRuntime {
     }
     const units = this.units(priceTicks, steps);
     return formatMoney(this.fee(units, units * this.notionalFactor, maker));
+  }
+
+  /**
+   * `liquidationTicks` (margin.ts) of a position of `steps` in this market: the same result,
+   * from one division of smaller integers. A long position whose fraction rounds to zero ticks
+   * takes the general formula, which tells a price below one tick from no price at all.
+   */
+  liquidationTicks(
+    direction: 1 | -1,
+    steps: number,
+    costBasis: bigint,
+    collateral: bigint,
+  ): number | null {
+    if (steps <= 0) return null;
+    const numerator = direction === 1 ? costBasis - collateral : costBasis + collateral;
+    if (numerator <= 0n) return null;
+    const fraction = this.liquidationFraction(direction);
+    if (fraction === null) return null;
+    const ticks = Number(
+      divideRounded(
+        numerator * fraction.multiplier,
+        BigInt(steps) * fraction.perStep,
+        direction === 1 ? 'down' : 'up',
+      ),
+    );
+    if (ticks >= 1) return ticks;
+    return liquidationTicks(
+      direction,
+      this.step.scaledOf(steps),
+      costBasis,
+      collateral,
+      this.maintenanceRate,
+      this.tick.unitAmount(),
+    );
+  }
+
+  private liquidationFraction(direction: 1 | -1): LiquidationFraction | null {
+    const known = direction === 1 ? this.longLiquidation : this.shortLiquidation;
+    if (known !== undefined) return known;
+    const rateFactor =
+      direction === 1 ? MONEY_ONE - this.maintenanceRate : MONEY_ONE + this.maintenanceRate;
+    let fraction: LiquidationFraction | null = null;
+    if (rateFactor > 0n) {
+      const dividend = MONEY_ONE * MONEY_ONE;
+      const divisor = this.step.unitAmount() * rateFactor * this.tick.unitAmount();
+      const common = greatestCommonDivisor(dividend, divisor);
+      fraction = { multiplier: dividend / common, perStep: divisor / common };
+    }
+    if (direction === 1) this.longLiquidation = fraction;
+    else this.shortLiquidation = fraction;
+    return fraction;
   }
 
   recordTrade(entry: TradeEntry): void {
@@ -244,8 +338,18 @@ export class PositionState implements RecordSource<PositionRecord> {
   }
 }
 
+const SELL_FLAG = 1;
+const MARKET_FLAG = 2;
+const IOC_FLAG = 4;
+const POST_ONLY_FLAG = 8;
+const REDUCE_ONLY_FLAG = 16;
+const CROSS_FLAG = 32;
+
+/**
+ * Every order stays in memory for the life of the exchange, so its object is kept small: the
+ * fixed choices of the request share one small integer (`flags`).
+ */
 export class OrderState implements RecordSource<OrderRecord> {
-  readonly synthetic = false;
   /** Listed in the current unit of work's changes. */
   dirty = false;
   status: OrderStatus = 'PENDING';
@@ -261,6 +365,7 @@ export class OrderState implements RecordSource<OrderRecord> {
   activeNext: OrderState | null = null;
   error: { code: string; message: string } | null = null;
   updatedAt: Instant;
+  private readonly flags: number;
 
   constructor(
     readonly ordinal: number,
@@ -269,21 +374,57 @@ export class OrderState implements RecordSource<OrderRecord> {
     readonly market: MarketRuntime,
     readonly requestId: string | null,
     readonly clientOrderId: string,
-    readonly side: BookSide,
-    readonly type: 'market' | 'limit',
+    side: BookSide,
+    type: 'market' | 'limit',
     readonly quantitySteps: number,
     readonly priceTicks: number | null,
-    readonly timeInForce: 'GTC' | 'IOC',
-    readonly postOnly: boolean,
-    readonly reduceOnly: boolean,
+    timeInForce: 'GTC' | 'IOC',
+    postOnly: boolean,
+    reduceOnly: boolean,
     readonly positionId: string | null,
     readonly leverage: number,
-    readonly marginMode: 'cross' | 'isolated',
+    marginMode: 'cross' | 'isolated',
     /** Scaled by 10^18, e.g. 0.5 % is 5 × 10^17. */
     readonly maxSlippagePercent: bigint | null,
     readonly receivedAt: Instant,
   ) {
     this.updatedAt = receivedAt;
+    this.flags =
+      (side === BUY ? 0 : SELL_FLAG) |
+      (type === 'market' ? MARKET_FLAG : 0) |
+      (timeInForce === 'IOC' ? IOC_FLAG : 0) |
+      (postOnly ? POST_ONLY_FLAG : 0) |
+      (reduceOnly ? REDUCE_ONLY_FLAG : 0) |
+      (marginMode === 'cross' ? CROSS_FLAG : 0);
+  }
+
+  /** Not a synthetic quote (see `BookOwner`). */
+  get synthetic(): false {
+    return false;
+  }
+
+  get side(): BookSide {
+    return (this.flags & SELL_FLAG) === 0 ? BUY : SELL;
+  }
+
+  get type(): 'market' | 'limit' {
+    return (this.flags & MARKET_FLAG) === 0 ? 'limit' : 'market';
+  }
+
+  get timeInForce(): 'GTC' | 'IOC' {
+    return (this.flags & IOC_FLAG) === 0 ? 'GTC' : 'IOC';
+  }
+
+  get postOnly(): boolean {
+    return (this.flags & POST_ONLY_FLAG) !== 0;
+  }
+
+  get reduceOnly(): boolean {
+    return (this.flags & REDUCE_ONLY_FLAG) !== 0;
+  }
+
+  get marginMode(): 'cross' | 'isolated' {
+    return (this.flags & CROSS_FLAG) === 0 ? 'isolated' : 'cross';
   }
 
   get remainingSteps(): number {
@@ -430,8 +571,11 @@ export class AccountState implements RecordSource<AccountRecord> {
   readonly ordersByClientId = new Map<string, OrderState>();
   readonly positions = new AccountPositions();
   readonly positionsById = new Map<string, PositionState>();
-  /** Active orders that may open exposure, per market and margin mode (MARGIN_MODE_IN_USE). */
-  readonly openingOrders = new Map<MarketRuntime, { cross: number; isolated: number }>();
+  /**
+   * Active orders that may open exposure, per market (by ordinal) and margin mode
+   * (MARGIN_MODE_IN_USE).
+   */
+  readonly openingOrders: ({ cross: number; isolated: number } | undefined)[] = [];
   activeReduceOnly = 0;
 
   constructor(
@@ -450,10 +594,10 @@ export class AccountState implements RecordSource<AccountRecord> {
       this.activeReduceOnly += change;
       return;
     }
-    let counts = this.openingOrders.get(order.market);
+    let counts = this.openingOrders[order.market.ordinal];
     if (counts === undefined) {
       counts = { cross: 0, isolated: 0 };
-      this.openingOrders.set(order.market, counts);
+      this.openingOrders[order.market.ordinal] = counts;
     }
     counts[order.marginMode] += change;
   }

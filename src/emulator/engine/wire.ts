@@ -15,7 +15,7 @@ import {
 import { type Instant, InstantSource } from './instant.ts';
 import { DERIVED_QUANTUM, divideRounded, formatMoney, MONEY_ONE } from './fixed.ts';
 import type { EngineIdentifiers } from './identifiers.ts';
-import { type AccountFigures, liquidationTicks, unrealizedPnl } from './margin.ts';
+import { type AccountFigures, unrealizedPnl } from './margin.ts';
 import { BUY } from './order-book.ts';
 import { type MarketRuntime, type OrderState, ROUTE_ID, SETTLEMENT_ASSET } from './state.ts';
 
@@ -77,12 +77,13 @@ export class WireFormat {
   }
 }
 
+/** 10^18 / 10^-10 quantum: numerator × 10^18 / (denominator × quantum) is numerator × this / denominator. */
+const RATIO_FACTOR = MONEY_ONE / DERIVED_QUANTUM;
+
 /** `numerator / denominator` for two 10^-18 amounts, as a 10^-18 amount rounded to 10^-10. */
 export function ratioScaled(numerator: bigint, denominator: bigint): bigint {
-  return (
-    divideRounded(numerator * MONEY_ONE, denominator * DERIVED_QUANTUM, 'half-even') *
-    DERIVED_QUANTUM
-  );
+  // The same fraction as numerator × 10^18 / (denominator × 10^8), on smaller integers.
+  return divideRounded(numerator * RATIO_FACTOR, denominator, 'half-even') * DERIVED_QUANTUM;
 }
 
 export function sideText(side: number): 'buy' | 'sell' {
@@ -188,13 +189,11 @@ export function positionToWire(snapshot: PositionSnapshot, format: WireFormat): 
   const market = snapshot.market;
   const quantity = market.step.scaledOf(snapshot.steps);
   const value = market.notional(snapshot.markTicks, snapshot.steps);
-  const liquidation = liquidationTicks(
+  const liquidation = market.liquidationTicks(
     snapshot.direction,
-    quantity,
+    snapshot.steps,
     snapshot.costBasis,
     snapshot.collateral,
-    market.maintenanceRate,
-    market.tick.unitAmount(),
   );
   return {
     position_id: snapshot.positionId,

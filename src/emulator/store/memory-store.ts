@@ -103,8 +103,19 @@ class SourcesByOrdinal<Record> {
         return;
       }
     }
-    let low = 0;
+    // Galloping back from the end, then a binary search in the range found: orders saved again
+    // are mostly recent ones, and this reads entries near the end (in cache) instead of the
+    // middle of a long array.
     let high = stop;
+    let low = 0;
+    for (let distance = 32; distance < stop; distance *= 2) {
+      const index = stop - distance;
+      if (sources[index]!.ordinal < ordinal) {
+        low = index;
+        break;
+      }
+      high = index + 1;
+    }
     while (low < high) {
       const middle = (low + high) >>> 1;
       if (sources[middle]!.ordinal < ordinal) low = middle + 1;

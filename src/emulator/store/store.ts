@@ -105,8 +105,9 @@ export interface RecordSource<Record> {
 }
 
 /**
- * One unit of work. The arrays are valid only during `commit` (the exchange empties and reuses
- * them afterwards): a store copies what it keeps. Fill and event records are immutable.
+ * One unit of work. The object and its arrays are valid only during `commit` (the exchange
+ * empties and reuses them afterwards): a store copies what it keeps. Fill and event records are
+ * immutable.
  */
 export interface ChangeSet {
   readonly accounts: readonly RecordSource<AccountRecord>[];

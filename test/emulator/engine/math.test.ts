@@ -205,6 +205,86 @@ describe('margin formulas', () => {
     );
   });
 
+  it("gives a market's initial margin exactly as the general formula", () => {
+    const base = testConfig().markets[0]!;
+    const grids = [
+      { price_tick: '0.5', quantity_step: '0.001' },
+      { price_tick: '10', quantity_step: '100' },
+      { price_tick: '0.000001', quantity_step: '0.000001' },
+      { price_tick: '0.0000000001', quantity_step: '0.00001' },
+      { price_tick: '25', quantity_step: '0.5' },
+    ];
+    for (const grid of grids) {
+      const market = new MarketRuntime(
+        { ...base, price_tick: grid.price_tick, quantity_step: grid.quantity_step },
+        0,
+        { maker_rate: '0', taker_rate: '0' },
+        10,
+        10,
+        0,
+      );
+      fc.assert(
+        fc.property(
+          fc.integer({ min: 0, max: 2 ** 40 }),
+          fc.integer({ min: 0, max: 2 ** 30 }),
+          fc.oneof(fc.integer({ min: 1, max: 1000 }), fc.constantFrom(1001, 5000)),
+          (priceTicks, steps, leverage) => {
+            expect(market.initialMarginOf(priceTicks, steps, leverage)).toBe(
+              initialMargin(market.notional(priceTicks, steps), leverage),
+            );
+          },
+        ),
+        { numRuns: 2000 },
+      );
+    }
+  });
+
+  it("gives a market's liquidation ticks exactly as the general formula", () => {
+    const base = testConfig().markets[0]!;
+    const grids = [
+      { price_tick: '0.5', quantity_step: '0.001', rate: '0.005' },
+      { price_tick: '10', quantity_step: '100', rate: '0.25' },
+      { price_tick: '0.000001', quantity_step: '0.000001', rate: '0.0001' },
+      { price_tick: '25', quantity_step: '0.5', rate: '0.999' },
+    ];
+    for (const grid of grids) {
+      const market = new MarketRuntime(
+        {
+          ...base,
+          price_tick: grid.price_tick,
+          quantity_step: grid.quantity_step,
+          maintenance_margin_rate: grid.rate,
+        },
+        0,
+        { maker_rate: '0', taker_rate: '0' },
+        10,
+        10,
+        0,
+      );
+      fc.assert(
+        fc.property(
+          fc.constantFrom(1 as const, -1 as const),
+          fc.integer({ min: 0, max: 2 ** 40 }),
+          fc.bigInt({ min: 0n, max: 10n ** 28n }),
+          fc.bigInt({ min: 0n, max: 10n ** 27n }),
+          (direction, steps, costBasis, collateral) => {
+            expect(market.liquidationTicks(direction, steps, costBasis, collateral)).toBe(
+              liquidationTicks(
+                direction,
+                market.step.scaledOf(steps),
+                costBasis,
+                collateral,
+                market.maintenanceRate,
+                market.tick.unitAmount(),
+              ),
+            );
+          },
+        ),
+        { numRuns: 2000 },
+      );
+    }
+  });
+
   it('removes cost proportionally and exactly in total', () => {
     const total = money('100');
     const first = proportionalPart(total, 1, 3);
@@ -265,6 +345,30 @@ describe('candles', () => {
     expect(first.latest(1)).toEqual([
       { openTime: 0, open: 10, high: 12, low: 9, close: 9, volumeSteps: 6 },
     ]);
+  });
+
+  it('puts every execution in the candle of its open time, on every interval', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...CANDLE_INTERVALS),
+        fc.array(fc.integer({ min: 0, max: 3 * 7 * 86_400_000 }), { minLength: 1, maxLength: 40 }),
+        (interval, offsets) => {
+          const times = offsets
+            .map((offset) => Date.UTC(2025, 0, 1) + offset)
+            .sort((a, b) => a - b);
+          const series = new CandleSeries(interval, 1000);
+          const volumes = new Map<number, number>();
+          times.forEach((time, index) => {
+            series.record(time, 100 + index, index + 1);
+            const open = candleOpenTime(interval, time);
+            volumes.set(open, (volumes.get(open) ?? 0) + index + 1);
+          });
+          const bars = series.latest(1000);
+          expect(bars.map((bar) => [bar.openTime, bar.volumeSteps])).toEqual([...volumes]);
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });
 
