@@ -14,7 +14,7 @@
  * (`prepareVenueCommand` / `restoreVenueCommand`), so that a body journaled by one process is
  * byte-identical to what any venue would send for it.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Observable } from 'rxjs';
 import type { z } from 'zod';
 import { PaperbotError } from '../core/errors.ts';
@@ -35,6 +35,7 @@ import {
   type Fill,
   type LiquidationEvent,
   type MutationStatus,
+  IDENTIFIER_PATTERN,
   matchEndpoint,
   normalizeAmendOrderRequest,
   normalizeClosePositionRequest,
@@ -128,6 +129,12 @@ export interface ResyncSignal {
 export type RiskEvent = CancelAllAfterTriggeredEvent | LiquidationEvent;
 
 export interface ExecutionVenue {
+  /**
+   * True when `send` stops its transport work on an aborted signal (a network venue). Callers
+   * then pass a signal that aborts when they give up waiting; to other venues they pass none
+   * (giving up is the caller's own timer either way).
+   */
+  readonly abortable?: boolean;
   /** Validates and serializes a command once. Throws `INVALID_COMMAND` with `details.issues`. */
   prepare<E extends CommandEndpoint>(command: VenueCommandOf<E>): PreparedCommand<E>;
   /** Rebuilds a command from journaled bytes, without re-serializing them. */
@@ -170,7 +177,7 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
 export function sha256Hex(bytes: Uint8Array): string {
-  return createHash('sha256').update(bytes).digest('hex');
+  return hash('sha256', bytes, 'hex');
 }
 
 function invalidCommand(endpoint: CommandEndpoint, message: string, issues: unknown[] = []) {
@@ -195,7 +202,111 @@ function parseBody<S extends z.ZodType>(
   return parsed.data;
 }
 
+/**
+ * The ids of a body, checked on their own (as `RequestId` and `ClientOrderId` do: length and
+ * pattern), so bodies differing only in them share a key.
+ */
+const REQUEST_ID_LENGTH = [8, 80] as const;
+const CLIENT_ORDER_ID_LENGTH = [1, 100] as const;
+const ID_FIELDS = ['request_id', 'client_order_id'] as const;
+
+/**
+ * A key for everything in `body` but its ids, in key order, or null when the body is not plain
+ * data (strings, finite numbers, booleans, null, undefined) or an id would not pass its schema
+ * (`RequestId`, `ClientOrderId`: length and pattern): such bodies always get the full check.
+ */
+function bodyKey(endpoint: CommandEndpoint, body: unknown): string | null {
+  if (typeof body !== 'object' || body === null) return null;
+  if (Object.getPrototypeOf(body) !== Object.prototype) return null;
+  // A placement and its simulation take the same body, checked and normalized the same way.
+  let key: string = endpoint === 'simulateOrder' ? 'placeOrder' : endpoint;
+  const fields = body as Readonly<Record<string, unknown>>;
+  for (const name of Object.keys(fields)) {
+    const value = fields[name];
+    if (name === 'request_id' || name === 'client_order_id') {
+      const [shortest, longest] =
+        name === 'request_id' ? REQUEST_ID_LENGTH : CLIENT_ORDER_ID_LENGTH;
+      if (
+        typeof value !== 'string' ||
+        value.length < shortest ||
+        value.length > longest ||
+        !IDENTIFIER_PATTERN.test(value)
+      ) {
+        return null;
+      }
+      key += `|${name}`;
+      continue;
+    }
+    // Names and string values carry their lengths, so no two bodies share a key.
+    switch (typeof value) {
+      case 'string':
+        key += `|${name.length}:${name}s${value.length}:${value}`;
+        break;
+      case 'number':
+        if (!Number.isFinite(value) || Object.is(value, -0)) return null;
+        key += `|${name.length}:${name}n${value}`;
+        break;
+      case 'boolean':
+        key += `|${name.length}:${name}${value ? 't' : 'f'}`;
+        break;
+      case 'undefined':
+        key += `|${name.length}:${name}u`;
+        break;
+      default:
+        if (value !== null) return null;
+        key += `|${name.length}:${name}z`;
+    }
+  }
+  return key;
+}
+
+/**
+ * Wire bodies already checked, by `bodyKey`: a body's check and normalization depend on its
+ * fields, not on its ids (no rule of these schemas reads them), so a simulation and its
+ * placement, or a quote placed again at the same price, are checked once. Bounded, oldest out.
+ */
+const checkedBodies = new Map<string, Readonly<Record<string, unknown>>>();
+const CHECKED_BODIES = 1024;
+
 function wireBody(command: VenueCommand): {
+  path: string;
+  body: { request_id: string };
+} {
+  const key = bodyKey(command.endpoint, command.body);
+  const checked = key === null ? undefined : checkedBodies.get(key);
+  if (checked === undefined) {
+    const built = checkedWireBody(command);
+    if (key !== null) {
+      if (checkedBodies.size >= CHECKED_BODIES) {
+        const oldest = checkedBodies.keys().next();
+        if (oldest.done !== true) checkedBodies.delete(oldest.value);
+      }
+      checkedBodies.set(key, built.body);
+    }
+    return built;
+  }
+  // The checked body with this body's ids, in the same places.
+  const source = command.body as Readonly<Record<string, unknown>>;
+  const body: Record<string, unknown> = { ...checked };
+  for (const name of ID_FIELDS) {
+    if (name in body) body[name] = source[name];
+  }
+  return { path: commandPath(command), body: body as { request_id: string } };
+}
+
+function commandPath(command: VenueCommand): string {
+  switch (command.endpoint) {
+    case 'amendOrder':
+    case 'cancelOrder':
+      return buildPath(command.endpoint, { order_id: command.params.order_id });
+    case 'closePosition':
+      return buildPath(command.endpoint, { position_id: command.params.position_id });
+    default:
+      return buildPath(command.endpoint);
+  }
+}
+
+function checkedWireBody(command: VenueCommand): {
   path: string;
   body: { request_id: string };
 } {

@@ -152,7 +152,7 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
   const journal = Journal.open(':memory:', {
     now: () => clock.now(),
     epoch: BACKTEST_EPOCH,
-    durability: 'normal',
+    durability: 'none',
   });
   let intents = 0;
   const strategies: KernelStrategy[] = options.strategies.map((strategy) => ({

@@ -6,19 +6,29 @@
 import type { Clock } from '../../core/clock.ts';
 import { PaperbotError } from '../../core/errors.ts';
 
+export interface DeadlineOptions {
+  /**
+   * Give the call a signal that aborts when the deadline passes (for a venue whose transport
+   * stops on it, `ExecutionVenue.abortable`). Otherwise the call gets none: a signal costs more
+   * than an in-process venue's whole answer, and giving up is this timer's either way.
+   */
+  readonly abortable?: boolean;
+}
+
 export function withDeadline<T>(
   clock: Clock,
   timeoutMs: number | null,
-  call: (signal: AbortSignal) => Promise<T>,
+  call: (signal: AbortSignal | undefined) => Promise<T>,
+  options: DeadlineOptions = {},
 ): Promise<T> {
-  const controller = new AbortController();
-  if (timeoutMs === null) return call(controller.signal);
+  const controller = options.abortable === true ? new AbortController() : null;
+  if (timeoutMs === null) return call(controller?.signal);
   return new Promise<T>((resolve, reject) => {
     let settled = false;
     const timer = clock.setTimeout(() => {
       if (settled) return;
       settled = true;
-      controller.abort();
+      controller?.abort();
       reject(
         new PaperbotError('REQUEST_TIMEOUT', `no answer within ${timeoutMs} ms`, {
           details: { timeoutMs },
@@ -27,7 +37,7 @@ export function withDeadline<T>(
     }, timeoutMs);
     let pending: Promise<T>;
     try {
-      pending = call(controller.signal);
+      pending = call(controller?.signal);
     } catch (error) {
       pending = Promise.reject(error);
     }

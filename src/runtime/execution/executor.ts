@@ -26,6 +26,7 @@ import {
   type Order,
   type OrderRequestInput,
   type Position,
+  type ResponseOf,
   TERMINAL_ORDER_STATUSES,
 } from '../../protocol/index.ts';
 import type {
@@ -652,7 +653,7 @@ export class Executor {
       }
       this.journal.recordSimulation(record.requestId, simulateRequestId, attempt);
       try {
-        const result = await this.call((signal) => this.venue.send(prepared, signal));
+        const result = await this.sendCommand(prepared);
         if (result.decision === 'READY') return true;
         this.finish(record, {
           status: 'rejected',
@@ -730,7 +731,7 @@ export class Executor {
   ): Promise<Finish> {
     this.journal.recordSendAttempt(requestId);
     try {
-      const response = await this.call((signal) => this.venue.send(prepared, signal));
+      const response = await this.sendCommand(prepared);
       return this.accepted(requestId, prepared.endpoint, response, note);
     } catch (error) {
       const failure = classifyFailure(error);
@@ -1251,8 +1252,20 @@ export class Executor {
 
   // Plumbing
 
-  private call<T>(work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  private call<T>(work: () => Promise<T>): Promise<T> {
     return withDeadline(this.clock, this.config.callTimeoutMs, work);
+  }
+
+  /** Sends once, with a signal when the venue's transport stops on one. */
+  private sendCommand<E extends CommandEndpoint>(
+    prepared: PreparedCommand<E>,
+  ): Promise<ResponseOf<E>> {
+    return withDeadline(
+      this.clock,
+      this.config.callTimeoutMs,
+      (signal) => this.venue.send(prepared, signal),
+      { abortable: this.venue.abortable === true },
+    );
   }
 
   private publishCounts(): void {

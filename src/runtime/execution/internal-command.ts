@@ -53,8 +53,11 @@ export async function sendInternalCommand<E extends CommandEndpoint>(
   journal.recordInternalCommand(purpose, requestId, prepared);
   const sentAt = clock.now();
   try {
-    const response = await withDeadline(clock, context.timeoutMs, (signal) =>
-      venue.send(prepared, signal),
+    const response = await withDeadline(
+      clock,
+      context.timeoutMs,
+      (signal) => venue.send(prepared, signal),
+      { abortable: venue.abortable === true },
     );
     if (journal.isOpen)
       journal.finishInternalCommand(requestId, 'accepted', {

@@ -107,9 +107,13 @@ export interface JournalOptions {
   /**
    * `full` (default): every commit reaches the disk before the command is sent, surviving a
    * power loss. `normal`: commits survive a crash of the process but not of the machine; for
-   * replays and tests, where the venue is simulated too.
+   * tests and replays, where the venue is simulated too. `none`: for a replay into a
+   * `:memory:` journal, which no crash survives anyway (refused for a file): an intent's row
+   * changes are kept in the process and written in batches, before any query that could see
+   * them and at `close`, so a run ends with the same rows and every read sees what `normal`
+   * would; only the SQLite work per intent shrinks.
    */
-  readonly durability?: 'full' | 'normal';
+  readonly durability?: 'full' | 'normal' | 'none';
 }
 
 interface IntentRow {
@@ -191,6 +195,178 @@ const OPEN_STATES_SQL = OPEN_INTENT_STATES.map((state) => `'${state}'`).join(', 
 /** How many intent records the journal keeps parsed between reads. */
 const RECENT_INTENTS = 256;
 
+/** The intents table's columns, in table order. */
+const INTENT_COLUMNS = [
+  'request_id',
+  'strategy_id',
+  'sequence',
+  'kind',
+  'client_order_id',
+  'market_id',
+  'intent_json',
+  'emitted_at',
+  'state',
+  'simulate_request_id',
+  'simulate_attempt',
+  'command_endpoint',
+  'command_path',
+  'command_body',
+  'command_sha256',
+  'send_attempts',
+  'context_json',
+  'order_id',
+  'replaces_order_id',
+  'outcome_json',
+  'resolution_attempts',
+  'next_resolution_at',
+  'fill_reported',
+  'created_at',
+  'updated_at',
+] as const satisfies readonly (keyof IntentRow)[];
+
+/** Every statement the journal runs, prepared once when it opens (preparing costs more than running). */
+function prepareStatements(database: Database.Database) {
+  const prepare = (sql: string) => database.prepare(sql);
+  return {
+    nextSequence: prepare('SELECT last_sequence FROM strategy_sequences WHERE strategy_id = ?'),
+    noteSequence: prepare(
+      `INSERT INTO strategy_sequences (strategy_id, last_sequence) VALUES (?, ?)
+         ON CONFLICT (strategy_id) DO UPDATE SET last_sequence = MAX(last_sequence, excluded.last_sequence)
+         RETURNING last_sequence`,
+    ),
+    takeInternalSequence: prepare(
+      `INSERT INTO internal_sequences (purpose, last_sequence) VALUES (?, 1)
+         ON CONFLICT (purpose) DO UPDATE SET last_sequence = last_sequence + 1
+         RETURNING last_sequence`,
+    ),
+    insertIntent: prepare(
+      `INSERT INTO intents (request_id, strategy_id, sequence, kind, client_order_id, market_id,
+           intent_json, emitted_at, state, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'journaled', ?, ?)
+         ON CONFLICT (request_id) DO NOTHING`,
+    ),
+    // Every column, so a held row (durability none) is written as it is kept.
+    insertHeldIntent: prepare(
+      `INSERT INTO intents (${INTENT_COLUMNS.join(', ')})
+         VALUES (${INTENT_COLUMNS.map(() => '?').join(', ')})`,
+    ),
+    intent: prepare('SELECT * FROM intents WHERE request_id = ?'),
+    intentByOrderId: prepare(
+      `SELECT * FROM intents WHERE order_id = ? AND kind IN ('place', 'amend', 'close_position')
+         ORDER BY rowid DESC LIMIT 1`,
+    ),
+    intentByClientOrderId: prepare(
+      `SELECT * FROM intents WHERE client_order_id = ? AND kind IN ('place', 'amend', 'close_position')
+         ORDER BY rowid DESC LIMIT 1`,
+    ),
+    // The states as literals, the partial index's own condition, so SQLite can use the index.
+    openIntents: prepare(
+      `SELECT * FROM intents WHERE state IN (${OPEN_STATES_SQL}) ORDER BY rowid`,
+    ),
+    countExhaustedUnknown: prepare(
+      `SELECT COUNT(*) AS count FROM intents WHERE state IN (${OPEN_STATES_SQL})
+         AND state = 'unknown' AND next_resolution_at IS NULL`,
+    ),
+    // An open state is counted on the partial index of open intents, not by a table scan.
+    countOpenIntents: prepare(
+      `SELECT COUNT(*) AS count FROM intents WHERE state IN (${OPEN_STATES_SQL}) AND state = ?`,
+    ),
+    countIntents: prepare('SELECT COUNT(*) AS count FROM intents WHERE state = ?'),
+    // Scans of the partial indexes on these columns, not of the table's wide rows.
+    orderIds: prepare('SELECT order_id FROM intents WHERE order_id IS NOT NULL').pluck(),
+    clientOrderIds: prepare(
+      'SELECT client_order_id FROM intents WHERE client_order_id IS NOT NULL',
+    ).pluck(),
+    hasCommand: prepare(
+      'SELECT command_endpoint IS NOT NULL AS has_command FROM intents WHERE request_id = ?',
+    ),
+    recordSimulation: prepare(
+      `UPDATE intents SET state = 'simulating', simulate_request_id = ?, simulate_attempt = ?,
+         updated_at = ? WHERE request_id = ?`,
+    ),
+    recordCommand: prepare(
+      `UPDATE intents SET command_endpoint = ?, command_path = ?, command_body = ?,
+         command_sha256 = ?, context_json = ?, updated_at = ? WHERE request_id = ?`,
+    ),
+    recordSendAttempt: prepare(
+      `UPDATE intents SET state = CASE WHEN state = 'unknown' THEN 'unknown' ELSE 'sending' END,
+         send_attempts = send_attempts + 1, updated_at = ? WHERE request_id = ?`,
+    ),
+    recordAccepted: prepare(
+      `UPDATE intents SET state = 'accepted', order_id = ?,
+         replaces_order_id = COALESCE(?, replaces_order_id), outcome_json = ?,
+         next_resolution_at = NULL, updated_at = ? WHERE request_id = ?`,
+    ),
+    recordRejected: prepare(
+      `UPDATE intents SET state = 'rejected', outcome_json = ?, next_resolution_at = NULL,
+         updated_at = ? WHERE request_id = ?`,
+    ),
+    recordDenied: prepare(
+      `UPDATE intents SET state = 'denied', outcome_json = ?, next_resolution_at = NULL,
+         updated_at = ? WHERE request_id = ?`,
+    ),
+    recordUnknown: prepare(
+      `UPDATE intents SET state = 'unknown', outcome_json = ?, next_resolution_at = ?,
+         updated_at = ? WHERE request_id = ?`,
+    ),
+    recordResolutionAttempt: prepare(
+      `UPDATE intents SET resolution_attempts = resolution_attempts + 1, next_resolution_at = ?,
+         updated_at = ? WHERE request_id = ?`,
+    ),
+    recordResolved: prepare(
+      `UPDATE intents SET state = 'resolved', order_id = ?,
+         replaces_order_id = COALESCE(?, replaces_order_id), outcome_json = ?,
+         next_resolution_at = NULL, updated_at = ? WHERE request_id = ?`,
+    ),
+    markFillReported: prepare(
+      'UPDATE intents SET fill_reported = 1, updated_at = ? WHERE request_id = ? AND fill_reported = 0',
+    ),
+    markFillSeen: prepare(
+      'INSERT OR IGNORE INTO seen_fills (fill_id, order_id, seen_at) VALUES (?, ?, ?)',
+    ),
+    hasSeenFill: prepare('SELECT 1 FROM seen_fills WHERE fill_id = ?'),
+    recordInternalCommand: prepare(
+      `INSERT INTO internal_commands (request_id, purpose, command_endpoint, command_path,
+           command_body, command_sha256, state, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, 'sending', ?, ?)`,
+    ),
+    finishInternalCommand: prepare(
+      'UPDATE internal_commands SET state = ?, outcome_json = ?, updated_at = ? WHERE request_id = ?',
+    ),
+    internalCommand: prepare('SELECT * FROM internal_commands WHERE request_id = ?'),
+    internalCommandIds: prepare('SELECT request_id FROM internal_commands ORDER BY rowid').pluck(),
+    internalCommandIdsOf: prepare(
+      'SELECT request_id FROM internal_commands WHERE purpose = ? ORDER BY rowid',
+    ).pluck(),
+    abandonInternalCommands: prepare(
+      `UPDATE internal_commands SET state = 'abandoned', updated_at = ? WHERE state = 'sending'`,
+    ),
+    readMeta: prepare('SELECT value FROM meta WHERE key = ?'),
+    writeMeta: prepare(
+      'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+    ),
+    readDeadman: prepare('SELECT * FROM deadman WHERE id = 1'),
+    writeDeadman: prepare(
+      `INSERT INTO deadman (id, armed, timeout_seconds, deadline_at, last_request_id,
+           confirmed_at, fired_at, updated_at)
+         VALUES (1, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (id) DO UPDATE SET armed = excluded.armed,
+           timeout_seconds = excluded.timeout_seconds, deadline_at = excluded.deadline_at,
+           last_request_id = excluded.last_request_id, confirmed_at = excluded.confirmed_at,
+           fired_at = excluded.fired_at, updated_at = excluded.updated_at`,
+    ),
+  };
+}
+
+type Statements = ReturnType<typeof prepareStatements>;
+
+/** Column values of an intent's row not yet written (durability `none`). */
+interface HeldRow {
+  /** True: the row itself is not written yet (these are all of its columns). */
+  readonly insert: boolean;
+  readonly columns: Record<string, unknown>;
+}
+
 function intentFromRow(row: IntentRow): IntentRecord {
   return {
     requestId: row.request_id,
@@ -232,24 +408,63 @@ export class Journal {
   private readonly database: Database.Database;
   private readonly now: () => number;
   private closed = false;
-  // Preparing a statement costs more than running it; every query here is a fixed text.
-  private readonly statements = new Map<string, Database.Statement>();
+  private readonly sql: Statements;
+  /**
+   * The latest committed records of recently read or written intents, oldest first. An intent is
+   * read several times between its writes (execution, the command, the outcome), and each write
+   * of a cached record stores the record as its row now reads, so the path of an intent reads
+   * its row back only when the record fell out of the cache.
+   */
+  private readonly recentIntents = new Map<string, IntentRecord>();
+  /**
+   * Committed `last_sequence` values known to this process; never above the stored one, so a
+   * sequence at or below it needs no write (the stored value is a maximum).
+   */
+  private readonly sequences = new Map<string, number>();
+  /**
+   * The order ids and client order ids in use by intents, once read, kept up to date by this
+   * process's writes (the lock is exclusive, so nobody else writes). Null: read again when asked.
+   */
+  private knownIds: { orderIds: Set<string>; clientOrderIds: Set<string> } | null = null;
   /**
    * One transaction wrapper for every call: better-sqlite3 builds several functions per
    * `transaction()`, which cost as much as the writes of a small transaction.
    */
-  /**
-   * The latest committed records of recently read or written intents, newest last: an intent is
-   * read several times between its writes (execution, the command, the outcome).
-   */
-  private readonly recentIntents = new Map<string, IntentRecord>();
   private readonly runInTransaction: Database.Transaction<(work: () => unknown) => unknown>;
+  /** Durability `none`: row changes are held (see `JournalOptions.durability`). */
+  private readonly deferWrites: boolean;
+  /**
+   * Held column values of intents whose cached record is ahead of its row, by request id; every
+   * one of them is in `recentIntents` until written.
+   */
+  private readonly heldRows = new Map<string, HeldRow>();
+  /**
+   * Durability `none`: every request id and every sequence of each strategy in the intents
+   * table. A `:memory:` journal starts empty, so this process wrote every one of them.
+   */
+  private readonly journaledRequestIds = new Set<string>();
+  private readonly journaledSequences = new Map<string, Set<number>>();
+  /** False once an intent was journaled inside a caller's transaction: the sets may be wrong. */
+  private holdInserts: boolean;
+  /** Held `last_sequence` values (durability `none`). */
+  private readonly heldSequences = new Map<string, number>();
+  /** Updates of held rows, by their column list. */
+  private readonly heldRowStatements = new Map<string, Database.Statement>();
 
-  private constructor(path: string, database: Database.Database, now: () => number, epoch: string) {
+  private constructor(
+    path: string,
+    database: Database.Database,
+    now: () => number,
+    epoch: string,
+    deferWrites: boolean,
+  ) {
     this.path = path;
     this.database = database;
     this.now = now;
     this.epoch = epoch;
+    this.deferWrites = deferWrites;
+    this.holdInserts = deferWrites;
+    this.sql = prepareStatements(database);
     this.runInTransaction = database.transaction((work: () => unknown) => work());
   }
 
@@ -258,6 +473,12 @@ export class Journal {
    * anything that must survive a restart needs a file.
    */
   static open(path: string, options: JournalOptions): Journal {
+    if (options.durability === 'none' && path !== ':memory:') {
+      throw new PaperbotError(
+        'JOURNAL_UNAVAILABLE',
+        `${path}: durability none is for a :memory: journal only`,
+      );
+    }
     const database = new Database(path, { timeout: 0 });
     try {
       database.pragma('locking_mode = EXCLUSIVE');
@@ -267,10 +488,19 @@ export class Journal {
           throw new PaperbotError('JOURNAL_UNAVAILABLE', `${path}: WAL mode refused (${mode})`);
         }
       }
-      database.pragma(`synchronous = ${options.durability === 'normal' ? 'NORMAL' : 'FULL'}`);
+      const synchronous = { full: 'FULL', normal: 'NORMAL', none: 'OFF' }[
+        options.durability ?? 'full'
+      ];
+      database.pragma(`synchronous = ${synchronous}`);
       database.pragma('foreign_keys = ON');
       const epoch = Journal.migrate(database, options);
-      const journal = new Journal(path, database, options.now, epoch);
+      const journal = new Journal(
+        path,
+        database,
+        options.now,
+        epoch,
+        options.durability === 'none',
+      );
       // The lock is exclusive, so whatever is still `sending` was left by an earlier process.
       journal.abandonOpenInternalCommands();
       return journal;
@@ -333,8 +563,18 @@ export class Journal {
 
   close(): void {
     if (this.closed) return;
-    this.closed = true;
-    this.database.close();
+    try {
+      this.writeHeld();
+    } finally {
+      this.closed = true;
+      this.database.close();
+    }
+  }
+
+  /** The journal as a SQLite database file image (held changes written first). */
+  serialize(): Buffer {
+    this.writeHeld();
+    return this.database.serialize();
   }
 
   get isOpen(): boolean {
@@ -343,43 +583,101 @@ export class Journal {
 
   /** Runs `work` in one transaction: every row it changes lands together or not at all. */
   transaction<T>(work: () => T): T {
+    // Nothing is held inside a transaction, so a rollback never meets a held change.
+    if (!this.database.inTransaction) this.writeHeld();
     return (this.runInTransaction.immediate as (work: () => T) => T)(work);
+  }
+
+  /** Writes every held change (durability `none`), in one transaction. */
+  private writeHeld(): void {
+    if (this.heldRows.size === 0 && this.heldSequences.size === 0) return;
+    this.runInTransaction(() => {
+      // In the order the rows were first held: inserted rows get their rowids in journal order.
+      for (const [requestId, held] of this.heldRows) this.writeHeldRow(requestId, held);
+      this.heldRows.clear();
+      for (const [strategyId, sequence] of this.heldSequences) {
+        this.writeSequence(strategyId, sequence);
+      }
+      this.heldSequences.clear();
+    });
+  }
+
+  /** Writes the held row or columns of one intent (the caller forgets them). */
+  private writeHeldRow(requestId: string, held: HeldRow): void {
+    if (held.insert) {
+      const columns = held.columns;
+      this.sql.insertHeldIntent.run(INTENT_COLUMNS.map((column) => columns[column]));
+      return;
+    }
+    const columns = Object.keys(held.columns);
+    const key = `${held.insert ? 'insert' : 'update'}:${columns.join(',')}`;
+    let statement = this.heldRowStatements.get(key);
+    if (statement === undefined) {
+      statement = this.database.prepare(
+        held.insert
+          ? `INSERT INTO intents (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`
+          : `UPDATE intents SET ${columns.map((column) => `${column} = ?`).join(', ')}
+               WHERE request_id = ?`,
+      );
+      this.heldRowStatements.set(key, statement);
+    }
+    const values = Object.values(held.columns);
+    const result = held.insert ? statement.run(...values) : statement.run(...values, requestId);
+    if (result.changes !== 1) {
+      throw new PaperbotError('JOURNAL_INTENT_MISSING', `no journaled intent ${requestId}`);
+    }
   }
 
   // Sequences
 
   /** The sequence a strategy's next intent should get (1 for a strategy never seen). */
-  private statement(sql: string): Database.Statement {
-    let statement = this.statements.get(sql);
-    if (statement === undefined) {
-      statement = this.database.prepare(sql);
-      this.statements.set(sql, statement);
-    }
-    return statement;
-  }
-
   nextSequence(strategyId: string): number {
-    const row = this.statement(
-      'SELECT last_sequence FROM strategy_sequences WHERE strategy_id = ?',
-    ).get(strategyId) as { last_sequence: number } | undefined;
+    this.writeHeld();
+    const row = this.sql.nextSequence.get(strategyId) as { last_sequence: number } | undefined;
     return (row?.last_sequence ?? 0) + 1;
   }
 
   /** Records that `sequence` was stamped, even for an intent that never reaches the executor. */
   noteSequence(strategyId: string, sequence: number): void {
-    this.statement(
-      `INSERT INTO strategy_sequences (strategy_id, last_sequence) VALUES (?, ?)
-         ON CONFLICT (strategy_id) DO UPDATE SET last_sequence = MAX(last_sequence, excluded.last_sequence)`,
-    ).run(strategyId, sequence);
+    if (this.sequenceNoted(strategyId, sequence)) return;
+    if (this.holdSequence(strategyId, sequence)) return;
+    const stored = this.writeSequence(strategyId, sequence);
+    if (!this.database.inTransaction) this.sequences.set(strategyId, stored);
+  }
+
+  private sequenceNoted(strategyId: string, sequence: number): boolean {
+    const known = this.sequences.get(strategyId);
+    return known !== undefined && known >= sequence;
+  }
+
+  /** Durability `none`: keeps the sequence to write later; false when it must be written now. */
+  private holdSequence(strategyId: string, sequence: number): boolean {
+    if (!this.deferWrites || this.database.inTransaction) return false;
+    // Not known yet: the stored value decides (it is a maximum).
+    if (!this.sequences.has(strategyId)) {
+      this.sequences.set(strategyId, this.storedSequence(strategyId));
+      if (this.sequenceNoted(strategyId, sequence)) return true;
+    }
+    this.sequences.set(strategyId, sequence);
+    this.heldSequences.set(strategyId, sequence);
+    return true;
+  }
+
+  private storedSequence(strategyId: string): number {
+    const held = this.heldSequences.get(strategyId);
+    if (held !== undefined) return held;
+    const row = this.sql.nextSequence.get(strategyId) as { last_sequence: number } | undefined;
+    return row?.last_sequence ?? 0;
+  }
+
+  private writeSequence(strategyId: string, sequence: number): number {
+    const row = this.sql.noteSequence.get(strategyId, sequence) as { last_sequence: number };
+    return row.last_sequence;
   }
 
   /** Takes the next sequence of one of the runtime's own purposes (persisted before use). */
   takeInternalSequence(purpose: string): number {
-    const row = this.statement(
-      `INSERT INTO internal_sequences (purpose, last_sequence) VALUES (?, 1)
-         ON CONFLICT (purpose) DO UPDATE SET last_sequence = last_sequence + 1
-         RETURNING last_sequence`,
-    ).get(purpose) as { last_sequence: number };
+    const row = this.sql.takeInternalSequence.get(purpose) as { last_sequence: number };
     return row.last_sequence;
   }
 
@@ -393,21 +691,97 @@ export class Journal {
     readonly record: IntentRecord;
     readonly created: boolean;
   } {
-    const result = this.transaction(() => {
-      const existing = this.getIntent(stamped.requestId);
-      if (existing !== undefined) return { record: existing, created: false };
-      const now = this.now();
-      // The row exactly as inserted (column defaults included), so it need not be read back.
-      const row: IntentRow = {
+    const cached = this.recentIntents.get(stamped.requestId);
+    if (cached !== undefined) return { record: cached, created: false };
+    const now = this.now();
+    const intentJson = JSON.stringify(stamped);
+    if (this.holdInserts && this.database.inTransaction) this.holdInserts = false;
+    if (this.holdInserts) {
+      if (this.journaledRequestIds.has(stamped.requestId)) {
+        return { record: this.requireIntent(stamped.requestId), created: false };
+      }
+      if (this.holdInsert(stamped, intentJson, now)) {
+        const record = this.createdRecord(stamped, intentJson, now);
+        this.remember(record);
+        return { record, created: true };
+      }
+      // Refused by the row (a sequence taken twice, say): that refusal has to happen now.
+      this.writeHeld();
+    }
+    const insert = (): boolean =>
+      this.sql.insertIntent.run(
+        stamped.requestId,
+        stamped.strategyId,
+        stamped.sequence,
+        stamped.intent.kind,
+        stamped.clientOrderId,
+        marketOf(stamped.intent),
+        intentJson,
+        stamped.emittedAt,
+        now,
+        now,
+      ).changes === 1;
+    // The sequence is usually noted already (the kernel notes it before the gate): then the
+    // insert is the only write and needs no transaction of its own.
+    let storedSequence: number | null = null;
+    let created: boolean;
+    if (this.sequenceNoted(stamped.strategyId, stamped.sequence)) {
+      created = insert();
+    } else if (this.deferWrites && !this.database.inTransaction) {
+      created = insert();
+      if (created) this.holdSequence(stamped.strategyId, stamped.sequence);
+    } else {
+      created = this.transaction(() => {
+        if (!insert()) return false;
+        storedSequence = this.writeSequence(stamped.strategyId, stamped.sequence);
+        return true;
+      });
+    }
+    if (!created) return { record: this.requireIntent(stamped.requestId), created: false };
+    const record = this.createdRecord(stamped, intentJson, now);
+    // Inside a caller's transaction the row may yet be rolled back: only committed rows are kept.
+    if (this.database.inTransaction) {
+      this.knownIds = null;
+    } else {
+      this.remember(record);
+      if (storedSequence !== null) this.sequences.set(stamped.strategyId, storedSequence);
+      if (record.clientOrderId !== null) this.knownIds?.clientOrderIds.add(record.clientOrderId);
+      if (this.holdInserts) this.noteJournaled(stamped);
+    }
+    return { record, created: true };
+  }
+
+  /**
+   * Durability `none`: holds the new row, unless the table would refuse it (then false). The
+   * checks are the table's own: a new request id, a new sequence, integers where it wants them.
+   */
+  private holdInsert(stamped: StampedIntent, intentJson: string, now: number): boolean {
+    const sequences = this.journaledSequences.get(stamped.strategyId);
+    if (
+      sequences?.has(stamped.sequence) === true ||
+      !Number.isSafeInteger(stamped.sequence) ||
+      !Number.isSafeInteger(stamped.emittedAt) ||
+      !Number.isSafeInteger(now) ||
+      typeof stamped.requestId !== 'string' ||
+      typeof stamped.strategyId !== 'string' ||
+      typeof stamped.intent.kind !== 'string' ||
+      (stamped.clientOrderId !== null && typeof stamped.clientOrderId !== 'string')
+    ) {
+      return false;
+    }
+    this.heldRows.set(stamped.requestId, {
+      insert: true,
+      columns: {
         request_id: stamped.requestId,
         strategy_id: stamped.strategyId,
         sequence: stamped.sequence,
         kind: stamped.intent.kind,
         client_order_id: stamped.clientOrderId,
         market_id: marketOf(stamped.intent),
-        intent_json: JSON.stringify(stamped),
+        intent_json: intentJson,
         emitted_at: stamped.emittedAt,
         state: 'journaled',
+        // The column defaults, written out.
         simulate_request_id: null,
         simulate_attempt: 0,
         command_endpoint: null,
@@ -424,36 +798,58 @@ export class Journal {
         fill_reported: 0,
         created_at: now,
         updated_at: now,
-      };
-      this.statement(
-        `INSERT INTO intents (request_id, strategy_id, sequence, kind, client_order_id, market_id,
-             intent_json, emitted_at, state, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'journaled', ?, ?)`,
-      ).run(
-        row.request_id,
-        row.strategy_id,
-        row.sequence,
-        row.kind,
-        row.client_order_id,
-        row.market_id,
-        row.intent_json,
-        row.emitted_at,
-        now,
-        now,
-      );
-      this.noteSequence(stamped.strategyId, stamped.sequence);
-      return { record: intentFromRow(row), created: true };
+      } satisfies IntentRow,
     });
-    // Inside a caller's transaction the row may yet be rolled back: only committed rows are kept.
-    if (result.created && !this.database.inTransaction) this.remember(result.record);
-    return result;
+    this.noteJournaled(stamped);
+    if (!this.sequenceNoted(stamped.strategyId, stamped.sequence)) {
+      this.holdSequence(stamped.strategyId, stamped.sequence);
+    }
+    if (stamped.clientOrderId !== null) this.knownIds?.clientOrderIds.add(stamped.clientOrderId);
+    return true;
+  }
+
+  private noteJournaled(stamped: StampedIntent): void {
+    this.journaledRequestIds.add(stamped.requestId);
+    let sequences = this.journaledSequences.get(stamped.strategyId);
+    if (sequences === undefined) {
+      sequences = new Set();
+      this.journaledSequences.set(stamped.strategyId, sequences);
+    }
+    sequences.add(stamped.sequence);
+  }
+
+  /** The record of a new intent exactly as its inserted row reads (column defaults included). */
+  private createdRecord(stamped: StampedIntent, intentJson: string, now: number): IntentRecord {
+    const record: IntentRecord = {
+      requestId: stamped.requestId,
+      strategyId: stamped.strategyId,
+      sequence: stamped.sequence,
+      kind: stamped.intent.kind,
+      clientOrderId: stamped.clientOrderId,
+      marketId: marketOf(stamped.intent),
+      intent: JSON.parse(intentJson) as StampedIntent,
+      state: 'journaled',
+      simulateRequestId: null,
+      simulateAttempt: 0,
+      command: null,
+      sendAttempts: 0,
+      context: {},
+      orderId: null,
+      replacesOrderId: null,
+      outcome: null,
+      resolutionAttempts: 0,
+      nextResolutionAt: null,
+      fillReported: false,
+      createdAt: now,
+      updatedAt: now,
+    };
+    return record;
   }
 
   getIntent(requestId: string): IntentRecord | undefined {
     const cached = this.recentIntents.get(requestId);
     if (cached !== undefined) return cached;
-    const row = this.statement('SELECT * FROM intents WHERE request_id = ?').get(requestId) as
-      IntentRow | undefined;
+    const row = this.sql.intent.get(requestId) as IntentRow | undefined;
     if (row === undefined) return undefined;
     const record = intentFromRow(row);
     // Read inside a transaction, a row may yet be rolled back: only committed rows are kept.
@@ -461,11 +857,16 @@ export class Journal {
     return record;
   }
 
-  /** Keeps a committed record for the next read of it; every write of its row forgets it. */
+  /** Keeps a committed record for the next read of it, as the newest. */
   private remember(record: IntentRecord): void {
+    this.recentIntents.delete(record.requestId);
     if (this.recentIntents.size >= RECENT_INTENTS) {
       const oldest = this.recentIntents.keys().next();
-      if (oldest.done !== true) this.recentIntents.delete(oldest.value);
+      if (oldest.done !== true) {
+        // A held row leaves the cache only written, with every other held change at once.
+        if (this.heldRows.has(oldest.value)) this.writeHeld();
+        this.recentIntents.delete(oldest.value);
+      }
     }
     this.recentIntents.set(record.requestId, record);
   }
@@ -483,85 +884,129 @@ export class Journal {
    * amendment's replacement). Cancels keep their target in the context, not here.
    */
   intentByOrderId(orderId: string): IntentRecord | undefined {
-    const row = this.statement(
-      `SELECT * FROM intents WHERE order_id = ? AND kind IN ('place', 'amend', 'close_position')
-         ORDER BY rowid DESC LIMIT 1`,
-    ).get(orderId) as IntentRow | undefined;
+    this.writeHeld();
+    const row = this.sql.intentByOrderId.get(orderId) as IntentRow | undefined;
     return row === undefined ? undefined : intentFromRow(row);
   }
 
   /** The intent that created the order with this (runtime) client order id. */
   intentByClientOrderId(clientOrderId: string): IntentRecord | undefined {
-    const row = this.statement(
-      `SELECT * FROM intents WHERE client_order_id = ? AND kind IN ('place', 'amend', 'close_position')
-         ORDER BY rowid DESC LIMIT 1`,
-    ).get(clientOrderId) as IntentRow | undefined;
+    this.writeHeld();
+    const row = this.sql.intentByClientOrderId.get(clientOrderId) as IntentRow | undefined;
     return row === undefined ? undefined : intentFromRow(row);
   }
 
   /** Intents the venue may still act on: journaled, simulating, sending or unknown. */
   openIntents(): IntentRecord[] {
-    // The states as literals, the partial index's own condition, so SQLite can use the index.
-    const rows = this.statement(
-      `SELECT * FROM intents WHERE state IN (${OPEN_STATES_SQL}) ORDER BY rowid`,
-    ).all() as IntentRow[];
-    return rows.map(intentFromRow);
+    this.writeHeld();
+    return (this.sql.openIntents.all() as IntentRow[]).map(intentFromRow);
   }
 
   /** Unknown intents whose automatic resolution attempts are exhausted. */
   countExhaustedUnknown(): number {
-    const row = this.statement(
-      `SELECT COUNT(*) AS count FROM intents WHERE state IN (${OPEN_STATES_SQL})
-         AND state = 'unknown' AND next_resolution_at IS NULL`,
-    ).get() as { count: number };
-    return row.count;
+    this.writeHeld();
+    return (this.sql.countExhaustedUnknown.get() as { count: number }).count;
   }
 
   countIntents(state: IntentState): number {
-    // An open state is counted on the partial index of open intents, not by a table scan.
-    const sql = OPEN_INTENT_STATES.includes(state)
-      ? `SELECT COUNT(*) AS count FROM intents WHERE state IN (${OPEN_STATES_SQL}) AND state = ?`
-      : 'SELECT COUNT(*) AS count FROM intents WHERE state = ?';
-    const row = this.statement(sql).get(state) as { count: number };
-    return row.count;
+    this.writeHeld();
+    const statement = OPEN_INTENT_STATES.includes(state)
+      ? this.sql.countOpenIntents
+      : this.sql.countIntents;
+    return (statement.get(state) as { count: number }).count;
   }
 
-  /** Intents whose venue orders the runtime knows: the order ids and client order ids in use. */
+  /**
+   * The order ids and client order ids in use by intents. The sets are the journal's own and
+   * follow its later writes: read them at once, do not keep or change them.
+   */
   knownOrderIds(): {
-    readonly orderIds: Set<string>;
-    readonly clientOrderIds: Set<string>;
+    readonly orderIds: ReadonlySet<string>;
+    readonly clientOrderIds: ReadonlySet<string>;
   } {
-    // Two scans of the partial indexes on these columns, not of the table's wide rows.
-    const orderIds = new Set(
-      this.statement('SELECT order_id FROM intents WHERE order_id IS NOT NULL')
-        .pluck()
-        .all() as string[],
-    );
-    const clientOrderIds = new Set(
-      this.statement('SELECT client_order_id FROM intents WHERE client_order_id IS NOT NULL')
-        .pluck()
-        .all() as string[],
-    );
-    return { orderIds, clientOrderIds };
+    if (this.knownIds === null) {
+      this.writeHeld();
+      this.knownIds = {
+        orderIds: new Set(this.sql.orderIds.all() as string[]),
+        clientOrderIds: new Set(this.sql.clientOrderIds.all() as string[]),
+      };
+    }
+    return this.knownIds;
   }
 
-  private update(requestId: string, assignments: string, ...values: unknown[]): void {
+  /**
+   * Runs one update of an intent's row (its parameters end with `updated_at` and the request id)
+   * and keeps the record as the row now reads: `next` derives it from the cached one. Without
+   * a cached record, or inside a caller's transaction, the record is read back when next needed.
+   *
+   * Durability `none`: when `columns` gives the values the statement would write (null when the
+   * write could fail, which must then happen now), they are held instead of written.
+   */
+  private updateIntent(
+    requestId: string,
+    statement: Database.Statement,
+    values: readonly unknown[],
+    next: (current: IntentRecord, updatedAt: number) => IntentRecord,
+    columns?: (current: IntentRecord) => Record<string, unknown> | null,
+  ): IntentRecord | undefined {
+    const current = this.recentIntents.get(requestId);
+    if (
+      this.deferWrites &&
+      columns !== undefined &&
+      current !== undefined &&
+      !this.database.inTransaction
+    ) {
+      const held = columns(current);
+      const now = this.now();
+      // A time that is no integer is refused by the row: that refusal has to happen now.
+      if (held !== null && Number.isSafeInteger(now)) {
+        const heldRow = this.heldRows.get(requestId);
+        if (heldRow === undefined) {
+          this.heldRows.set(requestId, { insert: false, columns: { ...held, updated_at: now } });
+        } else {
+          Object.assign(heldRow.columns, held);
+          heldRow.columns.updated_at = now;
+        }
+        const record = next(current, now);
+        this.remember(record);
+        return record;
+      }
+    }
+    // The row is written in order: what was held first.
+    if (this.heldRows.has(requestId)) this.writeHeld();
     this.recentIntents.delete(requestId);
-    const result = this.statement(
-      `UPDATE intents SET ${assignments}, updated_at = ? WHERE request_id = ?`,
-    ).run(...values, this.now(), requestId);
+    const now = this.now();
+    const result = statement.run(...values, now, requestId);
     if (result.changes !== 1) {
       throw new PaperbotError('JOURNAL_INTENT_MISSING', `no journaled intent ${requestId}`);
     }
+    if (current === undefined || this.database.inTransaction) return undefined;
+    const record = next(current, now);
+    this.remember(record);
+    return record;
   }
 
   /** Records a simulation attempt (its own request id) before it is sent. */
   recordSimulation(requestId: string, simulateRequestId: string, attempt: number): void {
-    this.update(
+    this.updateIntent(
       requestId,
-      "state = 'simulating', simulate_request_id = ?, simulate_attempt = ?",
-      simulateRequestId,
-      attempt,
+      this.sql.recordSimulation,
+      [simulateRequestId, attempt],
+      (current, updatedAt) => ({
+        ...current,
+        state: 'simulating',
+        simulateRequestId,
+        simulateAttempt: attempt,
+        updatedAt,
+      }),
+      () =>
+        Number.isSafeInteger(attempt)
+          ? {
+              state: 'simulating',
+              simulate_request_id: simulateRequestId,
+              simulate_attempt: attempt,
+            }
+          : null,
     );
   }
 
@@ -570,30 +1015,52 @@ export class Journal {
    * Refuses to replace bytes already journaled: an intent has one command for life.
    */
   recordCommand(requestId: string, command: JournaledCommand, context: IntentContext = {}): void {
-    this.transaction(() => {
-      const existing = this.statement(
-        'SELECT command_endpoint IS NOT NULL AS has_command FROM intents WHERE request_id = ?',
-      ).get(requestId) as { has_command: number } | undefined;
+    const cached = this.recentIntents.get(requestId);
+    let hasCommand: boolean;
+    if (cached !== undefined) {
+      hasCommand = cached.command !== null;
+    } else {
+      const existing = this.sql.hasCommand.get(requestId) as { has_command: number } | undefined;
       if (existing === undefined) {
         throw new PaperbotError('JOURNAL_INTENT_MISSING', `no journaled intent ${requestId}`);
       }
-      if (existing.has_command !== 0) {
-        throw new PaperbotError(
-          'JOURNAL_COMMAND_EXISTS',
-          `intent ${requestId} already has journaled bytes; they are never replaced`,
-        );
-      }
-      this.update(
-        requestId,
-        `command_endpoint = ?, command_path = ?, command_body = ?, command_sha256 = ?,
-         context_json = ?`,
-        command.endpoint,
-        command.path,
-        toBuffer(command.bodyBytes),
-        command.bodySha256,
-        JSON.stringify(context),
+      hasCommand = existing.has_command !== 0;
+    }
+    if (hasCommand) {
+      throw new PaperbotError(
+        'JOURNAL_COMMAND_EXISTS',
+        `intent ${requestId} already has journaled bytes; they are never replaced`,
       );
-    });
+    }
+    const body = toBuffer(command.bodyBytes);
+    const contextJson = JSON.stringify(context);
+    // One copy of the bytes, as a read of the row would give: the caller's stay the caller's.
+    let copy: Uint8Array | undefined;
+    const copied = (): Uint8Array => (copy ??= Uint8Array.from(command.bodyBytes));
+    this.updateIntent(
+      requestId,
+      this.sql.recordCommand,
+      [command.endpoint, command.path, body, command.bodySha256, contextJson],
+      (current, updatedAt) => ({
+        ...current,
+        command: {
+          endpoint: command.endpoint,
+          path: command.path,
+          bodyBytes: copied(),
+          bodySha256: command.bodySha256,
+        },
+        context: JSON.parse(contextJson) as IntentContext,
+        updatedAt,
+      }),
+      () => ({
+        command_endpoint: command.endpoint,
+        command_path: command.path,
+        // Written later: the copy, as the bytes are now.
+        command_body: toBuffer(copied()),
+        command_sha256: command.bodySha256,
+        context_json: contextJson,
+      }),
+    );
   }
 
   /**
@@ -601,9 +1068,24 @@ export class Journal {
    * of an unknown intent leaves it `unknown` until the answer is in.
    */
   recordSendAttempt(requestId: string): void {
-    this.update(
+    this.updateIntent(
       requestId,
-      "state = CASE WHEN state = 'unknown' THEN 'unknown' ELSE 'sending' END, send_attempts = send_attempts + 1",
+      this.sql.recordSendAttempt,
+      [],
+      (current, updatedAt) => ({
+        ...current,
+        state: current.state === 'unknown' ? 'unknown' : 'sending',
+        sendAttempts: current.sendAttempts + 1,
+        updatedAt,
+      }),
+      // Without journaled bytes the row refuses the state: that refusal has to happen now.
+      (current) =>
+        current.command === null
+          ? null
+          : {
+              state: current.state === 'unknown' ? 'unknown' : 'sending',
+              send_attempts: current.sendAttempts + 1,
+            },
     );
   }
 
@@ -613,48 +1095,61 @@ export class Journal {
     outcome: OutcomeRecord,
     replacesOrderId: string | null = null,
   ): void {
-    this.update(
-      requestId,
-      `state = 'accepted', order_id = ?, replaces_order_id = COALESCE(?, replaces_order_id),
-       outcome_json = ?, next_resolution_at = NULL`,
-      orderId,
+    this.recordSettled(requestId, 'accepted', this.sql.recordAccepted, orderId, outcome, {
       replacesOrderId,
-      JSON.stringify(outcome),
-    );
+    });
   }
 
   recordRejected(requestId: string, outcome: OutcomeRecord): void {
-    this.update(
-      requestId,
-      "state = 'rejected', outcome_json = ?, next_resolution_at = NULL",
-      JSON.stringify(outcome),
-    );
+    this.recordOutcome(requestId, 'rejected', this.sql.recordRejected, outcome);
   }
 
   recordDenied(requestId: string, outcome: OutcomeRecord): void {
-    this.update(
-      requestId,
-      "state = 'denied', outcome_json = ?, next_resolution_at = NULL",
-      JSON.stringify(outcome),
-    );
+    this.recordOutcome(requestId, 'denied', this.sql.recordDenied, outcome);
   }
 
   /** The outcome is unknown; `nextResolutionAt` null means automatic attempts are exhausted. */
   recordUnknown(requestId: string, outcome: OutcomeRecord, nextResolutionAt: number | null): void {
-    this.update(
+    this.recordOutcome(requestId, 'unknown', this.sql.recordUnknown, outcome, nextResolutionAt);
+  }
+
+  private recordOutcome(
+    requestId: string,
+    state: 'rejected' | 'denied' | 'unknown',
+    statement: Database.Statement,
+    outcome: OutcomeRecord,
+    nextResolutionAt: number | null = null,
+  ): void {
+    const outcomeJson = JSON.stringify(outcome);
+    this.updateIntent(
       requestId,
-      "state = 'unknown', outcome_json = ?, next_resolution_at = ?",
-      JSON.stringify(outcome),
-      nextResolutionAt,
+      statement,
+      state === 'unknown' ? [outcomeJson, nextResolutionAt] : [outcomeJson],
+      (current, updatedAt) => ({
+        ...current,
+        state,
+        outcome: JSON.parse(outcomeJson) as OutcomeRecord,
+        nextResolutionAt,
+        updatedAt,
+      }),
+      state === 'unknown'
+        ? undefined
+        : () => ({ state, outcome_json: outcomeJson, next_resolution_at: null }),
     );
   }
 
   /** One more resolution attempt failed to settle the intent. */
   recordResolutionAttempt(requestId: string, nextResolutionAt: number | null): void {
-    this.update(
+    this.updateIntent(
       requestId,
-      'resolution_attempts = resolution_attempts + 1, next_resolution_at = ?',
-      nextResolutionAt,
+      this.sql.recordResolutionAttempt,
+      [nextResolutionAt],
+      (current, updatedAt) => ({
+        ...current,
+        resolutionAttempts: current.resolutionAttempts + 1,
+        nextResolutionAt,
+        updatedAt,
+      }),
     );
   }
 
@@ -666,37 +1161,92 @@ export class Journal {
     outcome: OutcomeRecord,
     replacesOrderId: string | null = null,
   ): void {
-    this.update(
+    this.recordSettled(
       requestId,
-      `state = 'resolved', order_id = ?, replaces_order_id = COALESCE(?, replaces_order_id),
-       outcome_json = ?, next_resolution_at = NULL`,
+      'resolved',
+      this.sql.recordResolved,
       resolution === 'accepted' ? orderId : null,
-      replacesOrderId,
-      JSON.stringify({ ...outcome, resolution }),
+      { ...outcome, resolution },
+      { replacesOrderId },
     );
+  }
+
+  /** Accepted or resolved: the state, the order the intent made, and the outcome. */
+  private recordSettled(
+    requestId: string,
+    state: 'accepted' | 'resolved',
+    statement: Database.Statement,
+    orderId: string | null,
+    outcome: OutcomeRecord,
+    links: { readonly replacesOrderId: string | null },
+  ): void {
+    const outcomeJson = JSON.stringify(outcome);
+    const previousOrderId = this.recentIntents.get(requestId)?.orderId;
+    const record = this.updateIntent(
+      requestId,
+      statement,
+      [orderId, links.replacesOrderId, outcomeJson],
+      (current, updatedAt) => ({
+        ...current,
+        state,
+        orderId,
+        replacesOrderId: links.replacesOrderId ?? current.replacesOrderId,
+        outcome: JSON.parse(outcomeJson) as OutcomeRecord,
+        nextResolutionAt: null,
+        updatedAt,
+      }),
+      (current) => ({
+        state,
+        order_id: orderId,
+        replaces_order_id: links.replacesOrderId ?? current.replacesOrderId,
+        outcome_json: outcomeJson,
+        next_resolution_at: null,
+      }),
+    );
+    // The known order ids follow the write while the row's earlier order id is known not to
+    // leave the set (it was none, or the same); otherwise they are read again when next asked.
+    if (record !== undefined && (previousOrderId === null || previousOrderId === orderId)) {
+      if (orderId !== null) this.knownIds?.orderIds.add(orderId);
+    } else {
+      this.knownIds = null;
+    }
   }
 
   /** Marks the intent's fill reported; false when it already was (report once). */
   markFillReported(requestId: string): boolean {
+    const current = this.recentIntents.get(requestId);
+    if (current !== undefined && current.fillReported) return false;
+    if (current !== undefined && this.deferWrites && !this.database.inTransaction) {
+      return (
+        this.updateIntent(
+          requestId,
+          this.sql.markFillReported,
+          [],
+          (record, updatedAt) => ({ ...record, fillReported: true, updatedAt }),
+          () => ({ fill_reported: 1 }),
+        ) !== undefined
+      );
+    }
+    if (this.heldRows.has(requestId)) this.writeHeld();
     this.recentIntents.delete(requestId);
-    const result = this.statement(
-      'UPDATE intents SET fill_reported = 1, updated_at = ? WHERE request_id = ? AND fill_reported = 0',
-    ).run(this.now(), requestId);
-    return result.changes === 1;
+    const now = this.now();
+    const changed = this.sql.markFillReported.run(now, requestId).changes === 1;
+    if (current !== undefined && !this.database.inTransaction) {
+      this.remember(changed ? { ...current, fillReported: true, updatedAt: now } : current);
+    }
+    return changed;
   }
 
   // Fills
 
   /** Records a fill id; true the first time it is seen, by this process or an earlier one. */
   markFillSeen(fillId: string, orderId: string | null): boolean {
-    const result = this.statement(
-      'INSERT OR IGNORE INTO seen_fills (fill_id, order_id, seen_at) VALUES (?, ?, ?)',
-    ).run(fillId, orderId, this.now());
+    const result = this.sql.markFillSeen.run(fillId, orderId, this.now());
     return result.changes === 1;
   }
 
   hasSeenFill(fillId: string): boolean {
-    return this.statement('SELECT 1 FROM seen_fills WHERE fill_id = ?').get(fillId) !== undefined;
+    return this.sql.hasSeenFill.get(fillId) !== undefined;
   }
 
   // The runtime's own commands
@@ -704,11 +1254,7 @@ export class Journal {
   /** Journals one of the runtime's own commands in state `sending`, before it is sent. */
   recordInternalCommand(purpose: string, requestId: string, command: JournaledCommand): void {
     const now = this.now();
-    this.statement(
-      `INSERT INTO internal_commands (request_id, purpose, command_endpoint, command_path,
-           command_body, command_sha256, state, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, 'sending', ?, ?)`,
-    ).run(
+    this.sql.recordInternalCommand.run(
       requestId,
       purpose,
       command.endpoint,
@@ -725,15 +1271,11 @@ export class Journal {
     state: Exclude<InternalCommandState, 'sending'>,
     outcome: Readonly<Record<string, unknown>>,
   ): void {
-    this.statement(
-      'UPDATE internal_commands SET state = ?, outcome_json = ?, updated_at = ? WHERE request_id = ?',
-    ).run(state, JSON.stringify(outcome), this.now(), requestId);
+    this.sql.finishInternalCommand.run(state, JSON.stringify(outcome), this.now(), requestId);
   }
 
   getInternalCommand(requestId: string): InternalCommandRecord | undefined {
-    const row = this.statement('SELECT * FROM internal_commands WHERE request_id = ?').get(
-      requestId,
-    ) as InternalCommandRow | undefined;
+    const row = this.sql.internalCommand.get(requestId) as InternalCommandRow | undefined;
     if (row === undefined) return undefined;
     return {
       requestId: row.request_id,
@@ -752,14 +1294,14 @@ export class Journal {
   }
 
   internalCommands(purpose?: string): InternalCommandRecord[] {
-    const rows = (
+    const requestIds = (
       purpose === undefined
-        ? this.statement('SELECT request_id FROM internal_commands ORDER BY rowid').all()
-        : this.statement(
-            'SELECT request_id FROM internal_commands WHERE purpose = ? ORDER BY rowid',
-          ).all(purpose)
-    ) as { request_id: string }[];
-    return rows.map((row) => this.getInternalCommand(row.request_id) as InternalCommandRecord);
+        ? this.sql.internalCommandIds.all()
+        : this.sql.internalCommandIdsOf.all(purpose)
+    ) as string[];
+    return requestIds.map(
+      (requestId) => this.getInternalCommand(requestId) as InternalCommandRecord,
+    );
   }
 
   /**
@@ -767,17 +1309,14 @@ export class Journal {
    * heartbeat replaces an old one and the next reconciliation re-checks orphan orders.
    */
   abandonOpenInternalCommands(): number {
-    return this.statement(
-      `UPDATE internal_commands SET state = 'abandoned', updated_at = ? WHERE state = 'sending'`,
-    ).run(this.now()).changes;
+    return this.sql.abandonInternalCommands.run(this.now()).changes;
   }
 
   // Runtime values kept across restarts
 
   /** A value the runtime stored under `key` (the gate's loss tracking, say); null when none. */
   readMeta(key: string): string | null {
-    const row = this.statement('SELECT value FROM meta WHERE key = ?').get(key) as
-      { value: string } | undefined;
+    const row = this.sql.readMeta.get(key) as { value: string } | undefined;
     return row?.value ?? null;
   }
 
@@ -786,16 +1325,13 @@ export class Journal {
     if (RESERVED_META_KEYS.has(key)) {
       throw new PaperbotError('JOURNAL_META_RESERVED', `meta key ${key} belongs to the journal`);
     }
-    this.statement(
-      'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
-    ).run(key, value);
+    this.sql.writeMeta.run(key, value);
   }
 
   // Dead-man state
 
   readDeadman(): DeadmanRecord | null {
-    const row = this.statement('SELECT * FROM deadman WHERE id = 1').get() as
-      DeadmanRow | undefined;
+    const row = this.sql.readDeadman.get() as DeadmanRow | undefined;
     if (row === undefined) return null;
     return {
       armed: row.armed !== 0,
@@ -808,15 +1344,7 @@ export class Journal {
   }
 
   writeDeadman(record: DeadmanRecord): void {
-    this.statement(
-      `INSERT INTO deadman (id, armed, timeout_seconds, deadline_at, last_request_id,
-           confirmed_at, fired_at, updated_at)
-         VALUES (1, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (id) DO UPDATE SET armed = excluded.armed,
-           timeout_seconds = excluded.timeout_seconds, deadline_at = excluded.deadline_at,
-           last_request_id = excluded.last_request_id, confirmed_at = excluded.confirmed_at,
-           fired_at = excluded.fired_at, updated_at = excluded.updated_at`,
-    ).run(
+    this.sql.writeDeadman.run(
       record.armed ? 1 : 0,
       record.timeoutSeconds,
       record.deadlineAt,

@@ -36,6 +36,7 @@ export class MeasuredVenue implements ExecutionVenue {
   readonly fills$: Observable<Fill>;
   readonly riskEvents$: Observable<RiskEvent>;
   readonly resync$: Observable<ResyncSignal>;
+  readonly abortable: boolean;
 
   constructor(
     private readonly inner: ExecutionVenue,
@@ -46,6 +47,7 @@ export class MeasuredVenue implements ExecutionVenue {
     this.fills$ = inner.fills$;
     this.riskEvents$ = inner.riskEvents$;
     this.resync$ = inner.resync$;
+    this.abortable = inner.abortable === true;
   }
 
   prepare<E extends CommandEndpoint>(command: VenueCommandOf<E>): PreparedCommand<E> {

@@ -72,6 +72,8 @@ export class LiveExecutionVenue implements ExecutionVenue {
   readonly fills$: Observable<Fill>;
   readonly riskEvents$: Observable<RiskEvent>;
   readonly resync$: Observable<ResyncSignal>;
+  /** A REST send stops on the signal: a caller that gives up frees the connection. */
+  readonly abortable = true;
 
   private readonly rest: RestClient;
   private readonly stream: StreamClient;

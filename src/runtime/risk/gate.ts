@@ -97,7 +97,8 @@ export class RiskGate implements HaltTarget {
   private readonly denialSubject = new Subject<DenialEvent>();
   private readonly conditions = new Map<TradingStateSource, Condition>();
   private readonly counts = new Map<string, number>();
-  private orderTimes: readonly number[] = [];
+  /** Changed in place; `recentOrderTimes()` hands out copies, so no view it gave changes. */
+  private readonly orderTimes: number[] = [];
   private tracking: LossTracking;
   private nextDayAt: number;
   private dayTimer: TimerHandle | undefined;
@@ -154,7 +155,7 @@ export class RiskGate implements HaltTarget {
     };
     const decision = evaluateIntent(intent, view, this.config);
     if (decision.allowed) {
-      if (ORDER_COMMANDS.has(intent.intent.kind)) this.orderTimes = [...this.orderTimes, now];
+      if (ORDER_COMMANDS.has(intent.intent.kind)) this.orderTimes.push(now);
       return decision;
     }
     this.recordDenial(intent, decision.denials, now, view.tradingState);
@@ -204,7 +205,7 @@ export class RiskGate implements HaltTarget {
   /** Times of the order commands in the last minute, oldest first. */
   recentOrderTimes(): readonly number[] {
     this.pruneOrderTimes(this.clock.now());
-    return this.orderTimes;
+    return [...this.orderTimes];
   }
 
   /** Loss tracking as plain JSON, for the journal. */
@@ -250,8 +251,7 @@ export class RiskGate implements HaltTarget {
     const from = now - MINUTE_MS;
     let drop = 0;
     while (drop < this.orderTimes.length && this.orderTimes[drop]! <= from) drop++;
-    // Never changed in place (here or on push), so a view handed out earlier stays as it was.
-    if (drop > 0) this.orderTimes = this.orderTimes.slice(drop);
+    if (drop > 0) this.orderTimes.splice(0, drop);
   }
 
   private raise(source: TradingStateSource, state: 'REDUCING' | 'HALTED', reason: string): void {

@@ -152,11 +152,26 @@ const ACTIVE_STATUSES = new Set(['PENDING', 'SUBMITTED', 'OPEN', 'PARTIALLY_FILL
 export function riskOpenOrdersFromWire(orders: readonly OrderFields[]): RiskOpenOrderView[] {
   const open: RiskOpenOrderView[] = [];
   for (const order of orders) {
-    if (!ACTIVE_STATUSES.has(order.status)) continue;
-    if (order.side !== 'buy' && order.side !== 'sell') continue;
+    const view = openOrderView(order);
+    if (view !== null) open.push(view);
+  }
+  return open;
+}
+
+/**
+ * Views of frozen orders (the tracker's), which cannot change: the gate reads the open orders
+ * again after every order update, and most of them are the same objects as the last time.
+ */
+const frozenOrderViews = new WeakMap<OrderFields, RiskOpenOrderView | null>();
+
+function openOrderView(order: OrderFields): RiskOpenOrderView | null {
+  const cached = frozenOrderViews.get(order);
+  if (cached !== undefined) return cached;
+  let view: RiskOpenOrderView | null = null;
+  if (ACTIVE_STATUSES.has(order.status) && (order.side === 'buy' || order.side === 'sell')) {
     const quantity = order.quantity === null ? ZERO : parseDecimal(order.quantity);
     const remaining = quantity.minus(parseDecimal(order.filled_quantity));
-    open.push({
+    view = Object.freeze({
       clientOrderId: order.client_order_id,
       marketId: order.market_id,
       side: order.side,
@@ -165,5 +180,6 @@ export function riskOpenOrdersFromWire(orders: readonly OrderFields[]): RiskOpen
       reduceOnly: order.reduce_only,
     });
   }
-  return open;
+  if (Object.isFrozen(order)) frozenOrderViews.set(order, view);
+  return view;
 }

@@ -75,6 +75,24 @@ export function meetsMinimums(
  * default order size of the example strategies.
  */
 export function smallestOrderQuantity(market: MarketInfo, price: Decimal | null): Decimal {
+  // A strategy asks again on every tick, mostly at the price it asked last (a division each).
+  const last = lastSmallest.get(market);
+  if (last !== undefined && samePrice(last.price, price)) return last.quantity;
+  const quantity = computeSmallestOrderQuantity(market, price);
+  lastSmallest.set(market, { price, quantity });
+  return quantity;
+}
+
+const lastSmallest = new WeakMap<
+  MarketInfo,
+  { readonly price: Decimal | null; readonly quantity: Decimal }
+>();
+
+function samePrice(left: Decimal | null, right: Decimal | null): boolean {
+  return left === null || right === null ? left === right : left.eq(right);
+}
+
+function computeSmallestOrderQuantity(market: MarketInfo, price: Decimal | null): Decimal {
   let quantity = market.minimumQuantity ?? market.quantityStep ?? ZERO;
   if (market.minimumNotional !== null && price !== null && price.gt(ZERO)) {
     quantity = maxDecimal(quantity, market.minimumNotional.div(price));
