@@ -270,13 +270,14 @@ export class FillEntry implements FillRecord, EventRecord, FillSnapshot {
   ) {}
 
   /**
-   * Gives the fill its event: the account's sequence, the event's identifier ordinal, its time.
-   * The exchange announces a fill right after making it, so the event's ordinal is the fill's
-   * plus one and its time the fill's; the record keeps neither (it is kept by the hundred
-   * thousand), and refuses an announcement that would need them.
+   * Gives the fill its event: the account's sequence and the event's identifier ordinal. The
+   * exchange announces a fill right after making it, so the event's ordinal is the fill's plus
+   * one, and the event is stamped with the fill's time; the record keeps no ordinal of its own
+   * for the event (it is kept by the hundred thousand), and refuses an announcement that would
+   * need one.
    */
-  announce(sequence: number, eventOrdinal: number, eventAt: Instant): this {
-    if (eventOrdinal !== this.ordinal + 1 || eventAt.ms !== this.at.ms) {
+  announce(sequence: number, eventOrdinal: number): this {
+    if (eventOrdinal !== this.ordinal + 1) {
       throw new Error('a fill event must follow its fill at once');
     }
     this.sequence = sequence;

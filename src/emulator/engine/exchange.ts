@@ -2132,7 +2132,8 @@ export class Exchange implements VenueDriver {
   private emitFill(account: AccountState, fill: FillEntry): number {
     return this.pushEvent(
       account,
-      fill.announce(++account.sequence, this.nextIdentifier++, this.instantNow()),
+      // The event carries the fill's own time: on a system clock a later read may be 1 ms on.
+      fill.announce(++account.sequence, this.nextIdentifier++),
     );
   }
 
