@@ -164,6 +164,15 @@ function describe(error: unknown): { code: string; message: string } {
   };
 }
 
+/** True when `ours` reflects a later event of the order than `theirs` (both sequenced). */
+function isNewer(ours: Order, theirs: Order): boolean {
+  return (
+    ours.last_event_sequence !== null &&
+    theirs.last_event_sequence !== null &&
+    ours.last_event_sequence > theirs.last_event_sequence
+  );
+}
+
 export class Reconciler {
   readonly ready$: Observable<boolean>;
   readonly reports$: Observable<ReconciliationReport>;
@@ -371,6 +380,9 @@ export class Reconciler {
         if (!ours) foreign.push(order);
         continue;
       }
+      // An event that arrived after the venue answered (an order placed a moment before the
+      // read, filled since) makes ours newer than the snapshot: that is no mismatch.
+      if (isNewer(local.order, order)) continue;
       if (
         local.order.status !== order.status ||
         !parseDecimal(local.order.filled_quantity).eq(parseDecimal(order.filled_quantity))

@@ -142,6 +142,57 @@ describe('reconciler', () => {
     ]);
   });
 
+  it('does not call an order mismatched when ours is newer than the snapshot', async () => {
+    const s = setup();
+    // Placed a moment before the read: the venue answered PENDING (event 1), and the OPEN
+    // event (2) reached the tracker after that answer. A third order is older here than there.
+    s.tracker.applyOrder(
+      order({
+        order_id: 'o-1',
+        client_order_id: 'alpha:testepoch01:1',
+        status: 'OPEN',
+        last_event_sequence: 2,
+      }),
+    );
+    s.tracker.applyOrder(
+      order({
+        order_id: 'o-2',
+        client_order_id: 'alpha:testepoch01:2',
+        status: 'PENDING',
+        last_event_sequence: 3,
+      }),
+    );
+    s.tracker.applySnapshot({ openOrders: [], positions: [position()], account: null });
+    expectSnapshot(s, [
+      order({
+        order_id: 'o-1',
+        client_order_id: 'alpha:testepoch01:1',
+        status: 'PENDING',
+        last_event_sequence: 1,
+      }),
+      order({
+        order_id: 'o-2',
+        client_order_id: 'alpha:testepoch01:2',
+        status: 'OPEN',
+        last_event_sequence: 4,
+      }),
+    ]);
+    const report = await s.reconciler.start();
+    s.venue.verify();
+    expect(report.ok).toBe(true);
+    expect(report.stateMismatches).toEqual([
+      {
+        orderId: 'o-2',
+        clientOrderId: 'alpha:testepoch01:2',
+        local: { status: 'PENDING', filledQuantity: '0' },
+        venue: { status: 'OPEN', filledQuantity: '0' },
+      },
+    ]);
+    // The newer view stays: the snapshot does not take the order back to PENDING.
+    expect(s.tracker.order('o-1')?.order.status).toBe('OPEN');
+    expect(s.tracker.order('o-2')?.order.status).toBe('OPEN');
+  });
+
   it('reports what differs and takes the venue view', async () => {
     const s = setup();
     // What the runtime believed: two open orders of its own and a long position.
