@@ -305,6 +305,29 @@ describe('RecordingSink and the readers', () => {
     });
   });
 
+  it('writes one manifest checkpoint at a time when virtual time jumps over several', async () => {
+    await withTemporaryDirectory(async (directory) => {
+      const clock = new VirtualClock(START_MS);
+      const errors: unknown[] = [];
+      const sink = await RecordingSink.create(
+        sinkOptions(directory, clock, {
+          manifestIntervalMs: 1_000,
+          onError: (error) => errors.push(error),
+        }),
+      );
+      for (let second = 0; second < 20; second++) {
+        sink.ticker(ticker('BTC-USD', String(second + 1)));
+        // Ten checkpoints start within one synchronous step: each writes the same temporary file.
+        if (second % 10 === 9) clock.advanceBy(10_000);
+      }
+      await sink.idle();
+      expect(errors).toEqual([]);
+      expect((await readManifest(directory)).counts.total).toBe(20);
+      const final = await sink.close();
+      expect(final.counts.total).toBe(20);
+    });
+  });
+
   it('recounts an interrupted session from its events file', async () => {
     await withTemporaryDirectory(async (directory) => {
       const clock = new VirtualClock(START_MS);

@@ -78,6 +78,8 @@ export class RecordingSink {
   private closing: Promise<RecordingManifest> | null = null;
   private failure: PaperbotError | null = null;
   private background: Promise<void> = Promise.resolve();
+  /** The last checkpoint queued; each waits for the one before. */
+  private checkpoints: Promise<void> = Promise.resolve();
   private flushRequested = false;
 
   private constructor(
@@ -261,8 +263,18 @@ export class RecordingSink {
     }
   }
 
+  /**
+   * Queues a checkpoint behind the one in progress: two at once would write the same temporary
+   * file (a virtual clock that jumps fires several intervals in one step).
+   */
+  private checkpoint(): Promise<void> {
+    const next = this.checkpoints.then(() => this.checkpointNow());
+    this.checkpoints = next.catch(() => undefined);
+    return next;
+  }
+
   /** Rewrites the manifest with the counts of what is on disk (flushed and fsynced). */
-  private async checkpoint(): Promise<void> {
+  private async checkpointNow(): Promise<void> {
     const counts = this.counter.snapshot();
     await this.syncNow();
     if (this.closing) return;
