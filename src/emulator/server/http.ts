@@ -414,29 +414,37 @@ export function createHttpDispatcher(options: HttpDispatcherOptions) {
       }
       return { status: existing.status, body: existing.body, replayed: true };
     }
-    let status: number = endpoint.successStatus;
-    let body: unknown;
-    try {
-      body = checked(endpoint, handler(context), requestId);
-    } catch (error) {
-      const failure = codedFailureOf(error);
-      if (failure === null || !isStoredOutcome(failure.status, failure.retryable)) throw error;
-      status = failure.status;
-      body = envelopeOf(failure, requestId);
-    }
-    options.ledger.record({
-      version: 1,
-      account_id: accountId,
-      request_id: mutationId,
-      endpoint: match.name,
-      command_type: commandType,
-      fingerprint,
-      status,
-      body,
-      created_at: context.now,
-      completed_at: null,
+    // The engine's commit and the request's record land together (one SQLite transaction with
+    // a data dir). An outcome that is not stored is thrown after it, as it was before.
+    const outcome = options.ledger.atomically(() => {
+      let status: number = endpoint.successStatus;
+      let body: unknown;
+      try {
+        body = checked(endpoint, handler(context), requestId);
+      } catch (error) {
+        const failure = codedFailureOf(error);
+        if (failure === null || !isStoredOutcome(failure.status, failure.retryable)) {
+          return { thrown: error };
+        }
+        status = failure.status;
+        body = envelopeOf(failure, requestId);
+      }
+      options.ledger.record({
+        version: 1,
+        account_id: accountId,
+        request_id: mutationId,
+        endpoint: match.name,
+        command_type: commandType,
+        fingerprint,
+        status,
+        body,
+        created_at: context.now,
+        completed_at: null,
+      });
+      return { status, body };
     });
-    return { status, body, replayed: false };
+    if ('thrown' in outcome) throw outcome.thrown;
+    return { status: outcome.status, body: outcome.body, replayed: false };
   }
 
   function checked(endpoint: EndpointDefinition, body: unknown, requestId: string): unknown {

@@ -206,6 +206,15 @@ export class IdempotencyLedger {
     return parsed.success ? parsed.data : undefined;
   }
 
+  /**
+   * Runs a mutation and the `record` of its outcome so that both are stored or neither: a crash
+   * between the engine's commit and the record would leave an order whose request id the
+   * service forgot, and a retry of that id would place it again.
+   */
+  atomically<T>(work: () => T): T {
+    return this.#store.atomically(work);
+  }
+
   /** Keeps a first outcome; its completion is stamped now or when its orders move. */
   record(record: IdempotencyRecord): void {
     // The body was made by the engine just now, so its statuses are current.

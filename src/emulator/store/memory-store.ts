@@ -248,6 +248,11 @@ export class MemoryStore implements Store {
     return [...this.keys.values()].map((text) => JSON.parse(text) as unknown);
   }
 
+  /** Memory has nothing to lose in a crash: the work simply runs. */
+  atomically<T>(work: () => T): T {
+    return work();
+  }
+
   saveIdempotency(accountId: string, requestId: string, record: unknown): void {
     this.ensureOpen();
     this.idempotency.set(`${accountId}\u0000${requestId}`, JSON.stringify(record));

@@ -44,6 +44,8 @@ export class SqliteStore implements Store {
   private readonly database: Database.Database;
   private readonly statements;
   private readonly commitTransaction: (changes: ChangeSet) => void;
+  /** One transaction wrapper, built once (better-sqlite3 builds several functions per wrapper). */
+  private readonly runAtomically: (work: () => unknown) => unknown;
 
   constructor(readonly path: string) {
     this.database = new Database(path);
@@ -122,6 +124,7 @@ export class SqliteStore implements Store {
         'SELECT record FROM idempotency WHERE account_id = ? AND request_id = ?',
       ),
     };
+    this.runAtomically = this.database.transaction((work: () => unknown) => work());
     this.commitTransaction = this.database.transaction((changes: ChangeSet) => {
       const s = this.statements;
       for (const source of changes.accounts) {
@@ -193,6 +196,11 @@ export class SqliteStore implements Store {
 
   loadKeys(): unknown[] {
     return this.statements.loadKeys.all().map((row) => JSON.parse(row.record) as unknown);
+  }
+
+  atomically<T>(work: () => T): T {
+    // Commits inside (the engine's) become savepoints of this one transaction.
+    return (this.runAtomically as (work: () => T) => T)(work);
   }
 
   saveIdempotency(accountId: string, requestId: string, record: unknown): void {

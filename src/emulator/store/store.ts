@@ -151,6 +151,11 @@ export interface Store {
   loadKeys(): unknown[];
   saveIdempotency(accountId: string, requestId: string, record: unknown): void;
   loadIdempotency(accountId: string, requestId: string): unknown | undefined;
+  /**
+   * Runs `work` so that everything it writes lands together or not at all (the engine's commit
+   * of a mutation and the request's idempotency record). A throw from `work` writes nothing.
+   */
+  atomically<T>(work: () => T): T;
 
   close(): void;
 }
