@@ -24,6 +24,7 @@ import {
   type StampedIntent,
 } from '../../../src/runtime/intents.ts';
 import { Journal } from '../../../src/runtime/journal/journal.ts';
+import { prepareVenueCommand } from '../../../src/runtime/venue.ts';
 
 export const START = 1_704_067_200_000;
 export const EPOCH = 'testepoch01';
@@ -231,3 +232,20 @@ export function openJournal(
 }
 
 export const decode = (bytes: Uint8Array): unknown => JSON.parse(new TextDecoder().decode(bytes));
+
+/** A prepared limit buy of 0.01 BTC-PERP at 42000 whose ids are both `requestId`. */
+export function placeCommand(requestId: string) {
+  return prepareVenueCommand({
+    endpoint: 'placeOrder',
+    body: {
+      request_id: requestId,
+      client_order_id: requestId,
+      market_id: 'BTC-PERP',
+      side: 'buy',
+      type: 'limit',
+      quantity: '0.01',
+      price: '42000',
+      leverage: 1,
+    },
+  });
+}

@@ -8,8 +8,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { OrderIntent } from '../../../src/runtime/intents.ts';
 import { Journal } from '../../../src/runtime/journal/journal.ts';
-import { prepareVenueCommand } from '../../../src/runtime/venue.ts';
-import { limitBuy, START, stamp } from '../execution/fixtures.ts';
+import { limitBuy, placeCommand, START, stamp } from '../execution/fixtures.ts';
 
 type Operation =
   | { readonly kind: 'intent'; readonly index: number; readonly cancel: boolean }
@@ -56,22 +55,6 @@ function intentOf(position: number, cancel: boolean) {
   return stamp(cancel ? cancelIntent : limitBuy('0.010', String(42_000 + position)), position);
 }
 
-function command(requestId: string) {
-  return prepareVenueCommand({
-    endpoint: 'placeOrder',
-    body: {
-      request_id: requestId,
-      client_order_id: requestId,
-      market_id: 'BTC-PERP',
-      side: 'buy',
-      type: 'limit',
-      quantity: '0.01',
-      price: '42000',
-      leverage: 1,
-    },
-  });
-}
-
 /** What a call answered, or the code (or message) it was refused with. */
 function outcome(call: () => unknown): unknown {
   try {
@@ -89,7 +72,7 @@ function apply(journal: Journal, step: Operation): unknown {
       return outcome(() => journal.recordIntent(intentOf(step.index, step.cancel)));
     case 'command':
       return outcome(() =>
-        journal.recordCommand(requestId, command(requestId), { targetOrderId: 'o-1' }),
+        journal.recordCommand(requestId, placeCommand(requestId), { targetOrderId: 'o-1' }),
       );
     case 'simulation':
       return outcome(() => journal.recordSimulation(requestId, `${requestId}:s1`, step.attempt));
@@ -187,7 +170,7 @@ function run(steps: readonly Operation[], intentsBefore: number): void {
         const intent = intentOf(position, false);
         journal.noteSequence('alpha', position);
         journal.recordIntent(intent);
-        journal.recordCommand(intent.requestId, command(intent.requestId));
+        journal.recordCommand(intent.requestId, placeCommand(intent.requestId));
         journal.recordSendAttempt(intent.requestId);
         journal.recordAccepted(intent.requestId, `o-${position}`, { status: 'accepted' });
       }

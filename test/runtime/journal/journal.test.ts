@@ -7,8 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../../src/core/clock.ts';
 import { Journal } from '../../../src/runtime/journal/journal.ts';
 import { JOURNAL_SCHEMA_VERSION } from '../../../src/runtime/journal/schema.ts';
-import { prepareVenueCommand } from '../../../src/runtime/venue.ts';
-import { limitBuy, START, stamp, tempJournalPath } from '../execution/fixtures.ts';
+import { limitBuy, placeCommand, START, stamp, tempJournalPath } from '../execution/fixtures.ts';
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -29,21 +28,6 @@ function open(path: string, clock = new VirtualClock(START), epoch?: string): Jo
   cleanups.push(() => journal.close());
   return journal;
 }
-
-const placeCommand = (requestId: string) =>
-  prepareVenueCommand({
-    endpoint: 'placeOrder',
-    body: {
-      request_id: requestId,
-      client_order_id: requestId,
-      market_id: 'BTC-PERP',
-      side: 'buy',
-      type: 'limit',
-      quantity: '0.01',
-      price: '42000',
-      leverage: 1,
-    },
-  });
 
 describe('journal', () => {
   it('creates a WAL file with the current schema version and a random epoch kept for life', () => {
