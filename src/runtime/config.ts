@@ -5,7 +5,11 @@
  * below turn each parsed section into the settings its component takes.
  */
 import { z } from 'zod';
+import { isPaperbotError } from '../core/errors.ts';
+import { type ConfigIssue, configIssuesOf } from './config-file.ts';
 import type { ExecutorConfig, OrderTrackerConfig, ReconcilerConfig } from './execution/index.ts';
+import { loadStrategyDefinition } from './strategy/loader.ts';
+import type { StrategyDefinition } from './strategy/types.ts';
 
 const PositiveInteger = z.int().positive();
 const NonNegativeInteger = z.int().min(0);
@@ -20,6 +24,73 @@ export const StrategyEntry = z.strictObject({
   params: z.record(z.string(), z.unknown()).default({}),
 });
 export type StrategyEntry = z.infer<typeof StrategyEntry>;
+
+/** A `strategies` entry with its plugin loaded and its params checked by the plugin's schema. */
+export interface ResolvedStrategy {
+  readonly id: string;
+  readonly name: string;
+  readonly definition: StrategyDefinition<unknown>;
+  /** As written in the file; the kernel parses them again with the same schema. */
+  readonly rawParams: Readonly<Record<string, unknown>>;
+  /** Parsed by the plugin's schema (defaults filled in). */
+  readonly params: unknown;
+  /** The plugin's module file. */
+  readonly file: string;
+}
+
+/** `strategies_dir` of a config document as written, else `strategies`. */
+export function strategiesDirectoryOf(document: Readonly<Record<string, unknown>>): string {
+  const directory = document.strategies_dir;
+  return typeof directory === 'string' && directory !== '' ? directory : 'strategies';
+}
+
+/**
+ * Loads the plugin of every sound `strategies` entry and checks its params, adding a problem to
+ * `issues` for each duplicate id, plugin that does not load and param the plugin refuses.
+ * Structural problems of the section are the config schema's to report.
+ */
+export async function resolveStrategies(
+  raw: unknown,
+  strategiesDirectory: string,
+  issues: ConfigIssue[],
+): Promise<ResolvedStrategy[]> {
+  const entries = z.array(z.unknown()).safeParse(raw);
+  if (!entries.success) return [];
+  const resolved: ResolvedStrategy[] = [];
+  const seen = new Map<string, number>();
+  for (const [index, item] of entries.data.entries()) {
+    const entry = StrategyEntry.safeParse(item);
+    if (!entry.success) continue;
+    const { id, name, params } = entry.data;
+    const first = seen.get(id);
+    if (first !== undefined) {
+      issues.push({
+        path: `strategies[${index}].id`,
+        message: `duplicate id ${JSON.stringify(id)} (also strategies[${first}])`,
+      });
+      continue;
+    }
+    seen.set(id, index);
+    let definition: StrategyDefinition<unknown>;
+    let file: string;
+    try {
+      ({ definition, file } = await loadStrategyDefinition(name, { strategiesDirectory }));
+    } catch (error) {
+      issues.push({
+        path: `strategies[${index}].name`,
+        message: isPaperbotError(error) ? error.message : String(error),
+      });
+      continue;
+    }
+    const parsed = definition.params.safeParse(params);
+    if (!parsed.success) {
+      issues.push(...configIssuesOf(parsed.error, ['strategies', index, 'params']));
+      continue;
+    }
+    resolved.push({ id, name, definition, rawParams: params, params: parsed.data, file });
+  }
+  return resolved;
+}
 
 export const ExecutionSection = z.strictObject({
   default_leverage: z.int().min(1).max(200).default(1),

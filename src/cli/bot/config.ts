@@ -25,11 +25,13 @@ import type { DeadmanConfig } from '../../runtime/deadman/index.ts';
 import {
   ExecutionSection,
   ReconcilerSection,
+  type ResolvedStrategy,
+  resolveStrategies,
   StrategyEntry,
+  strategiesDirectoryOf,
   TrackerSection,
 } from '../../runtime/config.ts';
 import { RiskConfig } from '../../runtime/risk/index.ts';
-import { loadStrategyDefinition, type StrategyDefinition } from '../../runtime/strategy/index.ts';
 
 export const DEFAULT_BOT_CONFIG_PATH = 'config/bot.yaml';
 export const DEFAULT_METRICS_PORT = 9464;
@@ -140,16 +142,7 @@ export type BotConfigInput = z.input<typeof BotConfig>;
 export { type ConfigIssue, formatConfigPath, invalidConfigError, readConfigDocument };
 
 /** A strategy ready for the kernel: its plugin loaded and its params parsed. */
-export interface ResolvedStrategy {
-  readonly id: string;
-  readonly name: string;
-  readonly definition: StrategyDefinition<unknown>;
-  /** Parsed by the plugin's schema (defaults filled in). */
-  readonly params: unknown;
-  /** As written in the file; the kernel parses them again with the same schema. */
-  readonly rawParams: unknown;
-  readonly file: string;
-}
+export type { ResolvedStrategy };
 
 export interface LoadedBotConfig {
   /** Where the config came from, for logs. */
@@ -182,50 +175,6 @@ function issuesFromError(error: unknown, prefix: readonly PropertyKey[]): Config
 }
 
 /** Loads each strategy's plugin and checks its params with the plugin's own schema. */
-async function resolveStrategies(
-  raw: unknown,
-  strategiesDirectory: string,
-  issues: ConfigIssue[],
-): Promise<ResolvedStrategy[]> {
-  const entries = z.array(z.unknown()).safeParse(raw);
-  if (!entries.success) return [];
-  const resolved: ResolvedStrategy[] = [];
-  const seen = new Map<string, number>();
-  for (const [index, item] of entries.data.entries()) {
-    const entry = StrategyEntry.safeParse(item);
-    // Structural problems are reported by the main schema; only sound entries are loaded.
-    if (!entry.success) continue;
-    const { id, name, params } = entry.data;
-    const first = seen.get(id);
-    if (first !== undefined) {
-      issues.push({
-        path: `strategies[${index}].id`,
-        message: `duplicate id ${JSON.stringify(id)} (also strategies[${first}])`,
-      });
-      continue;
-    }
-    seen.set(id, index);
-    let definition: StrategyDefinition<unknown>;
-    let file: string;
-    try {
-      ({ definition, file } = await loadStrategyDefinition(name, { strategiesDirectory }));
-    } catch (error) {
-      issues.push({
-        path: `strategies[${index}].name`,
-        message: isPaperbotError(error) ? error.message : String(error),
-      });
-      continue;
-    }
-    const parsed = definition.params.safeParse(params);
-    if (!parsed.success) {
-      issues.push(...issuesOf(parsed.error, ['strategies', index, 'params']));
-      continue;
-    }
-    resolved.push({ id, name, definition, params: parsed.data, rawParams: params, file });
-  }
-  return resolved;
-}
-
 /**
  * Checks a config document (already parsed from YAML) completely: structure, every strategy's
  * params, the embedded emulator's config. Throws INVALID_CONFIG listing every issue.
@@ -241,11 +190,7 @@ export async function resolveBotConfig(
     string,
     unknown
   >;
-  const strategiesDirectory =
-    typeof raw.strategies_dir === 'string' && raw.strategies_dir !== ''
-      ? raw.strategies_dir
-      : 'strategies';
-  const strategies = await resolveStrategies(raw.strategies, strategiesDirectory, issues);
+  const strategies = await resolveStrategies(raw.strategies, strategiesDirectoryOf(raw), issues);
 
   // The venue section is read on its own, so an emulator config is checked even when another
   // part of the file failed.

@@ -10,7 +10,6 @@
  * Relative paths are taken from the working directory.
  */
 import { z } from 'zod';
-import { isPaperbotError } from '../../core/errors.ts';
 import {
   type ConfigIssue,
   configIssuesOf as issuesOf,
@@ -20,11 +19,13 @@ import {
 import {
   ExecutionSection,
   ReconcilerSection,
+  type ResolvedStrategy as LoadedStrategy,
+  resolveStrategies,
   StrategyEntry,
+  strategiesDirectoryOf,
   TrackerSection,
 } from '../../runtime/config.ts';
 import { RiskConfig } from '../../runtime/risk/index.ts';
-import { loadStrategyDefinition, type StrategyDefinition } from '../../runtime/strategy/index.ts';
 import { ReplayVenueConfig } from '../venue/config.ts';
 
 const PositiveInteger = z.int().positive();
@@ -62,15 +63,8 @@ export type BacktestConfigInput = z.input<typeof BacktestConfig>;
 export { type ConfigIssue, readConfigDocument };
 
 /** A strategy ready for the kernel: its plugin loaded and its params checked. */
-export interface ResolvedStrategy {
-  readonly id: string;
-  readonly name: string;
-  readonly definition: StrategyDefinition<unknown>;
-  /** The params as written (the kernel parses them with the plugin's schema). */
-  readonly rawParams: Readonly<Record<string, unknown>>;
-  /** The params after the plugin's schema (defaults applied). */
-  readonly params: unknown;
-}
+/** A loaded strategy; one built in code (a benchmark, a test) need not name a plugin file. */
+export type ResolvedStrategy = Omit<LoadedStrategy, 'file'>;
 
 export interface LoadedBacktestConfig {
   readonly source: string;
@@ -95,42 +89,7 @@ export async function resolveBacktestConfig(
     string,
     unknown
   >;
-  const directory =
-    typeof raw.strategies_dir === 'string' && raw.strategies_dir !== ''
-      ? raw.strategies_dir
-      : 'strategies';
-  const entries = z.array(z.unknown()).safeParse(raw.strategies);
-  const strategies: ResolvedStrategy[] = [];
-  const seen = new Set<string>();
-  for (const [index, item] of (entries.success ? entries.data : []).entries()) {
-    const entry = StrategyEntry.safeParse(item);
-    if (!entry.success) continue;
-    const { id, name, params } = entry.data;
-    if (seen.has(id)) {
-      issues.push({
-        path: `strategies[${index}].id`,
-        message: `duplicate id ${JSON.stringify(id)}`,
-      });
-      continue;
-    }
-    seen.add(id);
-    let definition: StrategyDefinition<unknown>;
-    try {
-      ({ definition } = await loadStrategyDefinition(name, { strategiesDirectory: directory }));
-    } catch (error) {
-      issues.push({
-        path: `strategies[${index}].name`,
-        message: isPaperbotError(error) ? error.message : String(error),
-      });
-      continue;
-    }
-    const checked = definition.params.safeParse(params);
-    if (!checked.success) {
-      issues.push(...issuesOf(checked.error, ['strategies', index, 'params']));
-      continue;
-    }
-    strategies.push({ id, name, definition, rawParams: params, params: checked.data });
-  }
+  const strategies = await resolveStrategies(raw.strategies, strategiesDirectoryOf(raw), issues);
   if (issues.length > 0 || !parsed.success) throw invalidConfigError(source, issues);
   return { source, document, config: parsed.data, strategies };
 }
