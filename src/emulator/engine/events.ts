@@ -9,10 +9,26 @@
  *
  * Every captured value is immutable (numbers, strings, bigints, an Instant's millisecond), so a
  * record built later gives exactly the object the engine would have built when it happened.
+ *
+ * A store that keeps records for long (the MemoryStore) packs them into numbers (`pack`, see
+ * `PackedColumns`); `EventCodec` reads them back into equal entries. Numbers of a slot: 0
+ * sequence, 1 identifier ordinal, 2 time (epoch ms), then per kind; money in its own column.
  */
-import type { Fill, MarketDataStatus, OrderStatus, PrivateEvent } from '../../protocol/index.ts';
-import type { EventRecord, FillRecord } from '../store/store.ts';
-import type { Instant } from './instant.ts';
+import {
+  type Fill,
+  MarketDataStatus,
+  OrderStatus,
+  type PrivateEvent,
+} from '../../protocol/index.ts';
+import {
+  type EventRecord,
+  type FillRecord,
+  type PackedColumns,
+  packMoney,
+  type RecordUnpacker,
+  unpackMoney,
+} from '../store/store.ts';
+import { Instant } from './instant.ts';
 import type { MarketRuntime } from './state.ts';
 import {
   accountToWire,
@@ -26,6 +42,115 @@ import {
 } from './wire.ts';
 
 type RiskEvent = Extract<PrivateEvent, { channel: 'risk' }>;
+
+const ORDER_STATUSES: readonly OrderStatus[] = OrderStatus.options;
+const DATA_STATUSES: readonly MarketDataStatus[] = MarketDataStatus.options;
+/**
+ * An integer read from the columns: a small one as a small integer, as the hot path makes them
+ * (a double kept in a field changes the field's representation for every entry of that class).
+ */
+function integer(value: number): number {
+  return value <= 0x3fffffff && value >= -0x40000000 ? value | 0 : value;
+}
+
+/**
+ * What the entries of one exchange share: the wire format for building, and the markets and
+ * readers of packed entries.
+ */
+export class EventCodec {
+  readonly status: RecordUnpacker<EventRecord> = {
+    unpack: (columns, slot, accountId) => {
+      const numbers = columns.numbers;
+      const base = slot * columns.numberStride;
+      const from = numbers[base + 3]!;
+      return new StatusEventEntry(
+        this,
+        accountId,
+        integer(numbers[base]!),
+        integer(numbers[base + 1]!),
+        new Instant(numbers[base + 2]!),
+        columns.refs[slot] as string,
+        from < 0 ? null : ORDER_STATUSES[from]!,
+        ORDER_STATUSES[numbers[base + 4]!]!,
+      );
+    },
+  };
+
+  readonly account: RecordUnpacker<EventRecord> = {
+    unpack: (columns, slot, accountId) => {
+      const numbers = columns.numbers;
+      const base = slot * columns.numberStride;
+      const money = slot * columns.moneyStride;
+      return new AccountEventEntry(
+        this,
+        accountId,
+        integer(numbers[base]!),
+        integer(numbers[base + 1]!),
+        new Instant(numbers[base + 2]!),
+        integer(numbers[base + 3]!),
+        new Instant(numbers[base + 4]!),
+        unpackMoney(columns.money, money),
+        unpackMoney(columns.money, money + 2),
+        unpackMoney(columns.money, money + 4),
+        unpackMoney(columns.money, money + 6),
+      );
+    },
+  };
+
+  readonly position: RecordUnpacker<EventRecord> = {
+    unpack: (columns, slot, accountId) => {
+      const numbers = columns.numbers;
+      const base = slot * columns.numberStride;
+      const money = slot * columns.moneyStride;
+      return new PositionEventEntry(
+        this,
+        accountId,
+        integer(numbers[base]!),
+        integer(numbers[base + 1]!),
+        new Instant(numbers[base + 2]!),
+        columns.refs[slot] as string,
+        this.markets[numbers[base + 3]!]!,
+        numbers[base + 4] === 1 ? 1 : -1,
+        integer(numbers[base + 5]!),
+        unpackMoney(columns.money, money),
+        unpackMoney(columns.money, money + 2),
+        numbers[base + 6] === 1 ? 'cross' : 'isolated',
+        integer(numbers[base + 7]!),
+        DATA_STATUSES[numbers[base + 8]!]!,
+        unpackMoney(columns.money, money + 4),
+        new Instant(numbers[base + 9]!),
+        numbers[base + 10] === 1,
+      );
+    },
+  };
+
+  readonly fill: RecordUnpacker<FillEntry> = {
+    unpack: (columns, slot, accountId) => {
+      const numbers = columns.numbers;
+      const base = slot * columns.numberStride;
+      const fill = new FillEntry(
+        this,
+        integer(numbers[base + 1]!),
+        accountId,
+        this.markets[numbers[base + 3]!]!,
+        numbers[base + 4] === 1 ? 'sell' : 'buy',
+        integer(numbers[base + 5]!),
+        integer(numbers[base + 6]!),
+        columns.refs[slot] as string | null,
+        numbers[base + 7] === 1,
+        new Instant(numbers[base + 2]!),
+      );
+      fill.sequence = integer(numbers[base]!);
+      return fill;
+    },
+  };
+
+  constructor(
+    readonly format: WireFormat,
+    /** By ordinal. */
+    readonly markets: readonly MarketRuntime[],
+  ) {}
+}
 
 function envelope(
   format: WireFormat,
@@ -52,12 +177,26 @@ export abstract class EventEntry implements EventRecord {
   private pinned: PrivateEvent | null = null;
 
   constructor(
-    protected readonly format: WireFormat,
+    protected readonly codec: EventCodec,
     readonly account_id: string,
     readonly sequence: number,
     protected readonly ordinal: number,
     protected readonly at: Instant,
   ) {}
+
+  protected get format(): WireFormat {
+    return this.codec.format;
+  }
+
+  /** Writes the common part; returns the slot's first index. */
+  protected packHead(numbers: Float64Array, base: number): number {
+    numbers[base] = this.sequence;
+    numbers[base + 1] = this.ordinal;
+    numbers[base + 2] = this.at.ms;
+    return base;
+  }
+
+  abstract pack(columns: PackedColumns, slot: number): RecordUnpacker<EventRecord> | null;
 
   /** The wire event (built on each read unless pinned). */
   get event(): PrivateEvent {
@@ -79,7 +218,7 @@ export abstract class EventEntry implements EventRecord {
 
 export class StatusEventEntry extends EventEntry {
   constructor(
-    format: WireFormat,
+    codec: EventCodec,
     accountId: string,
     sequence: number,
     ordinal: number,
@@ -88,7 +227,17 @@ export class StatusEventEntry extends EventEntry {
     private readonly from: OrderStatus | null,
     private readonly to: OrderStatus,
   ) {
-    super(format, accountId, sequence, ordinal, at);
+    super(codec, accountId, sequence, ordinal, at);
+  }
+
+  pack(columns: PackedColumns, slot: number): RecordUnpacker<EventRecord> | null {
+    if (columns.numberStride < 5) return null;
+    const numbers = columns.numbers;
+    const base = this.packHead(numbers, slot * columns.numberStride);
+    numbers[base + 3] = this.from === null ? -1 : ORDER_STATUSES.indexOf(this.from);
+    numbers[base + 4] = ORDER_STATUSES.indexOf(this.to);
+    columns.refs[slot] = this.orderId;
+    return this.codec.status;
   }
 
   protected build(): PrivateEvent {
@@ -142,7 +291,7 @@ export class PositionEventEntry extends EventEntry implements PositionSnapshot {
 
   /** The snapshot's fields are given one by one: an open position's need no object in between. */
   constructor(
-    format: WireFormat,
+    codec: EventCodec,
     accountId: string,
     sequence: number,
     ordinal: number,
@@ -161,7 +310,7 @@ export class PositionEventEntry extends EventEntry implements PositionSnapshot {
     /** A position that just closed: sent with quantity 0. */
     private readonly closed: boolean,
   ) {
-    super(format, accountId, sequence, ordinal, at);
+    super(codec, accountId, sequence, ordinal, at);
     this.positionId = positionId;
     this.market = market;
     this.direction = direction;
@@ -173,6 +322,30 @@ export class PositionEventEntry extends EventEntry implements PositionSnapshot {
     this.dataStatus = dataStatus;
     this.collateral = collateral;
     this.observedAt = observedAt;
+  }
+
+  pack(columns: PackedColumns, slot: number): RecordUnpacker<EventRecord> | null {
+    if (columns.numberStride < 11 || columns.moneyStride < 6) return null;
+    const money = slot * columns.moneyStride;
+    if (
+      !packMoney(columns.money, money, this.costBasis) ||
+      !packMoney(columns.money, money + 2, this.margin) ||
+      !packMoney(columns.money, money + 4, this.collateral)
+    ) {
+      return null;
+    }
+    const numbers = columns.numbers;
+    const base = this.packHead(numbers, slot * columns.numberStride);
+    numbers[base + 3] = this.market.ordinal;
+    numbers[base + 4] = this.direction;
+    numbers[base + 5] = this.steps;
+    numbers[base + 6] = this.marginMode === 'cross' ? 1 : 0;
+    numbers[base + 7] = this.markTicks;
+    numbers[base + 8] = DATA_STATUSES.indexOf(this.dataStatus);
+    numbers[base + 9] = this.observedAt.ms;
+    numbers[base + 10] = this.closed ? 1 : 0;
+    columns.refs[slot] = this.positionId;
+    return this.codec.position;
   }
 
   protected build(): PrivateEvent {
@@ -193,7 +366,7 @@ export class PositionEventEntry extends EventEntry implements PositionSnapshot {
 
 export class AccountEventEntry extends EventEntry {
   constructor(
-    format: WireFormat,
+    codec: EventCodec,
     accountId: string,
     sequence: number,
     ordinal: number,
@@ -205,7 +378,26 @@ export class AccountEventEntry extends EventEntry {
     readonly inPositions: bigint,
     readonly unrealizedPnl: bigint,
   ) {
-    super(format, accountId, sequence, ordinal, at);
+    super(codec, accountId, sequence, ordinal, at);
+  }
+
+  pack(columns: PackedColumns, slot: number): RecordUnpacker<EventRecord> | null {
+    if (columns.numberStride < 5 || columns.moneyStride < 8) return null;
+    const money = slot * columns.moneyStride;
+    if (
+      !packMoney(columns.money, money, this.totalEquity) ||
+      !packMoney(columns.money, money + 2, this.available) ||
+      !packMoney(columns.money, money + 4, this.inPositions) ||
+      !packMoney(columns.money, money + 6, this.unrealizedPnl)
+    ) {
+      return null;
+    }
+    const numbers = columns.numbers;
+    const base = this.packHead(numbers, slot * columns.numberStride);
+    numbers[base + 3] = this.snapshotVersion;
+    numbers[base + 4] = this.observedAt.ms;
+    columns.refs[slot] = null;
+    return this.codec.account;
   }
 
   protected build(): PrivateEvent {
@@ -223,7 +415,7 @@ export class AccountEventEntry extends EventEntry {
 /** A rare event (liquidation, cancel-all-after) whose data is built when it happens. */
 export class RiskEventEntry extends EventEntry {
   constructor(
-    format: WireFormat,
+    codec: EventCodec,
     accountId: string,
     sequence: number,
     ordinal: number,
@@ -231,7 +423,12 @@ export class RiskEventEntry extends EventEntry {
     private readonly type: RiskEvent['type'],
     private readonly data: RiskEvent['data'],
   ) {
-    super(format, accountId, sequence, ordinal, at);
+    super(codec, accountId, sequence, ordinal, at);
+  }
+
+  /** Rare, and its data is an object: kept as it is. */
+  pack(): null {
+    return null;
   }
 
   protected build(): PrivateEvent {
@@ -257,7 +454,7 @@ export class FillEntry implements FillRecord, EventRecord, FillSnapshot {
   private pinned: PrivateEvent | null = null;
 
   constructor(
-    private readonly format: WireFormat,
+    private readonly codec: EventCodec,
     readonly ordinal: number,
     readonly account_id: string,
     readonly market: MarketRuntime,
@@ -286,6 +483,26 @@ export class FillEntry implements FillRecord, EventRecord, FillSnapshot {
 
   get market_id(): string {
     return this.market.id;
+  }
+
+  private get format(): WireFormat {
+    return this.codec.format;
+  }
+
+  pack(columns: PackedColumns, slot: number): RecordUnpacker<FillEntry> | null {
+    if (columns.numberStride < 8) return null;
+    const numbers = columns.numbers;
+    const base = slot * columns.numberStride;
+    numbers[base] = this.sequence;
+    numbers[base + 1] = this.ordinal;
+    numbers[base + 2] = this.at.ms;
+    numbers[base + 3] = this.market.ordinal;
+    numbers[base + 4] = this.side === 'sell' ? 1 : 0;
+    numbers[base + 5] = this.steps;
+    numbers[base + 6] = this.priceTicks;
+    numbers[base + 7] = this.isMaker ? 1 : 0;
+    columns.refs[slot] = this.orderId;
+    return this.codec.fill;
   }
 
   get fill(): Fill {

@@ -47,13 +47,14 @@ import {
 import type { EmulatorConfig } from '../config.ts';
 import { MarketSimulation } from '../market/simulation.ts';
 import { Random } from '../random.ts';
-import type { ChangeSet, Store } from '../store/store.ts';
+import type { ChangeSet, OrderArchive, OrderRecord, Store } from '../store/store.ts';
 import type { DriverMarket, QuoteLevel, VenueDriver } from './driver.ts';
 import { ExchangeError, invalidRequest } from './errors.ts';
 import { EngineIdentifiers } from './identifiers.ts';
 import type { Instant } from './instant.ts';
 import {
   AccountEventEntry,
+  EventCodec,
   FillEntry,
   type PendingEvent,
   PositionCapture,
@@ -90,6 +91,7 @@ import {
   KIND_ORDER,
   KIND_POSITION,
   KIND_TRADE,
+  orderRecordToWire,
   orderToWire,
   positionToWire,
   sideText,
@@ -253,6 +255,9 @@ export class Exchange implements VenueDriver {
   private readonly clock: Clock;
   private readonly config: EmulatorConfig;
   private readonly store: Store;
+  /** Terminal orders kept in memory per account (the store's `retainedOrders`). */
+  private readonly retainedOrders: number;
+  private readonly archive: OrderArchive | null;
   private readonly markets: MarketRuntime[] = [];
   private readonly marketsById = new Map<string, MarketRuntime>();
   private readonly accounts = new Map<string, AccountState>();
@@ -274,6 +279,7 @@ export class Exchange implements VenueDriver {
   private readonly dirtyOrders: OrderState[] = [];
   private readonly dirtyPositions: PositionState[] = [];
   private readonly closedPositionIds: string[] = [];
+  private readonly releasedOrders: OrderState[] = [];
   private closedSnapshots: ClosedPositionSnapshot[] = [];
   // Delivered after the commit, where a listener may start another unit of work: each flush
   // takes these and leaves fresh ones (the spares, once delivery is over).
@@ -292,7 +298,9 @@ export class Exchange implements VenueDriver {
   private syntheticMarket: MarketRuntime | null = null;
   private syntheticSide: BookSide = BUY;
 
+  private readonly identifiers: EngineIdentifiers;
   private readonly format: WireFormat;
+  private readonly codec: EventCodec;
   // `prepare` runs for every order and its result is read at once: one of each is reused.
   private readonly preparation: Preparation = { problems: [], prepared: null };
   private preparedOrder: PreparedOrder | null = null;
@@ -303,6 +311,7 @@ export class Exchange implements VenueDriver {
     closedPositions: [],
     fills: [],
     events: [],
+    releasedOrders: [],
     nextIdentifier: 0,
   };
 
@@ -310,8 +319,11 @@ export class Exchange implements VenueDriver {
     this.clock = options.clock;
     this.config = options.config;
     this.store = options.store;
+    this.retainedOrders = options.store.retainedOrders;
+    this.archive = options.store.orderArchive;
     const seed = String(options.config.seed);
-    this.format = new WireFormat(new EngineIdentifiers(seed));
+    this.identifiers = new EngineIdentifiers(seed);
+    this.format = new WireFormat(this.identifiers);
     const now = this.clock.now();
     options.config.markets.forEach((marketConfig, ordinal) => {
       const market = new MarketRuntime(
@@ -325,6 +337,7 @@ export class Exchange implements VenueDriver {
       this.markets.push(market);
       this.marketsById.set(market.id, market);
     });
+    this.codec = new EventCodec(this.format, this.markets);
     this.simulation = options.config.simulation.enabled
       ? new MarketSimulation(this, options.config, this.clock, new Random(seed))
       : null;
@@ -476,6 +489,7 @@ export class Exchange implements VenueDriver {
         balance,
         balance,
         this.clock.now(),
+        this.retainedOrders,
       );
       this.accounts.set(account.id, account);
       this.markAccount(account);
@@ -566,14 +580,19 @@ export class Exchange implements VenueDriver {
   /** Newest first. */
   listOrders(accountId: string, query: OrderListQuery): OrderPage {
     const account = this.accountOf(accountId);
-    const before = decodeCursor(query.cursor) ?? Number.POSITIVE_INFINITY;
+    const before = decodeCursor(query.cursor) ?? Number.MAX_SAFE_INTEGER;
     const data: Order[] = [];
     let hasMore = false;
     let lastOrdinal = 0;
     if (query.route_id === undefined || query.route_id === ROUTE_ID) {
-      for (let index = account.orders.length - 1; index >= 0; index--) {
-        const order = account.orders[index]!;
-        if (order.ordinal >= before) continue;
+      // Up to the newest released order memory misses some; the archive has them all there.
+      const archive = this.archive;
+      const floor = archive === null ? 0 : account.orders.releasedUpTo;
+      const orders = account.orders.list;
+      for (let index = orders.length - 1; index >= 0; index--) {
+        const order = orders[index]!;
+        if (order.ordinal <= floor) break;
+        if (order.released || order.ordinal >= before) continue;
         if (query.market_id !== undefined && order.market.id !== query.market_id) continue;
         if (query.status !== undefined && order.status !== query.status) continue;
         if (data.length === query.limit) {
@@ -583,6 +602,24 @@ export class Exchange implements VenueDriver {
         data.push(this.orderWire(order));
         lastOrdinal = order.ordinal;
       }
+      if (archive !== null && floor > 0 && !hasMore) {
+        const records = archive.listOrders(account.id, {
+          limit: query.limit - data.length + 1,
+          beforeOrdinal: Math.min(before, floor + 1),
+          ...(query.market_id === undefined ? {} : { marketId: query.market_id }),
+          ...(query.status === undefined ? {} : { status: query.status }),
+        });
+        for (const record of records) {
+          const wire = this.recordWire(record);
+          if (wire === null) continue;
+          if (data.length === query.limit) {
+            hasMore = true;
+            break;
+          }
+          data.push(wire);
+          lastOrdinal = record.ordinal;
+        }
+      }
     }
     return {
       data,
@@ -591,24 +628,23 @@ export class Exchange implements VenueDriver {
   }
 
   getOrder(accountId: string, orderId: string): Order {
-    const order = this.accountOf(accountId).ordersById.get(orderId);
-    if (order === undefined) {
-      throw new ExchangeError('ORDER_NOT_FOUND', `order ${orderId} not found`, {
-        order_id: orderId,
-      });
-    }
-    return this.orderWire(order);
+    const order = this.orderOf(this.accountOf(accountId), orderId);
+    return order instanceof OrderState ? this.orderWire(order) : order;
   }
 
   /** The latest order carrying that client id (an amendment's new order keeps it). */
   getOrderByClientId(accountId: string, clientOrderId: string): Order {
-    const order = this.accountOf(accountId).ordersByClientId.get(clientOrderId);
-    if (order === undefined) {
+    const account = this.accountOf(accountId);
+    const order = account.orders.byClientId.get(clientOrderId);
+    if (order !== undefined) return this.orderWire(order);
+    const record = this.releasedOrderByClientId(account, clientOrderId);
+    const wire = record === undefined ? null : this.recordWire(record);
+    if (wire === null) {
       throw new ExchangeError('ORDER_NOT_FOUND', `no order with client id ${clientOrderId}`, {
         client_order_id: clientOrderId,
       });
     }
-    return this.orderWire(order);
+    return wire;
   }
 
   /** Newest first. */
@@ -724,7 +760,7 @@ export class Exchange implements VenueDriver {
     const unsupported = practiceUnsupportedField(request);
     if (unsupported !== null) throw this.unsupported(unsupported);
     const order = this.orderOf(account, orderId);
-    if (!isActive(order.status)) {
+    if (!(order instanceof OrderState) || !isActive(order.status)) {
       throw invalidRequest([
         {
           type: 'value_error',
@@ -791,6 +827,8 @@ export class Exchange implements VenueDriver {
   cancelOrder(accountId: string, orderId: string, _requestId: string): Order {
     const account = this.accountOf(accountId);
     const order = this.orderOf(account, orderId);
+    // A released order is terminal: returned as it is.
+    if (!(order instanceof OrderState)) return order;
     return this.run(() => {
       if (isActive(order.status)) this.cancelActive(order, null);
       return this.orderWire(order);
@@ -1093,6 +1131,7 @@ export class Exchange implements VenueDriver {
       orders.length > 0 ||
       positions.length > 0 ||
       this.closedPositionIds.length > 0 ||
+      this.releasedOrders.length > 0 ||
       fills.length > 0 ||
       events.length > 0
     ) {
@@ -1112,6 +1151,7 @@ export class Exchange implements VenueDriver {
       changes.closedPositions = this.closedPositionIds;
       changes.fills = fills;
       changes.events = events;
+      changes.releasedOrders = this.releasedOrders;
       changes.nextIdentifier = this.nextIdentifier;
       try {
         this.store.commit(changes);
@@ -1120,6 +1160,7 @@ export class Exchange implements VenueDriver {
         empty(orders);
         empty(positions);
         empty(this.closedPositionIds);
+        empty(this.releasedOrders);
       }
     }
     let failure: unknown = null;
@@ -1173,6 +1214,7 @@ export class Exchange implements VenueDriver {
         wallet,
         starting,
         record.created_at,
+        this.retainedOrders,
       );
       account.sequence = record.sequence;
       account.snapshotVersion = record.snapshot_version;
@@ -1237,13 +1279,18 @@ export class Exchange implements VenueDriver {
       order.lastEventSequence = record.last_event_sequence;
       order.bookPriority = record.book_priority;
       order.error = record.error;
-      account.orders.push(order);
-      account.ordersById.set(order.id, order);
-      account.ordersByClientId.set(order.clientOrderId, order);
+      // A store written with another seed holds ids that are not the UUIDs of their ordinals.
+      account.orders.add(
+        order,
+        this.identifiers.counterOf(KIND_ORDER, order.id) === order.ordinal &&
+          this.format.uuid(KIND_ORDER, order.ordinal) === order.id,
+      );
       if (isActive(order.status)) {
         account.trackActive(order, 1);
         account.reserved += order.reserved;
         if (record.book_priority !== null) resting.push(order);
+      } else {
+        this.terminated(order);
       }
     }
     resting.sort((a, b) => (a.bookPriority ?? 0) - (b.bookPriority ?? 0));
@@ -1294,14 +1341,36 @@ export class Exchange implements VenueDriver {
     return market;
   }
 
-  private orderOf(account: AccountState, orderId: string): OrderState {
-    const order = account.ordersById.get(orderId);
-    if (order === undefined) {
+  /** The order in memory, or the wire object of one the archive keeps (always terminal). */
+  private orderOf(account: AccountState, orderId: string): OrderState | Order {
+    const order = account.orders.find(orderId, this.identifiers.counterOf(KIND_ORDER, orderId));
+    if (order !== undefined) return order;
+    const record =
+      this.archive !== null && account.orders.releasedUpTo > 0
+        ? this.archive.findOrder(account.id, orderId)
+        : undefined;
+    const wire = record === undefined ? null : this.recordWire(record);
+    if (wire === null) {
       throw new ExchangeError('ORDER_NOT_FOUND', `order ${orderId} not found`, {
         order_id: orderId,
       });
     }
-    return order;
+    return wire;
+  }
+
+  /** The newest released order with that client id, when the archive keeps released orders. */
+  private releasedOrderByClientId(
+    account: AccountState,
+    clientOrderId: string,
+  ): OrderRecord | undefined {
+    if (this.archive === null || account.orders.releasedUpTo === 0) return undefined;
+    return this.archive.findOrderByClientId(account.id, clientOrderId);
+  }
+
+  /** Notes that `order` became terminal; the order it makes the account release goes to the store. */
+  private terminated(order: OrderState): void {
+    const released = order.account.orders.terminated(order);
+    if (released !== null) this.releasedOrders.push(released);
   }
 
   private unknownMarket(marketId: string): ExchangeError {
@@ -1374,7 +1443,11 @@ export class Exchange implements VenueDriver {
     const postOnly = request.post_only === true;
     const timeInForce = request.time_in_force === 'IOC' ? 'IOC' : 'GTC';
     const marginMode = request.margin_mode === 'cross' ? 'cross' : 'isolated';
-    if (!replacing && account.ordersByClientId.has(request.client_order_id)) {
+    if (
+      !replacing &&
+      (account.orders.byClientId.has(request.client_order_id) ||
+        this.releasedOrderByClientId(account, request.client_order_id) !== undefined)
+    ) {
       addInvalid(
         problems,
         'client_order_id',
@@ -1678,9 +1751,8 @@ export class Exchange implements VenueDriver {
       prepared.maxSlippagePercent,
       now,
     );
-    account.orders.push(order);
-    account.ordersById.set(order.id, order);
-    account.ordersByClientId.set(order.clientOrderId, order);
+    // Ids are UUIDs of the ordinal; `counterOf` tells the ordinal back below 2^32.
+    account.orders.add(order, ordinal < 2 ** 32);
     account.trackActive(order, 1);
     order.reserved = prepared.requiredMargin;
     account.reserved += prepared.requiredMargin;
@@ -1876,7 +1948,7 @@ export class Exchange implements VenueDriver {
       order.marginMode,
     );
     const fill = new FillEntry(
-      this.format,
+      this.codec,
       this.nextIdentifier++,
       account.id,
       market,
@@ -2060,7 +2132,7 @@ export class Exchange implements VenueDriver {
       this.pushEvent(
         account,
         new AccountEventEntry(
-          this.format,
+          this.codec,
           account.id,
           ++account.sequence,
           this.nextIdentifier++,
@@ -2084,7 +2156,7 @@ export class Exchange implements VenueDriver {
     order.lastEventSequence = this.pushEvent(
       account,
       new StatusEventEntry(
-        this.format,
+        this.codec,
         account.id,
         ++account.sequence,
         this.nextIdentifier++,
@@ -2113,6 +2185,7 @@ export class Exchange implements VenueDriver {
         this.clock.clearTimeout(order.submitTimer);
         order.submitTimer = null;
       }
+      this.terminated(order);
     }
   }
 
@@ -2141,7 +2214,7 @@ export class Exchange implements VenueDriver {
     this.pushEvent(
       account,
       new PositionEventEntry(
-        this.format,
+        this.codec,
         account.id,
         ++account.sequence,
         this.nextIdentifier++,
@@ -2169,7 +2242,7 @@ export class Exchange implements VenueDriver {
     this.pushEvent(
       account,
       new PositionEventEntry(
-        this.format,
+        this.codec,
         account.id,
         ++account.sequence,
         this.nextIdentifier++,
@@ -2198,7 +2271,7 @@ export class Exchange implements VenueDriver {
     this.pushEvent(
       account,
       new RiskEventEntry(
-        this.format,
+        this.codec,
         account.id,
         ++account.sequence,
         this.nextIdentifier++,
@@ -2378,7 +2451,7 @@ export class Exchange implements VenueDriver {
         quantity,
       });
       const fill = new FillEntry(
-        this.format,
+        this.codec,
         this.nextIdentifier++,
         account.id,
         market,
@@ -2408,6 +2481,12 @@ export class Exchange implements VenueDriver {
 
   private orderWire(order: OrderState): Order {
     return orderToWire(order, this.format);
+  }
+
+  /** Null for an order of a market no longer configured (`restore` skips those too). */
+  private recordWire(record: OrderRecord): Order | null {
+    const market = this.marketsById.get(record.market_id);
+    return market === undefined ? null : orderRecordToWire(record, market, this.format);
   }
 
   private accountWire(account: AccountState): Account {

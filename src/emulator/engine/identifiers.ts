@@ -15,6 +15,17 @@ const HEX_CODES: readonly number[] = Array.from({ length: 16 }, (_, digit) =>
 );
 const DASH = 45;
 
+/** The inverse of `mix32` (its multipliers' inverses modulo 2^32, its shifts undone). */
+function unmix32(value: number): number {
+  let h = value | 0;
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x7ed1b41d);
+  h ^= (h >>> 13) ^ (h >>> 26);
+  h = Math.imul(h, 0xa5cb9243);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
 /** Character code of the hex digit of `word` at `shift` (28 for the first, 0 for the last). */
 function hexAt(word: number, shift: number): number {
   return HEX_CODES[(word >>> shift) & 15]!;
@@ -28,6 +39,26 @@ export class EngineIdentifiers {
 
   constructor(seed: string) {
     [this.s0, this.s1, this.s2, this.s3] = hashSeed(`ids/${seed}`);
+  }
+
+  /**
+   * The counter below 2^32 that `uuid(kind, counter)` would start like `id` with: its first
+   * eight hex digits are the mixed low 32 bits of the counter, and mixing can be undone. The
+   * exchange finds an order by id this way, by ordinal, without a hash map of every order's
+   * id; whatever it finds under that counter must still have `id` (any text gives some
+   * counter). -1 when `id` does not start with eight lowercase hex digits.
+   */
+  counterOf(kind: number, id: string): number {
+    if (id.length < 8) return -1;
+    let w0 = 0;
+    for (let index = 0; index < 8; index++) {
+      const code = id.charCodeAt(index);
+      const digit =
+        code >= 48 && code <= 57 ? code - 48 : code >= 97 && code <= 102 ? code - 87 : -1;
+      if (digit < 0) return -1;
+      w0 = w0 * 16 + digit;
+    }
+    return (unmix32(w0) ^ this.s0 ^ Math.imul(kind, 0x9e3779b1)) >>> 0;
   }
 
   /** The UUID `IdentifierSource(seed).uuid(kind, counter)` gives, as one flat string. */

@@ -298,6 +298,7 @@ export class MarketRuntime {
 export class PositionState implements RecordSource<PositionRecord> {
   /** Listed in the current unit of work's changes. */
   dirty = false;
+  storeMark: unknown = null;
   /** Quantity reached zero, or the account was reset: no longer saved. */
   closed = false;
 
@@ -346,12 +347,13 @@ const REDUCE_ONLY_FLAG = 16;
 const CROSS_FLAG = 32;
 
 /**
- * Every order stays in memory for the life of the exchange, so its object is kept small: the
+ * Thousands of orders stay in memory (see `AccountOrders`), so the object is kept small: the
  * fixed choices of the request share one small integer (`flags`).
  */
 export class OrderState implements RecordSource<OrderRecord> {
   /** Listed in the current unit of work's changes. */
   dirty = false;
+  storeMark: unknown = null;
   status: OrderStatus = 'PENDING';
   filledSteps = 0;
   filledNotional = 0n;
@@ -363,6 +365,8 @@ export class OrderState implements RecordSource<OrderRecord> {
   /** Links of the account's active orders (see `ActiveOrders`). */
   activePrevious: OrderState | null = null;
   activeNext: OrderState | null = null;
+  /** No longer kept in memory (see `AccountOrders.terminated`). */
+  released = false;
   error: { code: string; message: string } | null = null;
   updatedAt: Instant;
   private readonly flags: number;
@@ -470,6 +474,95 @@ export class OrderState implements RecordSource<OrderRecord> {
 }
 
 /**
+ * The orders of an account the exchange keeps in memory: every active one, and the `capacity`
+ * that became terminal most recently. Older terminal orders are released: dropped from the
+ * indexes here, and read from the store's archive when it keeps every order. Without a bound a
+ * busy account's orders grow the heap, and the hash maps, for the life of the process.
+ *
+ * An order id is the UUID of the order's ordinal, and the exchange can tell the ordinal from
+ * the id (`EngineIdentifiers.counterOf`): orders are found by id with a binary search of the
+ * list, so only ids that are not (orders restored from a store written with another seed) need
+ * a hash map; keeping every id in one cost about 6 % of the CPU time of an order.
+ */
+export class AccountOrders {
+  /** By ordinal (ascending), released ones included until `release` drops them in bulk. */
+  private orders: OrderState[] = [];
+  private releasedInList = 0;
+  /** Orders whose id is not the UUID of their ordinal. */
+  private readonly otherIds = new Map<string, OrderState>();
+  /** The newest order of each client order id (an amendment's new order keeps it). */
+  readonly byClientId = new Map<string, OrderState>();
+  /** Terminal orders in the order they ended: a ring of `capacity` once full. */
+  private readonly terminal: OrderState[] = [];
+  private oldestTerminal = 0;
+  /** The highest ordinal released (0: none); memory misses some of the orders up to it. */
+  releasedUpTo = 0;
+
+  constructor(private readonly capacity: number) {}
+
+  /** By ordinal (ascending); skip the `released` ones. */
+  get list(): readonly OrderState[] {
+    return this.orders;
+  }
+
+  /**
+   * Adds an order with a higher ordinal than any before; `idOfOrdinal`: its id is the UUID of
+   * its ordinal (so `find` needs no map for it).
+   */
+  add(order: OrderState, idOfOrdinal: boolean): void {
+    this.orders.push(order);
+    if (!idOfOrdinal) this.otherIds.set(order.id, order);
+    this.byClientId.set(order.clientOrderId, order);
+  }
+
+  /** The order with `id`, where `ordinal` is the ordinal `id` is the UUID of (or -1). */
+  find(id: string, ordinal: number): OrderState | undefined {
+    const orders = this.orders;
+    let low = 0;
+    let high = orders.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (orders[middle]!.ordinal < ordinal) low = middle + 1;
+      else high = middle;
+    }
+    const order = orders[low];
+    if (order !== undefined && order.ordinal === ordinal && order.id === id && !order.released) {
+      return order;
+    }
+    return this.otherIds.size === 0 ? undefined : this.otherIds.get(id);
+  }
+
+  /** Records that `order` became terminal; returns the order released to make room, or null. */
+  terminated(order: OrderState): OrderState | null {
+    const terminal = this.terminal;
+    if (terminal.length < this.capacity) {
+      terminal.push(order);
+      return null;
+    }
+    const oldest = terminal[this.oldestTerminal]!;
+    terminal[this.oldestTerminal] = order;
+    this.oldestTerminal = this.oldestTerminal + 1 === this.capacity ? 0 : this.oldestTerminal + 1;
+    this.release(oldest);
+    return oldest;
+  }
+
+  private release(order: OrderState): void {
+    order.released = true;
+    if (this.otherIds.size > 0) this.otherIds.delete(order.id);
+    if (this.byClientId.get(order.clientOrderId) === order) {
+      this.byClientId.delete(order.clientOrderId);
+    }
+    if (order.ordinal > this.releasedUpTo) this.releasedUpTo = order.ordinal;
+    // Dropped in bulk once they are half of the list: no search or move per release.
+    this.releasedInList++;
+    if (this.releasedInList >= 64 && this.releasedInList * 2 >= this.orders.length) {
+      this.orders = this.orders.filter((kept) => !kept.released);
+      this.releasedInList = 0;
+    }
+  }
+}
+
+/**
  * An account's open positions, at most one per market: found by market in O(1), and listed in
  * the order they were opened (the hot sums over them allocate no iterator).
  */
@@ -557,6 +650,7 @@ export class ActiveOrders implements Iterable<OrderState> {
 export class AccountState implements RecordSource<AccountRecord> {
   /** Listed in the current unit of work's changes. */
   dirty = false;
+  storeMark: unknown = null;
   /** Markets whose position and account snapshots are due at the end of the match (in order). */
   readonly touchedMarkets: MarketRuntime[] = [];
   reserved = 0n;
@@ -565,10 +659,8 @@ export class AccountState implements RecordSource<AccountRecord> {
   active = true;
   cancelAllAfterDeadline: number | null = null;
   cancelAllAfterTimer: TimerHandle | null = null;
-  readonly orders: OrderState[] = [];
+  readonly orders: AccountOrders;
   readonly activeOrders = new ActiveOrders();
-  readonly ordersById = new Map<string, OrderState>();
-  readonly ordersByClientId = new Map<string, OrderState>();
   readonly positions = new AccountPositions();
   readonly positionsById = new Map<string, PositionState>();
   /**
@@ -584,7 +676,11 @@ export class AccountState implements RecordSource<AccountRecord> {
     public wallet: bigint,
     readonly startingBalance: bigint,
     readonly createdAt: number,
-  ) {}
+    /** Terminal orders kept in memory (see `AccountOrders`). */
+    retainedOrders: number,
+  ) {
+    this.orders = new AccountOrders(retainedOrders);
+  }
 
   /** Adds (+1) or removes (-1) an order from the active set and its counters. */
   trackActive(order: OrderState, change: 1 | -1): void {

@@ -13,7 +13,15 @@ import {
   type Position,
 } from '../../protocol/index.ts';
 import { type Instant, InstantSource } from './instant.ts';
-import { DERIVED_QUANTUM, divideRounded, formatMoney, MONEY_ONE } from './fixed.ts';
+import type { OrderRecord } from '../store/store.ts';
+import {
+  DERIVED_QUANTUM,
+  divideRounded,
+  formatMoney,
+  MONEY_ONE,
+  MONEY_SCALE,
+  parseScaled,
+} from './fixed.ts';
 import type { EngineIdentifiers } from './identifiers.ts';
 import { type AccountFigures, unrealizedPnl } from './margin.ts';
 import { BUY } from './order-book.ts';
@@ -124,6 +132,49 @@ export function orderToWire(order: OrderState, format: WireFormat): Order {
     last_event_sequence: order.lastEventSequence,
     provenance: null,
     error: order.error === null ? null : { code: order.error.code, message: order.error.message },
+  };
+}
+
+/**
+ * The wire object of an order read back from the store (one the exchange released from
+ * memory): the same object `orderToWire` gave for it, from the record's decimal strings.
+ */
+export function orderRecordToWire(
+  record: OrderRecord,
+  market: MarketRuntime,
+  format: WireFormat,
+): Order {
+  const filledSteps = market.step.unitsOf(record.filled_quantity) ?? 0;
+  const filledNotional = parseScaled(record.filled_notional, MONEY_SCALE) ?? 0n;
+  return {
+    trading_mode: 'paper',
+    execution_account_id: record.account_id,
+    request_id: record.request_id,
+    order_id: record.order_id,
+    client_order_id: record.client_order_id,
+    market_id: market.id,
+    route_id: ROUTE_ID,
+    side: record.side,
+    type: record.type,
+    quantity: record.quantity,
+    price: record.price,
+    trigger_price: null,
+    time_in_force: record.time_in_force,
+    post_only: record.post_only,
+    reduce_only: record.reduce_only,
+    status: record.status,
+    execution_stage: executionStageOfStatus[record.status],
+    received_at: format.timestamp(record.received_at),
+    updated_at: format.timestamp(record.updated_at),
+    filled_quantity: record.filled_quantity,
+    average_fill_price:
+      filledSteps === 0
+        ? null
+        : formatMoney(ratioScaled(filledNotional, market.step.scaledOf(filledSteps))),
+    last_event_sequence: record.last_event_sequence,
+    provenance: null,
+    error:
+      record.error === null ? null : { code: record.error.code, message: record.error.message },
   };
 }
 

@@ -18,10 +18,15 @@ import type {
   FillRecord,
   OrderRecord,
   PositionRecord,
+  OrderArchive,
+  PackableRecord,
+  PackedColumns,
   RecordSource,
+  RecordUnpacker,
   Store,
   StoredState,
 } from './store.ts';
+import { DEFAULT_RETAINED_ORDERS, EVENT_COLUMNS, FILL_COLUMNS } from './store.ts';
 
 /** Per account. An event takes about 100 to 200 bytes in the engine's compact form. */
 export const DEFAULT_RETAINED_EVENTS = 100_000;
@@ -32,6 +37,8 @@ export interface MemoryStoreOptions {
   readonly retainedEvents?: number;
   /** Newest fills kept per account (at least 1). */
   readonly retainedFills?: number;
+  /** Terminal orders kept per account, besides the active ones (at least 1). */
+  readonly retainedOrders?: number;
 }
 
 function records<Record extends { readonly ordinal: number }>(
@@ -43,47 +50,100 @@ function records<Record extends { readonly ordinal: number }>(
 }
 
 /**
- * The newest `capacity` items of an append-only list: a ring buffer once full, so appending
- * never copies or allocates in the steady state.
+ * The newest `capacity` records of an append-only list: a ring buffer once full. Records that
+ * can pack themselves (`PackableRecord`) are kept as numbers in typed-array columns and read
+ * back on demand; others as objects. Kept records are many and live long, so objects would be
+ * copied by the garbage collector as they age; the columns hold no object per record.
  */
-class RetainedList<Item> {
-  private readonly items: Item[] = [];
-  /** Index of the oldest item once the buffer is full. */
+class RetainedRecords<Record extends PackableRecord<Record>> implements PackedColumns {
+  readonly numberStride: number;
+  readonly moneyStride: number;
+  numbers = new Float64Array(0);
+  money = new BigInt64Array(0);
+  readonly refs: unknown[] = [];
+  /** Per slot: what reads the packed record back, or null when `refs` holds the record. */
+  private readonly readers: (RecordUnpacker<Record> | null)[] = [];
+  /** Per slot: the record's key (event sequence, fill ordinal), readable without unpacking. */
+  private keys = new Float64Array(0);
+  private count = 0;
+  /** Slot of the oldest record once the buffer is full. */
   private head = 0;
 
-  constructor(private readonly capacity: number) {}
+  constructor(
+    private readonly capacity: number,
+    private readonly accountId: string,
+    layout: { readonly numberStride: number; readonly moneyStride: number },
+  ) {
+    this.numberStride = layout.numberStride;
+    this.moneyStride = layout.moneyStride;
+  }
 
   get length(): number {
-    return this.items.length;
+    return this.count;
   }
 
-  push(item: Item): void {
-    const items = this.items;
-    if (items.length < this.capacity) {
-      items.push(item);
-      return;
+  push(record: Record, key: number): void {
+    let slot: number;
+    if (this.count < this.capacity) {
+      slot = this.count;
+      if (slot === this.keys.length) this.grow();
+      this.count++;
+    } else {
+      slot = this.head;
+      this.head = this.head + 1 === this.capacity ? 0 : this.head + 1;
     }
-    items[this.head] = item;
-    this.head = this.head + 1 === this.capacity ? 0 : this.head + 1;
+    this.keys[slot] = key;
+    const reader = record.pack?.(this, slot) ?? null;
+    this.readers[slot] = reader;
+    if (reader === null) this.refs[slot] = record;
   }
 
-  /** The `index`-th oldest item. */
-  at(index: number): Item {
+  /** The key of the `index`-th oldest record. */
+  keyAt(index: number): number {
+    return this.keys[this.slotOf(index)]!;
+  }
+
+  /** The `index`-th oldest record. */
+  at(index: number): Record {
+    const slot = this.slotOf(index);
+    const reader = this.readers[slot];
+    return reader == null ? (this.refs[slot] as Record) : reader.unpack(this, slot, this.accountId);
+  }
+
+  private slotOf(index: number): number {
     const position = this.head + index;
-    return this.items[position < this.capacity ? position : position - this.capacity]!;
+    return position < this.capacity ? position : position - this.capacity;
+  }
+
+  /** Doubles the columns (up to `capacity` slots); they fill in order until the ring is full. */
+  private grow(): void {
+    const slots = Math.min(this.capacity, Math.max(256, this.keys.length * 2));
+    const keys = new Float64Array(slots);
+    keys.set(this.keys);
+    this.keys = keys;
+    const numbers = new Float64Array(slots * this.numberStride);
+    numbers.set(this.numbers);
+    this.numbers = numbers;
+    const money = new BigInt64Array(slots * this.moneyStride);
+    money.set(this.money);
+    this.money = money;
   }
 }
 
 /**
- * Order sources by ordinal. New orders have ever larger ordinals and an order is mostly saved
- * again soon after it was created, so this costs a push or a short look back from the end
- * instead of a lookup in a large hash table. A source with a known ordinal replaces the one
- * kept (a second exchange opened on this store has new objects for the same orders).
+ * Order sources by ordinal. New orders have ever larger ordinals, so adding one is a push; a
+ * source saved again is the same object, which the store recognizes by its `storeMark` without
+ * a search. A new object for a known ordinal (a second exchange opened on this store) replaces
+ * the one kept.
  */
 class SourcesByOrdinal<Record> {
-  private readonly sources: RecordSource<Record>[] = [];
+  private sources: RecordSource<Record>[] = [];
+  /** Released sources still in `sources` (their mark no longer points here). */
+  private released = 0;
 
   put(source: RecordSource<Record>): void {
+    if (source.storeMark === this) return;
+    source.storeMark = this;
     const sources = this.sources;
     const ordinal = source.ordinal;
     const last = sources.length - 1;
@@ -91,42 +151,42 @@ class SourcesByOrdinal<Record> {
       sources.push(source);
       return;
     }
-    const stop = Math.max(0, last - 16);
-    for (let index = last; index >= stop; index--) {
-      const current = sources[index]!.ordinal;
-      if (current === ordinal) {
-        sources[index] = source;
-        return;
-      }
-      if (current < ordinal) {
-        sources.splice(index + 1, 0, source);
-        return;
-      }
-    }
-    // Galloping back from the end, then a binary search in the range found: orders saved again
-    // are mostly recent ones, and this reads entries near the end (in cache) instead of the
-    // middle of a long array.
-    let high = stop;
     let low = 0;
-    for (let distance = 32; distance < stop; distance *= 2) {
-      const index = stop - distance;
-      if (sources[index]!.ordinal < ordinal) {
-        low = index;
-        break;
-      }
-      high = index + 1;
-    }
+    let high = sources.length;
     while (low < high) {
       const middle = (low + high) >>> 1;
       if (sources[middle]!.ordinal < ordinal) low = middle + 1;
       else high = middle;
     }
-    if (sources[low]?.ordinal === ordinal) sources[low] = source;
-    else sources.splice(low, 0, source);
+    const replaced = sources[low];
+    if (replaced?.ordinal === ordinal) {
+      if (replaced.storeMark === this) replaced.storeMark = null;
+      else this.released--;
+      sources[low] = source;
+    } else {
+      sources.splice(low, 0, source);
+    }
+  }
+
+  /**
+   * Forgets a source. Released ones are dropped when they make up half of the array, so a
+   * release costs no search and no move of the entries after it.
+   */
+  release(source: RecordSource<Record>): void {
+    if (source.storeMark !== this) return;
+    source.storeMark = null;
+    this.released++;
+    if (this.released < 64 || this.released * 2 < this.sources.length) return;
+    this.sources = this.sources.filter((kept) => kept.storeMark === this);
+    this.released = 0;
   }
 
   records(): Record[] {
-    return this.sources.map((source) => source.record());
+    const records: Record[] = [];
+    for (const source of this.sources) {
+      if (source.storeMark === this) records.push(source.record());
+    }
+    return records;
   }
 }
 
@@ -140,11 +200,14 @@ function checkCapacity(name: string, value: number): number {
 export class MemoryStore implements Store {
   readonly retainedEvents: number;
   readonly retainedFills: number;
+  readonly retainedOrders: number;
+  /** Released orders are forgotten. */
+  readonly orderArchive: OrderArchive | null = null;
   private readonly accounts = new Map<string, RecordSource<AccountRecord>>();
   private readonly orders = new SourcesByOrdinal<OrderRecord>();
   private readonly positions = new Map<string, RecordSource<PositionRecord>>();
-  private readonly fills = new Map<string, RetainedList<FillRecord>>();
-  private readonly events = new Map<string, RetainedList<EventRecord>>();
+  private readonly fills = new Map<string, RetainedRecords<FillRecord>>();
+  private readonly events = new Map<string, RetainedRecords<EventRecord>>();
   private readonly keys = new Map<string, string>();
   private readonly idempotency = new Map<string, string>();
   private nextIdentifier = 1;
@@ -158,6 +221,10 @@ export class MemoryStore implements Store {
     this.retainedFills = checkCapacity(
       'retainedFills',
       options.retainedFills ?? DEFAULT_RETAINED_FILLS,
+    );
+    this.retainedOrders = checkCapacity(
+      'retainedOrders',
+      options.retainedOrders ?? DEFAULT_RETAINED_ORDERS,
     );
   }
 
@@ -175,34 +242,35 @@ export class MemoryStore implements Store {
     this.ensureOpen();
     for (const account of changes.accounts) this.accounts.set(account.key, account);
     for (const order of changes.orders) this.orders.put(order);
+    for (const order of changes.releasedOrders) this.orders.release(order);
     for (const position of changes.positions) this.positions.set(position.key, position);
     for (const positionId of changes.closedPositions) this.positions.delete(positionId);
     // Consecutive records mostly belong to one account: look its list up once per run.
     let fillAccount: string | null = null;
-    let fillList: RetainedList<FillRecord> | undefined;
+    let fillList: RetainedRecords<FillRecord> | undefined;
     for (const record of changes.fills) {
       if (record.account_id !== fillAccount) {
         fillAccount = record.account_id;
         fillList = this.fills.get(fillAccount);
         if (fillList === undefined) {
-          fillList = new RetainedList(this.retainedFills);
+          fillList = new RetainedRecords(this.retainedFills, fillAccount, FILL_COLUMNS);
           this.fills.set(fillAccount, fillList);
         }
       }
-      fillList!.push(record);
+      fillList!.push(record, record.ordinal);
     }
     let eventAccount: string | null = null;
-    let eventList: RetainedList<EventRecord> | undefined;
+    let eventList: RetainedRecords<EventRecord> | undefined;
     for (const record of changes.events) {
       if (record.account_id !== eventAccount) {
         eventAccount = record.account_id;
         eventList = this.events.get(eventAccount);
         if (eventList === undefined) {
-          eventList = new RetainedList(this.retainedEvents);
+          eventList = new RetainedRecords(this.retainedEvents, eventAccount, EVENT_COLUMNS);
           this.events.set(eventAccount, eventList);
         }
       }
-      eventList!.push(record);
+      eventList!.push(record, record.sequence);
     }
     this.nextIdentifier = changes.nextIdentifier;
   }
@@ -213,8 +281,8 @@ export class MemoryStore implements Store {
     const result: FillRecord[] = [];
     if (list === undefined) return result;
     for (let index = list.length - 1; index >= 0 && result.length < query.limit; index--) {
+      if (query.beforeOrdinal !== undefined && list.keyAt(index) >= query.beforeOrdinal) continue;
       const record = list.at(index);
-      if (query.beforeOrdinal !== undefined && record.ordinal >= query.beforeOrdinal) continue;
       if (query.marketId !== undefined && record.market_id !== query.marketId) continue;
       result.push(record);
     }
@@ -230,7 +298,7 @@ export class MemoryStore implements Store {
     let high = list.length;
     while (low < high) {
       const middle = (low + high) >>> 1;
-      if (list.at(middle).sequence <= afterSequence) low = middle + 1;
+      if (list.keyAt(middle) <= afterSequence) low = middle + 1;
       else high = middle;
     }
     const end = Math.min(list.length, low + limit);

@@ -1,7 +1,8 @@
 /**
  * The persistent store: one SQLite file (better-sqlite3, WAL journal). Each ChangeSet is one
  * transaction, so a crash leaves the file at the end of some unit of work, never inside one.
- * Records are kept as JSON next to the columns they are looked up by.
+ * Records are kept as JSON next to the columns they are looked up by. Every order stays here:
+ * the exchange reads those it released from memory through `orderArchive`.
  */
 import Database from 'better-sqlite3';
 import type { PrivateEvent } from '../../protocol/index.ts';
@@ -10,11 +11,14 @@ import type {
   ChangeSet,
   FillQuery,
   FillRecord,
+  OrderArchive,
+  OrderQuery,
   OrderRecord,
   PositionRecord,
   Store,
   StoredState,
 } from './store.ts';
+import { DEFAULT_RETAINED_ORDERS } from './store.ts';
 
 const SCHEMA_VERSION = 1;
 
@@ -26,6 +30,9 @@ CREATE TABLE IF NOT EXISTS orders (
   order_id TEXT PRIMARY KEY, ordinal INTEGER NOT NULL, account_id TEXT NOT NULL,
   record TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS orders_by_ordinal ON orders (ordinal);
+CREATE INDEX IF NOT EXISTS orders_by_account ON orders (account_id, ordinal);
+CREATE INDEX IF NOT EXISTS orders_by_client_id
+  ON orders (account_id, json_extract(record, '$.client_order_id'), ordinal);
 CREATE TABLE IF NOT EXISTS positions (
   position_id TEXT PRIMARY KEY, ordinal INTEGER NOT NULL, record TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS fills (
@@ -40,14 +47,29 @@ CREATE TABLE IF NOT EXISTS idempotency (
   PRIMARY KEY (account_id, request_id));
 `;
 
-export class SqliteStore implements Store {
+export interface SqliteStoreOptions {
+  /** Terminal orders per account the exchange keeps in memory (the rest are read from here). */
+  readonly retainedOrders?: number;
+}
+
+export class SqliteStore implements Store, OrderArchive {
+  readonly retainedOrders: number;
+  readonly orderArchive: OrderArchive = this;
   private readonly database: Database.Database;
   private readonly statements;
   private readonly commitTransaction: (changes: ChangeSet) => void;
   /** One transaction wrapper, built once (better-sqlite3 builds several functions per wrapper). */
   private readonly runAtomically: (work: () => unknown) => unknown;
 
-  constructor(readonly path: string) {
+  constructor(
+    readonly path: string,
+    options: SqliteStoreOptions = {},
+  ) {
+    const retainedOrders = options.retainedOrders ?? DEFAULT_RETAINED_ORDERS;
+    if (!Number.isSafeInteger(retainedOrders) || retainedOrders < 1) {
+      throw new RangeError(`retainedOrders must be a positive integer, got ${retainedOrders}`);
+    }
+    this.retainedOrders = retainedOrders;
     this.database = new Database(path);
     this.database.pragma('journal_mode = WAL');
     // NORMAL keeps WAL commits durable across a process crash (not an OS crash), at a fraction
@@ -94,6 +116,30 @@ export class SqliteStore implements Store {
       ),
       loadOrders: database.prepare<[], { record: string }>(
         'SELECT record FROM orders ORDER BY ordinal',
+      ),
+      orderById: database.prepare<[string, string], { record: string }>(
+        'SELECT record FROM orders WHERE order_id = ? AND account_id = ?',
+      ),
+      orderByClientId: database.prepare<[string, string], { record: string }>(
+        'SELECT record FROM orders WHERE account_id = ? ' +
+          "AND json_extract(record, '$.client_order_id') = ? ORDER BY ordinal DESC LIMIT 1",
+      ),
+      ordersBefore: database.prepare<
+        [
+          {
+            account: string;
+            before: number;
+            market: string | null;
+            status: string | null;
+            limit: number;
+          },
+        ],
+        { record: string }
+      >(
+        'SELECT record FROM orders WHERE account_id = @account AND ordinal < @before ' +
+          "AND (@market IS NULL OR json_extract(record, '$.market_id') = @market) " +
+          "AND (@status IS NULL OR json_extract(record, '$.status') = @status) " +
+          'ORDER BY ordinal DESC LIMIT @limit',
       ),
       loadPositions: database.prepare<[], { record: string }>(
         'SELECT record FROM positions ORDER BY ordinal',
@@ -168,6 +214,28 @@ export class SqliteStore implements Store {
 
   commit(changes: ChangeSet): void {
     this.commitTransaction(changes);
+  }
+
+  findOrder(accountId: string, orderId: string): OrderRecord | undefined {
+    const row = this.statements.orderById.get(orderId, accountId);
+    return row === undefined ? undefined : (JSON.parse(row.record) as OrderRecord);
+  }
+
+  findOrderByClientId(accountId: string, clientOrderId: string): OrderRecord | undefined {
+    const row = this.statements.orderByClientId.get(accountId, clientOrderId);
+    return row === undefined ? undefined : (JSON.parse(row.record) as OrderRecord);
+  }
+
+  listOrders(accountId: string, query: OrderQuery): OrderRecord[] {
+    return this.statements.ordersBefore
+      .all({
+        account: accountId,
+        before: query.beforeOrdinal,
+        market: query.marketId ?? null,
+        status: query.status ?? null,
+        limit: query.limit,
+      })
+      .map((row) => JSON.parse(row.record) as OrderRecord);
   }
 
   listFills(accountId: string, query: FillQuery): FillRecord[] {

@@ -74,18 +74,69 @@ export interface PositionRecord {
 }
 
 /**
+ * Where a store that keeps records in memory keeps them without an object per record: slot `s`
+ * owns `numberStride` entries of `numbers` from `s * numberStride`, `moneyStride` entries of
+ * `money` from `s * moneyStride`, and `refs[s]` (a string the record shares with the
+ * exchange's state, such as an order id). Hundreds of thousands of kept records as objects
+ * would each be copied by the garbage collector as they age; typed arrays are not.
+ */
+export interface PackedColumns {
+  readonly numberStride: number;
+  readonly moneyStride: number;
+  readonly numbers: Float64Array;
+  /** Money amounts as two entries each (low and high 64 bits, see `packMoney`). */
+  readonly money: BigInt64Array;
+  readonly refs: unknown[];
+}
+
+/** Event columns: enough for every packable event (the widest is a position event). */
+export const EVENT_COLUMNS = { numberStride: 11, moneyStride: 8 } as const;
+/** Fill columns: numbers only. */
+export const FILL_COLUMNS = { numberStride: 8, moneyStride: 0 } as const;
+
+const MONEY_LIMIT = 2n ** 127n;
+
+/**
+ * Writes `value` at `money[index]` and `money[index + 1]` (its low and high 64 bits); false,
+ * writing nothing, when it needs more than 128 bits.
+ */
+export function packMoney(money: BigInt64Array, index: number, value: bigint): boolean {
+  if (value >= MONEY_LIMIT || value < -MONEY_LIMIT) return false;
+  money[index] = value; // the low 64 bits
+  money[index + 1] = value >> 64n;
+  return true;
+}
+
+export function unpackMoney(money: BigInt64Array, index: number): bigint {
+  return (money[index + 1]! << 64n) + BigInt.asUintN(64, money[index]!);
+}
+
+/** Reads a packed record back: an equal record (the same `fill` and `event`). */
+export interface RecordUnpacker<Record> {
+  unpack(columns: PackedColumns, slot: number, accountId: string): Record;
+}
+
+/**
+ * A record that can write itself into a slot of `PackedColumns`. `pack` returns what reads it
+ * back, or null when the record does not fit (the store then keeps the object).
+ */
+export interface PackableRecord<Record> {
+  pack?(columns: PackedColumns, slot: number): RecordUnpacker<Record> | null;
+}
+
+/**
  * A fill or an event as the exchange hands it over. `fill` and `event` may be built on access
  * from a compact record (the engine's records are), so a store that serializes reads them in
  * `commit`, and a store that keeps the records in memory reads them when asked.
  */
-export interface FillRecord {
+export interface FillRecord extends PackableRecord<FillRecord> {
   readonly ordinal: number;
   readonly account_id: string;
   readonly market_id: string;
   readonly fill: Fill;
 }
 
-export interface EventRecord {
+export interface EventRecord extends PackableRecord<EventRecord> {
   readonly account_id: string;
   readonly sequence: number;
   readonly event: PrivateEvent;
@@ -101,6 +152,11 @@ export interface RecordSource<Record> {
   readonly key: string;
   /** The record's `ordinal`: unique, and increasing in the order entities are created. */
   readonly ordinal: number;
+  /**
+   * For the store that keeps the source itself (the MemoryStore notes there that it holds it,
+   * so saving it again costs no search); the exchange only sets it to null when creating it.
+   */
+  storeMark: unknown;
   record(): Record;
 }
 
@@ -117,13 +173,19 @@ export interface ChangeSet {
   readonly closedPositions: readonly string[];
   readonly fills: readonly FillRecord[];
   readonly events: readonly EventRecord[];
+  /**
+   * Terminal orders the exchange no longer keeps in memory (see `Store.retainedOrders`); their
+   * last record was committed before, or is in `orders` of this change set. A store with an
+   * `orderArchive` keeps them; the MemoryStore forgets them.
+   */
+  readonly releasedOrders: readonly RecordSource<OrderRecord>[];
   /** The identifier counter after this unit of work. */
   readonly nextIdentifier: number;
 }
 
 export interface StoredState {
   readonly accounts: AccountRecord[];
-  /** Every order, in ordinal order. */
+  /** Every order the store keeps (all of them, or the MemoryStore's retained ones), by ordinal. */
   readonly orders: OrderRecord[];
   readonly positions: PositionRecord[];
   readonly nextIdentifier: number;
@@ -136,7 +198,36 @@ export interface FillQuery {
   readonly marketId?: string;
 }
 
+export interface OrderQuery {
+  readonly limit: number;
+  /** Only orders with a smaller ordinal. */
+  readonly beforeOrdinal: number;
+  readonly marketId?: string;
+  readonly status?: OrderStatus;
+}
+
+/** Reads of orders the exchange released from memory, in a store that keeps every order. */
+export interface OrderArchive {
+  findOrder(accountId: string, orderId: string): OrderRecord | undefined;
+  /** The newest order of the account with that client order id. */
+  findOrderByClientId(accountId: string, clientOrderId: string): OrderRecord | undefined;
+  /** Newest first. */
+  listOrders(accountId: string, query: OrderQuery): OrderRecord[];
+}
+
+/** Terminal orders per account an exchange keeps in memory unless its store says otherwise. */
+export const DEFAULT_RETAINED_ORDERS = 10_000;
+
 export interface Store {
+  /**
+   * How many terminal orders of each account the exchange keeps in memory, besides every active
+   * one: those that became terminal most recently. It releases older ones (`ChangeSet.releasedOrders`)
+   * and reads them from `orderArchive` when the store has one.
+   */
+  readonly retainedOrders: number;
+  /** Null when the store keeps no order the exchange released (the MemoryStore). */
+  readonly orderArchive: OrderArchive | null;
+
   load(): StoredState;
   commit(changes: ChangeSet): void;
   /** Newest first. */

@@ -410,6 +410,24 @@ describe('random', () => {
     }
   });
 
+  it('tells the counter of an id back, below 2^32', () => {
+    fc.assert(
+      fc.property(
+        fc.string({ maxLength: 12 }),
+        fc.integer({ min: 0, max: 255 }),
+        fc.integer({ min: 0, max: 2 ** 32 - 1 }),
+        (seed, kind, counter) => {
+          const ids = new EngineIdentifiers(seed);
+          expect(ids.counterOf(kind, ids.uuid(kind, counter))).toBe(counter);
+        },
+      ),
+      { numRuns: 2000 },
+    );
+    const ids = new EngineIdentifiers('paperbot');
+    expect(ids.counterOf(1, 'not-an-id')).toBe(-1);
+    expect(ids.counterOf(1, 'ABCDEF12-0000')).toBe(-1);
+  });
+
   it('makes distinct, well-formed UUIDs from counters', () => {
     const ids = new IdentifierSource('seed');
     const seen = new Set<string>();

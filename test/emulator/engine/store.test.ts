@@ -170,6 +170,7 @@ describe('persistence', () => {
     const source = (ordinal: number, status: OrderRecord['status']): RecordSource<OrderRecord> => ({
       key: `order-${ordinal}`,
       ordinal,
+      storeMark: null,
       record: () => ({ ordinal, status }) as OrderRecord,
     });
     const commit = (orders: RecordSource<OrderRecord>[]) =>
@@ -180,6 +181,7 @@ describe('persistence', () => {
         closedPositions: [],
         fills: [],
         events: [],
+        releasedOrders: [],
         nextIdentifier: 100,
       });
     const ordinals = [50, 3, 70, 10, 60, ...Array.from({ length: 30 }, (_, index) => 80 + index)];
