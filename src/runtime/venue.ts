@@ -208,12 +208,33 @@ function parseBody<S extends z.ZodType>(
  */
 const REQUEST_ID_LENGTH = [8, 80] as const;
 const CLIENT_ORDER_ID_LENGTH = [1, 100] as const;
-const ID_FIELDS = ['request_id', 'client_order_id'] as const;
 
 /**
- * A key for everything in `body` but its ids, in key order, or null when the body is not plain
- * data (strings, finite numbers, booleans, null, undefined) or an id would not pass its schema
- * (`RequestId`, `ClientOrderId`: length and pattern): such bodies always get the full check.
+ * Canonical positive decimal strings (no sign, no leading or trailing zeros, no bare dot, not
+ * zero): `Price` accepts every one and normalizes it to itself. `Quantity` too while below its
+ * bound of 1000000000 (at most nine integer digits).
+ */
+const CANONICAL_PRICE = /^(?:[1-9]\d*(?:\.\d*[1-9])?|0\.\d*[1-9])$/;
+const CANONICAL_QUANTITY = /^(?:[1-9]\d{0,8}(?:\.\d*[1-9])?|0\.\d*[1-9])$/;
+
+/**
+ * Whether `value` can stand in the key as "some canonical amount": an order's price and quantity
+ * are checked field by field (the cross-field rules only ask whether a price is present), so
+ * bodies differing only in canonical amounts there pass or fail together and normalize to the
+ * same body with their own amounts. A quote at a new price then needs no full check.
+ */
+function isAnyAmount(endpoint: CommandEndpoint, name: string, value: string): boolean {
+  if (endpoint !== 'placeOrder' && endpoint !== 'simulateOrder') return false;
+  if (name === 'price') return CANONICAL_PRICE.test(value);
+  if (name === 'quantity') return CANONICAL_QUANTITY.test(value);
+  return false;
+}
+
+/**
+ * A key for everything in `body` but its ids (and canonical amounts, see `isAnyAmount`), in key
+ * order, or null when the body is not plain data (strings, finite numbers, booleans, null,
+ * undefined) or an id would not pass its schema (`RequestId`, `ClientOrderId`: length and
+ * pattern): such bodies always get the full check.
  */
 function bodyKey(endpoint: CommandEndpoint, body: unknown): string | null {
   if (typeof body !== 'object' || body === null) return null;
@@ -240,7 +261,9 @@ function bodyKey(endpoint: CommandEndpoint, body: unknown): string | null {
     // Names and string values carry their lengths, so no two bodies share a key.
     switch (typeof value) {
       case 'string':
-        key += `|${name.length}:${name}s${value.length}:${value}`;
+        key += isAnyAmount(endpoint, name, value)
+          ? `|${name.length}:${name}a`
+          : `|${name.length}:${name}s${value.length}:${value}`;
         break;
       case 'number':
         if (!Number.isFinite(value) || Object.is(value, -0)) return null;
@@ -261,38 +284,72 @@ function bodyKey(endpoint: CommandEndpoint, body: unknown): string | null {
 }
 
 /**
+ * A checked body as JSON text with gaps: `parts[0]`, the JSON of the body's own `fields[0]`,
+ * `parts[1]`, and so on. The fields are its ids, and its amounts when they stood in the key as
+ * "some canonical amount" (`isAnyAmount`): the values of the body at hand go there, each
+ * already known valid and normalized as it is.
+ */
+interface BodyTemplate {
+  readonly parts: readonly string[];
+  readonly fields: readonly string[];
+}
+
+/**
  * Wire bodies already checked, by `bodyKey`: a body's check and normalization depend on its
  * fields, not on its ids (no rule of these schemas reads them), so a simulation and its
- * placement, or a quote placed again at the same price, are checked once. Bounded, oldest out.
+ * placement, or a quote placed again at the same or another price, are checked once. Bounded,
+ * oldest out.
  */
-const checkedBodies = new Map<string, Readonly<Record<string, unknown>>>();
+const checkedBodies = new Map<string, BodyTemplate>();
 const CHECKED_BODIES = 1024;
 
-function wireBody(command: VenueCommand): {
-  path: string;
-  body: { request_id: string };
-} {
-  const key = bodyKey(command.endpoint, command.body);
-  const checked = key === null ? undefined : checkedBodies.get(key);
-  if (checked === undefined) {
-    const built = checkedWireBody(command);
-    if (key !== null) {
-      if (checkedBodies.size >= CHECKED_BODIES) {
-        const oldest = checkedBodies.keys().next();
-        if (oldest.done !== true) checkedBodies.delete(oldest.value);
-      }
-      checkedBodies.set(key, built.body);
-    }
-    return built;
+function fillTemplate(template: BodyTemplate, body: Readonly<Record<string, unknown>>): string {
+  const { parts, fields } = template;
+  let text = parts[0]!;
+  for (let index = 0; index < fields.length; index++) {
+    text += JSON.stringify(body[fields[index]!]) + parts[index + 1]!;
   }
-  // The checked body with this body's ids, in the same places.
-  const source = command.body as Readonly<Record<string, unknown>>;
-  const body: Record<string, unknown> = { ...checked };
-  for (const name of ID_FIELDS) {
-    if (name in body) body[name] = source[name];
-  }
-  return { path: commandPath(command), body: body as { request_id: string } };
+  return text;
 }
+
+/**
+ * The template of a body just checked, or null when filling it with that body's own values
+ * would not give back `text` exactly (then the body is not cached).
+ */
+function templateOf(
+  endpoint: CommandEndpoint,
+  source: Readonly<Record<string, unknown>>,
+  built: Readonly<Record<string, unknown>>,
+  text: string,
+): BodyTemplate | null {
+  const parts: string[] = [];
+  const fields: string[] = [];
+  let part = '{';
+  for (const name of Object.keys(built)) {
+    const value = built[name];
+    if (value === undefined) continue;
+    if (part !== '{') part += ',';
+    part += `${JSON.stringify(name)}:`;
+    const given = source[name];
+    const own =
+      name === 'request_id' ||
+      name === 'client_order_id' ||
+      (typeof given === 'string' && isAnyAmount(endpoint, name, given));
+    if (own) {
+      parts.push(part);
+      fields.push(name);
+      part = '';
+    } else {
+      part += JSON.stringify(value);
+    }
+  }
+  parts.push(`${part}}`);
+  const template = { parts, fields };
+  return fillTemplate(template, built) === text ? template : null;
+}
+
+/** The paths of endpoints without path parameters, built once. */
+const fixedPaths = new Map<CommandEndpoint, string>();
 
 function commandPath(command: VenueCommand): string {
   switch (command.endpoint) {
@@ -301,9 +358,47 @@ function commandPath(command: VenueCommand): string {
       return buildPath(command.endpoint, { order_id: command.params.order_id });
     case 'closePosition':
       return buildPath(command.endpoint, { position_id: command.params.position_id });
-    default:
-      return buildPath(command.endpoint);
+    default: {
+      let path = fixedPaths.get(command.endpoint);
+      if (path === undefined) {
+        path = buildPath(command.endpoint);
+        fixedPaths.set(command.endpoint, path);
+      }
+      return path;
+    }
   }
+}
+
+/** The command's path, its body's request id and the body's JSON text, checked. */
+function wireText(command: VenueCommand): { path: string; requestId: string; text: string } {
+  const key = bodyKey(command.endpoint, command.body);
+  const template = key === null ? undefined : checkedBodies.get(key);
+  const source = command.body as Readonly<Record<string, unknown>>;
+  if (template !== undefined) {
+    return {
+      path: commandPath(command),
+      requestId: source.request_id as string,
+      text: fillTemplate(template, source),
+    };
+  }
+  const built = checkedWireBody(command);
+  const text = JSON.stringify(built.body);
+  if (key !== null) {
+    const made = templateOf(
+      command.endpoint,
+      source,
+      built.body as Readonly<Record<string, unknown>>,
+      text,
+    );
+    if (made !== null) {
+      if (checkedBodies.size >= CHECKED_BODIES) {
+        const oldest = checkedBodies.keys().next();
+        if (oldest.done !== true) checkedBodies.delete(oldest.value);
+      }
+      checkedBodies.set(key, made);
+    }
+  }
+  return { path: built.path, requestId: built.body.request_id, text };
 }
 
 function checkedWireBody(command: VenueCommand): {
@@ -355,9 +450,9 @@ function checkedWireBody(command: VenueCommand): {
 export function prepareVenueCommand<E extends CommandEndpoint>(
   command: VenueCommandOf<E>,
 ): PreparedCommand<E> {
-  let built: { path: string; body: { request_id: string } };
+  let built: { path: string; requestId: string; text: string };
   try {
-    built = wireBody(command);
+    built = wireText(command);
   } catch (error) {
     if (error instanceof PaperbotError) throw error;
     throw invalidCommand(
@@ -365,11 +460,11 @@ export function prepareVenueCommand<E extends CommandEndpoint>(
       error instanceof Error ? error.message : 'the command cannot be built',
     );
   }
-  const bodyBytes = encoder.encode(JSON.stringify(built.body));
+  const bodyBytes = encoder.encode(built.text);
   return Object.freeze({
     endpoint: command.endpoint,
     path: built.path,
-    requestId: built.body.request_id,
+    requestId: built.requestId,
     bodyBytes,
     bodySha256: sha256Hex(bodyBytes),
   });

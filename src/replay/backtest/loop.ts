@@ -8,15 +8,17 @@
  *   the code it wakes sees `now()` equal to that time.
  * - After a step that may have started asynchronous work (a timer fired, the venue was called or
  *   delivered something, a strategy emitted an intent), the loop lets every queued promise
- *   continuation run before time moves again (`settle`). It yields to the event loop for that
- *   (`setImmediate`, which runs only after the microtask queue is empty); it never waits on
- *   time: every delay of the run is on the virtual clock.
+ *   continuation run before time moves again (`settle`). It waits for that on `process.nextTick`
+ *   queued from a continuation, which Node runs only once the microtask queue is empty: a turn
+ *   of the event loop (`setImmediate`) costs several times more, and a replay settles a few
+ *   times per intent. It never waits on time: every delay of the run is on the virtual clock.
+ *   Every `YIELD_EVERY` settles it still gives the event loop a turn (signals, I/O, progress).
  * - Steps that start nothing (most records) cost no yield, which is what keeps a replay fast.
  *
  * The order of everything is fixed by the data and the code, so the same inputs give the same
  * run.
  */
-import { setImmediate as afterPendingWork } from 'node:timers/promises';
+import { setImmediate as eventLoopTurn } from 'node:timers/promises';
 import { type TimerHandle, VirtualClock } from '../../core/clock.ts';
 import { PaperbotError } from '../../core/errors.ts';
 
@@ -41,9 +43,28 @@ export class ReplayClock extends VirtualClock {
 
 /** Rounds of settling in a row before a run counts as stuck in a loop of its own making. */
 const MAX_SETTLE_ROUNDS = 100_000;
+/** Settling rounds between two turns of the event loop. */
+const YIELD_EVERY = 256;
+
+/**
+ * Calls `then` once every promise continuation queued before, and every one those queue, has
+ * run. Queued from a microtask, a tick runs only after the microtask queue has drained (a tick
+ * queued from plain code would run before it).
+ */
+function afterMicrotasks(then: () => void): void {
+  queueMicrotask(() => process.nextTick(then));
+}
+
+interface Settling {
+  readonly resolve: () => void;
+  readonly reject: (error: unknown) => void;
+  before: number;
+  round: number;
+}
 
 export class TimeDriver {
   private readonly sources: (() => number)[];
+  private rounds = 0;
 
   /**
    * `activity`: counters that move when asynchronous work may have started (the venue's
@@ -63,19 +84,45 @@ export class TimeDriver {
     return total;
   }
 
-  /** Lets queued continuations run, and timers they set for now fire, until nothing moves. */
-  async settle(): Promise<void> {
-    for (let round = 0; round < MAX_SETTLE_ROUNDS; round++) {
-      const before = this.mark();
-      await afterPendingWork();
+  /**
+   * Lets queued continuations run, and timers they set for now fire, until nothing moves. The
+   * rounds are callbacks, not awaits: one promise per settle rather than several per round.
+   */
+  settle(): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const settling: Settling = { resolve, reject, before: this.mark(), round: 0 };
+      this.afterPendingWork(() => this.settleRound(settling));
+    });
+  }
+
+  /** One round: runs what fell due now, then settles or waits for the next round. */
+  private settleRound(settling: Settling): void {
+    try {
       const due = this.clock.nextDueAt();
       if (due !== null && due <= this.clock.now()) this.clock.advanceTo(this.clock.now());
-      if (this.mark() === before) return;
+      if (this.mark() === settling.before) {
+        settling.resolve();
+        return;
+      }
+      settling.round++;
+      if (settling.round >= MAX_SETTLE_ROUNDS) {
+        throw new PaperbotError(
+          'BACKTEST_STALLED',
+          `the run kept scheduling work at ${this.clock.now()} without time moving`,
+        );
+      }
+      settling.before = this.mark();
+      this.afterPendingWork(() => this.settleRound(settling));
+    } catch (error) {
+      settling.reject(error);
     }
-    throw new PaperbotError(
-      'BACKTEST_STALLED',
-      `the run kept scheduling work at ${this.clock.now()} without time moving`,
-    );
+  }
+
+  /** Calls `then` after every queued continuation; now and then after a turn of the event loop. */
+  private afterPendingWork(then: () => void): void {
+    this.rounds++;
+    if (this.rounds % YIELD_EVERY === 0) setImmediate(then);
+    else afterMicrotasks(then);
   }
 
   /**
@@ -124,7 +171,7 @@ export class TimeDriver {
       if (done) break;
       const due = this.clock.nextDueAt();
       if (due === null || due > deadline) {
-        await afterPendingWork();
+        await eventLoopTurn();
         if (done) break;
         throw new PaperbotError(
           'BACKTEST_STALLED',

@@ -259,6 +259,11 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
     const orderIds = new Map<string, OrderIds>();
     for (const fill of venue.fills) {
       if (fill.order_id === null || orderIds.has(fill.order_id)) continue;
+      const known = venue.filledOrderIdsOf(fill.order_id);
+      if (known !== undefined) {
+        orderIds.set(fill.order_id, known);
+        continue;
+      }
       const order = venue.exchange.getOrder(venue.accountId, fill.order_id);
       orderIds.set(fill.order_id, {
         clientOrderId: order.client_order_id,

@@ -23,6 +23,7 @@
  *   [start, end]; null when that average is not positive.
  */
 import { Big, type Decimal, parseDecimal, sumDecimals, ZERO } from '../../core/decimal.ts';
+import { divide } from '../../runtime/decimal-division.ts';
 import type { EquitySample, ReportInput } from './input.ts';
 import { positionsFromFills, type RoundTrip, reconstructRoundTrips } from './round-trips.ts';
 
@@ -126,7 +127,8 @@ export function maxDrawdown(
     }
     const drop = peak.minus(sample.equity);
     if (drop.gt(amount)) amount = drop;
-    const drawdown = drop.div(peak);
+    // `divide` is `div` to the digit, in integer arithmetic: one per equity sample, twice.
+    const drawdown = divide(drop, peak);
     if (drawdown.gt(fraction)) {
       fraction = drawdown;
       worstPeakAt = peakAt;
@@ -144,7 +146,7 @@ export function drawdownSeries(
   let peak = startingBalance;
   return samples.map((sample) => {
     if (sample.equity.gt(peak)) peak = sample.equity;
-    return peak.minus(sample.equity).div(peak);
+    return divide(peak.minus(sample.equity), peak);
   });
 }
 

@@ -24,11 +24,13 @@ import {
   IdempotencyLedger,
   isStoredOutcome,
 } from '../../emulator/server/idempotency.ts';
+import { MemoryStore } from '../../emulator/store/memory-store.ts';
 import type { Store } from '../../emulator/store/store.ts';
 import {
   type Account,
   type AmendOrderRequest,
   buildErrorEnvelope,
+  buildPath,
   type CancelAllAfterRequest,
   type CancelAllRequest,
   type ClosePositionRequest,
@@ -50,6 +52,7 @@ import {
   TERMINAL_ORDER_STATUSES,
 } from '../../protocol/index.ts';
 import {
+  COMMAND_ENDPOINTS,
   type CommandEndpoint,
   type ExecutionVenue,
   type PreparedCommand,
@@ -64,6 +67,24 @@ import type { LatencyModel } from './latency.ts';
 const decoder = new TextDecoder('utf-8', { fatal: true });
 const POSITION_PAGE = 500;
 
+/**
+ * The one path of each command endpoint without path parameters, when matching it gives that
+ * endpoint: such a path needs no matching per command (one is matched for every placement and
+ * every simulation).
+ */
+const FIXED_PATHS = new Map<string, string>();
+for (const name of COMMAND_ENDPOINTS) {
+  let path: string;
+  try {
+    path = buildPath(name as 'placeOrder');
+  } catch {
+    continue;
+  }
+  const match = matchEndpoint(endpoints[name].method, path);
+  if (match?.name === name && Object.keys(match.params).length === 0) FIXED_PATHS.set(name, path);
+}
+const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
+
 /** What the replay venue adds around the engine (all optional). */
 export interface ExchangeVenueHooks {
   /**
@@ -74,6 +95,11 @@ export interface ExchangeVenueHooks {
   readonly beforeCommand?: (marketId: string | null) => void;
   /** Called synchronously for each private event of the account, as the engine emits it. */
   readonly onEngineEvent?: (event: PrivateEvent) => void;
+  /**
+   * The market of one of the account's orders when the caller keeps it (the replay does, for
+   * its active orders), sparing an order read per cancel; undefined: the engine is asked.
+   */
+  readonly marketOfOrder?: (orderId: string) => string | undefined;
 }
 
 export interface ExchangeVenueOptions {
@@ -81,7 +107,10 @@ export interface ExchangeVenueOptions {
   /** The account whose commands and events this venue carries. */
   readonly accountId: string;
   readonly clock: Clock;
-  /** The exchange's store: the idempotency ledger keeps its records there. */
+  /**
+   * Where the idempotency ledger keeps its records: the exchange's store, or a
+   * `DeferredIdempotencyStore` when nothing outlives the venue.
+   */
   readonly store: Store;
   readonly latency: LatencyModel;
   readonly hooks?: ExchangeVenueHooks;
@@ -103,6 +132,43 @@ type Outcome = { readonly value: unknown } | { readonly error: PaperbotError };
 interface PendingDelivery {
   readonly dueAt: number;
   readonly events: PrivateEvent[];
+}
+
+/**
+ * A store for the idempotency ledger of a venue nothing outlives (a replay): records are kept as
+ * the ledger hands them over and serialized only when read back, which only a resend or a
+ * request-status read does, where `MemoryStore` serializes every answer as it is recorded. Reads
+ * give the same fresh copies: the ledger saves new objects and never changes them afterwards,
+ * and the venue freezes each answer before recording it.
+ */
+export class DeferredIdempotencyStore extends MemoryStore {
+  /** By account, then by request id. */
+  private readonly records = new Map<string, Map<string, unknown>>();
+
+  override saveIdempotency(accountId: string, requestId: string, record: unknown): void {
+    let byRequest = this.records.get(accountId);
+    if (byRequest === undefined) {
+      byRequest = new Map();
+      this.records.set(accountId, byRequest);
+    }
+    byRequest.set(requestId, record);
+  }
+
+  override loadIdempotency(accountId: string, requestId: string): unknown | undefined {
+    const record = this.records.get(accountId)?.get(requestId);
+    return record === undefined ? undefined : (JSON.parse(JSON.stringify(record)) as unknown);
+  }
+}
+
+/** Freezes a JSON value and everything in it (already frozen parts are taken as they are). */
+function deepFreeze(value: unknown): void {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return;
+  Object.freeze(value);
+  const members = value as Readonly<Record<string, unknown>>;
+  for (const name in members) {
+    const member = members[name];
+    if (typeof member === 'object' && member !== null) deepFreeze(member);
+  }
 }
 
 /** A refusal as the runtime expects it from a venue: the code, the HTTP status, the details. */
@@ -240,20 +306,23 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
     }
     return new Promise<ResponseOf<E>>((resolve, reject) => {
       let answered = false;
-      const onAbort = (): void => {
-        if (answered) return;
-        answered = true;
-        // The command still reaches the venue: giving up waiting says nothing of its effect.
-        reject(
-          new PaperbotError('REQUEST_TIMEOUT', `${prepared.endpoint}: the caller stopped waiting`, {
-            details: { outcome: 'unknown', requestId: prepared.requestId },
-          }),
-        );
-      };
-      if (signal?.aborted) {
-        onAbort();
-      } else {
-        signal?.addEventListener('abort', onAbort, { once: true });
+      // Made only for a signal: a function given a name costs a name definition under tsx.
+      let onAbort: (() => void) | undefined;
+      if (signal !== undefined) {
+        onAbort = () => {
+          if (answered) return;
+          answered = true;
+          // The command still reaches the venue: giving up waiting says nothing of its effect.
+          reject(
+            new PaperbotError(
+              'REQUEST_TIMEOUT',
+              `${prepared.endpoint}: the caller stopped waiting`,
+              { details: { outcome: 'unknown', requestId: prepared.requestId } },
+            ),
+          );
+        };
+        if (signal.aborted) onAbort();
+        else signal.addEventListener('abort', onAbort, { once: true });
       }
       this.clock.setTimeout(() => {
         this.activity++;
@@ -262,7 +331,7 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
           this.activity++;
           if (answered) return;
           answered = true;
-          signal?.removeEventListener('abort', onAbort);
+          if (onAbort !== undefined) signal?.removeEventListener('abort', onAbort);
           if ('error' in outcome) reject(outcome.error);
           else resolve(outcome.value as ResponseOf<E>);
         }, this.latency.response());
@@ -338,17 +407,22 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
   /** The command's path parameters and body; bytes this venue did not check are checked here. */
   private parse(prepared: PreparedCommand): ParsedCommand {
     const definition = endpoints[prepared.endpoint];
-    const match = matchEndpoint(definition.method, prepared.path);
-    if (match === null || match.name !== prepared.endpoint) {
-      throw new PaperbotError(
-        'INVALID_COMMAND',
-        `${prepared.path} does not address ${prepared.endpoint}`,
-        {
-          details: { httpStatus: 404 },
-        },
-      );
+    let params: Readonly<Record<string, string>>;
+    if (FIXED_PATHS.get(prepared.endpoint) === prepared.path) {
+      params = NO_PARAMS;
+    } else {
+      const match = matchEndpoint(definition.method, prepared.path);
+      if (match === null || match.name !== prepared.endpoint) {
+        throw new PaperbotError(
+          'INVALID_COMMAND',
+          `${prepared.path} does not address ${prepared.endpoint}`,
+          {
+            details: { httpStatus: 404 },
+          },
+        );
+      }
+      params = match.params as Readonly<Record<string, string>>;
     }
-    const params = match.params as Readonly<Record<string, string>>;
     const raw = JSON.parse(decoder.decode(prepared.bodyBytes)) as unknown;
     const fingerprint = `${prepared.endpoint} ${prepared.path} ${prepared.bodySha256}`;
     if (this.checked.has(prepared)) {
@@ -418,6 +492,8 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
         });
       }
       this.requestIds.add(requestId);
+      // The first answer is the one a repeat gets: frozen, it stays what it was when recorded.
+      deepFreeze(response);
       this.ledger.record({
         version: 1,
         account_id: account,
@@ -441,7 +517,11 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
     if (direct !== null) return direct;
     try {
       if (endpoint === 'amendOrder' || endpoint === 'cancelOrder') {
-        return this.exchange.getOrder(this.accountId, command.params.order_id!).market_id;
+        const orderId = command.params.order_id!;
+        return (
+          this.hooks.marketOfOrder?.(orderId) ??
+          this.exchange.getOrder(this.accountId, orderId).market_id
+        );
       }
       if (endpoint === 'closePosition') {
         return this.exchange.getPositionById(this.accountId, command.params.position_id!).market_id;

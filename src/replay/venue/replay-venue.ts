@@ -36,6 +36,7 @@ import type {
   BookLevel,
   Fill,
   Market,
+  Order,
   OrderStatus,
   PrivateEvent,
   PublicTrade,
@@ -51,7 +52,7 @@ import {
   type ReplayVenueConfig,
   replayEngineConfig,
 } from './config.ts';
-import { ExchangeExecutionVenue } from './exchange-venue.ts';
+import { DeferredIdempotencyStore, ExchangeExecutionVenue } from './exchange-venue.ts';
 import { LatencyModel, latencySettings } from './latency.ts';
 import { type DisplayedLevel, type DisplayedSide, displayedAt, MarketQueues } from './queue.ts';
 import { RecordedMarketData } from './market-data.ts';
@@ -125,6 +126,14 @@ export class ReplayVenue implements MarketDataVenue {
   private readonly bookDepth: number;
   private readonly byId = new Map<string, ReplayMarket>();
   private readonly orders = new Map<string, OrderInfo>();
+  /**
+   * The runtime's ids of each order that filled, read when it filled: a store that keeps only
+   * recent terminal orders may have released the order by the end of the run.
+   */
+  private readonly filledOrderIds = new Map<
+    string,
+    { readonly clientOrderId: string | null; readonly requestId: string | null }
+  >();
   /** Moves with every engine event of the account and every mark given to the engine. */
   private version = 0;
   private equityVersion = -1;
@@ -153,10 +162,12 @@ export class ReplayVenue implements MarketDataVenue {
       exchange: this.exchange,
       accountId: this.accountId,
       clock: options.clock,
-      store,
+      // Nothing outlives a replay: the ledger's records need not be serialized as they come.
+      store: new DeferredIdempotencyStore(),
       latency: new LatencyModel(latencySettings(options.config.latency), options.seed),
       hooks: {
         beforeCommand: (marketId) => this.beforeCommand(marketId),
+        marketOfOrder: (orderId) => this.orders.get(orderId)?.market.marketId,
         onEngineEvent: (event) => this.onEngineEvent(event),
       },
     });
@@ -205,6 +216,13 @@ export class ReplayVenue implements MarketDataVenue {
         // backtest trades its own account on the public data.
         return;
     }
+  }
+
+  /** The runtime's ids of an order that filled (divergence reports), as read when it filled. */
+  filledOrderIdsOf(
+    orderId: string,
+  ): { readonly clientOrderId: string | null; readonly requestId: string | null } | undefined {
+    return this.filledOrderIds.get(orderId);
   }
 
   /** The account now (reports). */
@@ -349,19 +367,24 @@ export class ReplayVenue implements MarketDataVenue {
     if (market.parsedBook !== null) return market.parsedBook;
     const book = market.latestBook;
     if (book === null) return null;
-    const side = (levels: readonly BookLevel[]): DisplayedSide => {
-      const parsed: DisplayedLevel[] = [];
-      for (const level of levels) {
-        const priceTicks = market.priceTicks(level.price);
-        const steps = market.steps(level.quantity);
-        if (priceTicks !== null && priceTicks >= 1 && steps !== null) {
-          parsed.push({ priceTicks, steps });
-        }
-      }
-      return { levels: parsed, complete: levels.length < this.bookDepth };
+    market.parsedBook = {
+      bids: this.parsedSide(market, book.bids),
+      asks: this.parsedSide(market, book.asks),
     };
-    market.parsedBook = { bids: side(book.bids), asks: side(book.asks) };
     return market.parsedBook;
+  }
+
+  // A method, not a closure per book: a replay parses every snapshot of an engaged market.
+  private parsedSide(market: ReplayMarket, levels: readonly BookLevel[]): DisplayedSide {
+    const parsed: DisplayedLevel[] = [];
+    for (const level of levels) {
+      const priceTicks = market.priceTicks(level.price);
+      const steps = market.steps(level.quantity);
+      if (priceTicks !== null && priceTicks >= 1 && steps !== null) {
+        parsed.push({ priceTicks, steps });
+      }
+    }
+    return { levels: parsed, complete: levels.length < this.bookDepth };
   }
 
   private onEngineEvent(event: PrivateEvent): void {
@@ -373,7 +396,10 @@ export class ReplayVenue implements MarketDataVenue {
       case 'fill': {
         this.fills.push(event.data);
         const orderId = event.data.order_id;
-        if (orderId !== null) this.refreshQueued(orderId);
+        if (orderId !== null) {
+          this.rememberFilledOrder(orderId);
+          this.refreshQueued(orderId);
+        }
         return;
       }
       case 'position': {
@@ -422,6 +448,21 @@ export class ReplayVenue implements MarketDataVenue {
         displayedAt(side, info.side, info.priceTicks),
       );
     }
+  }
+
+  private rememberFilledOrder(orderId: string): void {
+    if (this.filledOrderIds.has(orderId)) return;
+    let order: Order;
+    try {
+      order = this.exchange.getOrder(this.accountId, orderId);
+    } catch {
+      // Not an order the account can read: the runner asks the engine at the end, as before.
+      return;
+    }
+    this.filledOrderIds.set(orderId, {
+      clientOrderId: order.client_order_id,
+      requestId: order.request_id,
+    });
   }
 
   /** After a fill, the queued order's remaining quantity as the engine has it. */

@@ -2,12 +2,17 @@
  * A serial lane: asynchronous tasks run one at a time, in order, urgent ones first. The executor
  * sends every command through one lane (design rule 10: through a queue, never re-entrantly).
  */
+interface LaneEntry {
+  readonly task: () => Promise<unknown>;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (reason: unknown) => void;
+  readonly urgent: boolean;
+}
+
 export class SerialLane {
-  private readonly queue: {
-    readonly run: () => Promise<void>;
-    readonly drop: () => void;
-    readonly urgent: boolean;
-  }[] = [];
+  // Entries hold the task and its settlers, not closures over them: a closure assigned to a
+  // name costs a name definition each time under tsx, and the executor queues every command.
+  private readonly queue: LaneEntry[] = [];
   private running = false;
   private idleWaiters: (() => void)[] = [];
   private closed = false;
@@ -16,10 +21,11 @@ export class SerialLane {
   run<T>(task: () => Promise<T>, urgent = false): Promise<T> {
     if (this.closed) return Promise.reject(new Error('the lane is closed'));
     return new Promise<T>((resolve, reject) => {
-      const entry = {
+      const entry: LaneEntry = {
+        task,
+        resolve: resolve as (value: unknown) => void,
+        reject,
         urgent,
-        run: () => task().then(resolve, reject),
-        drop: () => reject(new Error('the lane closed before the task ran')),
       };
       if (urgent) {
         const firstOrdinary = this.queue.findIndex((queued) => !queued.urgent);
@@ -45,7 +51,9 @@ export class SerialLane {
   /** Refuses new tasks; queued ones are dropped (their promises reject). */
   close(): void {
     this.closed = true;
-    for (const entry of this.queue.splice(0)) entry.drop();
+    for (const entry of this.queue.splice(0)) {
+      entry.reject(new Error('the lane closed before the task ran'));
+    }
   }
 
   private async drain(): Promise<void> {
@@ -53,7 +61,7 @@ export class SerialLane {
     for (;;) {
       const next = this.queue.shift();
       if (next === undefined) break;
-      await next.run();
+      await next.task().then(next.resolve, next.reject);
     }
     this.running = false;
     const waiters = this.idleWaiters;

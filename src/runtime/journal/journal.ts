@@ -1036,7 +1036,6 @@ export class Journal {
     const contextJson = JSON.stringify(context);
     // One copy of the bytes, as a read of the row would give: the caller's stay the caller's.
     let copy: Uint8Array | undefined;
-    const copied = (): Uint8Array => (copy ??= Uint8Array.from(command.bodyBytes));
     this.updateIntent(
       requestId,
       this.sql.recordCommand,
@@ -1046,7 +1045,7 @@ export class Journal {
         command: {
           endpoint: command.endpoint,
           path: command.path,
-          bodyBytes: copied(),
+          bodyBytes: (copy ??= Uint8Array.from(command.bodyBytes)),
           bodySha256: command.bodySha256,
         },
         context: JSON.parse(contextJson) as IntentContext,
@@ -1056,7 +1055,7 @@ export class Journal {
         command_endpoint: command.endpoint,
         command_path: command.path,
         // Written later: the copy, as the bytes are now.
-        command_body: toBuffer(copied()),
+        command_body: toBuffer((copy ??= Uint8Array.from(command.bodyBytes))),
         command_sha256: command.bodySha256,
         context_json: contextJson,
       }),

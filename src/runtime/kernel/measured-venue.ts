@@ -68,18 +68,20 @@ export class MeasuredVenue implements ExecutionVenue {
   ): Promise<ResponseOf<E>> {
     if (prepared.endpoint !== 'placeOrder') return this.inner.send(prepared, signal);
     const sentAt = this.clock.now();
-    const note = () =>
-      this.onPlacement({ requestId: prepared.requestId, sentAt, answeredAt: this.clock.now() });
     return this.inner.send(prepared, signal).then(
       (response) => {
-        note();
+        this.note(prepared.requestId, sentAt);
         return response;
       },
       (error: unknown) => {
-        note();
+        this.note(prepared.requestId, sentAt);
         throw error;
       },
     );
+  }
+
+  private note(requestId: string, sentAt: number): void {
+    this.onPlacement({ requestId, sentAt, answeredAt: this.clock.now() });
   }
 
   getRequest(requestId: string): Promise<MutationStatus> {

@@ -20,7 +20,8 @@ import {
   toWire,
   ZERO,
 } from '../../core/decimal.ts';
-import { roundPrice, roundQuantity } from '../../core/grid.ts';
+import { priceRoundingDirection } from '../../core/grid.ts';
+import { roundToIncrement } from '../decimal-division.ts';
 import type {
   AmendIntent,
   ClosePositionIntent,
@@ -454,7 +455,7 @@ function roundOrder(
       ),
     );
   } else {
-    const rounded = roundQuantity(requestedQuantity, market.quantityStep);
+    const rounded = roundToIncrement(requestedQuantity, market.quantityStep, 'down');
     if (rounded.lte(ZERO)) {
       denials.push(
         deny(
@@ -507,7 +508,11 @@ function roundOrder(
       ),
     );
   } else {
-    const rounded = roundPrice(requestedPrice, market.priceTick, order.side);
+    const rounded = roundToIncrement(
+      requestedPrice,
+      market.priceTick,
+      priceRoundingDirection(order.side),
+    );
     if (rounded.lte(ZERO)) {
       denials.push(
         deny(

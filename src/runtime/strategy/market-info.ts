@@ -3,7 +3,8 @@
  * prices and quantities on the market's grid before they become intent strings.
  */
 import { type Decimal, maxDecimal, parseDecimal, ZERO } from '../../core/decimal.ts';
-import { roundPrice, roundToIncrement } from '../../core/grid.ts';
+import { priceRoundingDirection } from '../../core/grid.ts';
+import { divide, roundToIncrement } from '../decimal-division.ts';
 import type { Market } from '../../protocol/index.ts';
 import type { Side } from '../intents.ts';
 import type { MarketInfo } from './types.ts';
@@ -35,7 +36,9 @@ export function marketInfoOf(market: Market): MarketInfo {
 
 /** A price on the tick grid, rounded in the order owner's favour (buy down, sell up). */
 export function priceOnTick(market: MarketInfo, price: Decimal, side: Side): Decimal {
-  return market.priceTick === null ? price : roundPrice(price, market.priceTick, side);
+  return market.priceTick === null
+    ? price
+    : roundToIncrement(price, market.priceTick, priceRoundingDirection(side));
 }
 
 /** A price on the tick grid, rounded to the nearest tick (for references, not orders). */
@@ -95,7 +98,7 @@ function samePrice(left: Decimal | null, right: Decimal | null): boolean {
 function computeSmallestOrderQuantity(market: MarketInfo, price: Decimal | null): Decimal {
   let quantity = market.minimumQuantity ?? market.quantityStep ?? ZERO;
   if (market.minimumNotional !== null && price !== null && price.gt(ZERO)) {
-    quantity = maxDecimal(quantity, market.minimumNotional.div(price));
+    quantity = maxDecimal(quantity, divide(market.minimumNotional, price));
   }
   if (market.quantityStep !== null) {
     quantity = maxDecimal(

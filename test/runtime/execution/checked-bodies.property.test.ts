@@ -1,5 +1,6 @@
 /**
- * The shared serializer checks a body once for all bodies that differ only in their ids. Whatever
+ * The shared serializer checks a body once for all bodies that differ only in their ids (and, for
+ * orders, in canonical prices and quantities). Whatever
  * the body and whatever was serialized before it, the bytes (or the refusal) must be those of
  * the endpoint's schema and normalization applied to this very body.
  */
@@ -35,6 +36,9 @@ const decimal = fc.constantFrom<unknown>(
   '5.',
   '00.10',
   '42000.5',
+  '7',
+  '0.0001',
+  '999999999.99',
   '1000000000',
   '1000000000.1',
   '-1',
