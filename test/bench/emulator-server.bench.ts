@@ -2,9 +2,13 @@
  * Emulator server throughput over loopback HTTP: signed order placements accepted per second
  * and public book reads per second. The emulator runs as users run it, `paperbot emulator` in
  * its own process on the system clock (so orders progress and rest in the book), with a
- * rate-limit quota high enough never to bind; this process sends through an undici Pool of
- * keep-alive connections, several requests in flight, without pipelining (as the client works)
- * and with four requests pipelined per connection (fewer loopback wake-ups).
+ * rate-limit quota high enough never to bind. This process sends over keep-alive connections
+ * in three ways: through an undici Pool, several requests in flight and none pipelined, as
+ * paperbot's client works; and through a lean load generator on raw sockets (load-generator.ts,
+ * in the manner of wrk), one request at a time per connection and four pipelined. The load
+ * generator shares the two cores with the server, so the lean one leaves the server more of
+ * the machine: its rows are the server's capacity, the Pool's row what one client process
+ * reaches.
  *
  * What is measured is the server's capacity, so the client's signing is not charged to it:
  * requests are signed ahead, a chunk at a time, and only the sending of each chunk is timed.
@@ -12,7 +16,8 @@
  * window (a chunk is sent within a few seconds of being signed) and a signature that the
  * server verifies in full. Beside requests per second, the table gives the emulator process's
  * CPU time per request (user plus system time of all its threads, from /proc, over the timed
- * sends only), which stays meaningful when other work shares the machine.
+ * sends only), which stays meaningful when other work shares the machine, and this process's
+ * own CPU time per request.
  *
  * The emulator inherits the environment, so `PAPERBOT_EMULATOR_SIGNATURE_THREADS=0` compares
  * against verification on its main thread; `PAPERBOT_BENCH_EMULATOR_NODE_ARGS` passes flags to
@@ -35,12 +40,12 @@ import {
   type SignedRequestHeaders,
   signRequest,
 } from '../../src/signing/index.ts';
+import { sendAll, serializeRequest } from './load-generator.ts';
 import { printLatency } from './report.ts';
 
 const CONNECTIONS = 8;
+/** Requests in flight at once over the undici Pool. */
 const IN_FLIGHT = 32;
-/** Requests sent on a connection before its first answer: 1 is how the client works. */
-const PIPELINING = [1, 4];
 const ORDERS = 20_000;
 const BOOK_READS = 20_000;
 const WARM_UP = 1_000;
@@ -68,6 +73,70 @@ interface SignedOrder {
   readonly index: number;
   readonly body: Buffer;
   readonly headers: SignedRequestHeaders & { readonly 'content-type': string };
+}
+
+/**
+ * How requests reach the server: undici's Pool, as paperbot's client sends them (several in
+ * flight, one at a time per connection), or the lean load generator (load-generator.ts), with
+ * 1 or 4 requests pipelined per connection, which leaves more of the machine to the server.
+ */
+interface Sender {
+  readonly name: string;
+  readonly connections: number;
+  readonly inFlight: number;
+  /** Sends every request and resolves when all are answered; throws on an unexpected status. */
+  send(
+    requests: readonly {
+      method: string;
+      path: string;
+      headers: Record<string, string>;
+      body: Buffer | null;
+    }[],
+    expectedStatus: number,
+  ): Promise<{ seconds: number; latencies: number[] }>;
+}
+
+function poolSender(baseUrl: string): Sender & { close(): Promise<void> } {
+  const pool = new Pool(baseUrl, { connections: CONNECTIONS, pipelining: 1 });
+  return {
+    name: 'undici Pool',
+    connections: CONNECTIONS,
+    inFlight: IN_FLIGHT,
+    send: (requests, expectedStatus) =>
+      run(requests.length, async (index) => {
+        const request = requests[index]!;
+        const response = await pool.request({
+          method: request.method as 'GET' | 'POST',
+          path: request.path,
+          headers: request.headers,
+          body: request.body,
+        });
+        const text = await response.body.text();
+        if (response.statusCode !== expectedStatus) {
+          throw new Error(`${request.method} ${request.path}: ${response.statusCode} ${text}`);
+        }
+      }),
+    close: () => pool.close(),
+  };
+}
+
+function rawSender(baseUrl: string, pipelining: number): Sender {
+  const { host, port } = new URL(baseUrl);
+  return {
+    name: `raw sockets, pipelining ${pipelining}`,
+    connections: CONNECTIONS,
+    inFlight: CONNECTIONS * pipelining,
+    async send(requests, expectedStatus) {
+      // Serialized before the timed run, as the pool's requests are built before it.
+      const bytes = requests.map((request) =>
+        serializeRequest(request.method, request.path, host, request.headers, request.body),
+      );
+      const result = await sendAll(Number(port), bytes, { connections: CONNECTIONS, pipelining });
+      const wrong = result.statuses.findIndex((status) => status !== expectedStatus);
+      if (wrong >= 0) throw new Error(`request ${wrong}: status ${result.statuses[wrong]}`);
+      return result;
+    },
+  };
 }
 
 async function run(
@@ -140,9 +209,8 @@ async function startEmulatorProcess(folder: string) {
 export default async function benchmark(): Promise<void> {
   const folder = await mkdtemp(join(tmpdir(), 'paperbot-bench-emulator-'));
   const emulator = await startEmulatorProcess(folder);
-  const pools = PIPELINING.map(
-    (pipelining) => new Pool(emulator.baseUrl, { connections: CONNECTIONS, pipelining }),
-  );
+  const pool = poolSender(emulator.baseUrl);
+  const senders: Sender[] = [pool, rawSender(emulator.baseUrl, 1), rawSender(emulator.baseUrl, 4)];
   try {
     // Registered like `paperbot keys create`: only the public key leaves this process. Several
     // keys take turns, as several bots would: a key remembers its nonces for twice the signature
@@ -192,28 +260,23 @@ export default async function benchmark(): Promise<void> {
       });
       return { index, body, headers: { ...headers, 'content-type': 'application/json' } };
     };
-    const send = (pool: Pool, order: SignedOrder) => async () => {
-      const response = await pool.request({
-        method: 'POST',
-        path: '/v1/orders',
-        headers: order.headers,
-        body: order.body,
-      });
-      const text = await response.body.text();
-      if (response.statusCode !== 202) {
-        throw new Error(`placement ${order.index}: ${response.statusCode} ${text}`);
-      }
-    };
     /** Signs `total` orders a chunk at a time and times only the sending of each chunk. */
-    const placeAll = async (pool: Pool, first: number, total: number) => {
+    const placeAll = async (sender: Sender, first: number, total: number) => {
       const latencies: number[] = [];
       let seconds = 0;
       let cpuMs: number | null = 0;
+      let clientCpuMicros = 0;
       for (let done = 0; done < total; done += CHUNK) {
         const size = Math.min(CHUNK, total - done);
-        const orders = Array.from({ length: size }, (_, offset) => sign(first + done + offset));
+        const orders = Array.from({ length: size }, (_, offset) => {
+          const order = sign(first + done + offset);
+          return { method: 'POST', path: '/v1/orders', headers: order.headers, body: order.body };
+        });
         const cpuBefore = processCpuMs(emulator.pid);
-        const chunk = await run(size, (index) => send(pool, orders[index]!)());
+        const clientBefore = process.cpuUsage();
+        const chunk = await sender.send(orders, 202);
+        const clientUsed = process.cpuUsage(clientBefore);
+        clientCpuMicros += clientUsed.user + clientUsed.system;
         const cpuAfter = processCpuMs(emulator.pid);
         cpuMs =
           cpuMs === null || cpuBefore === null || cpuAfter === null
@@ -222,56 +285,66 @@ export default async function benchmark(): Promise<void> {
         seconds += chunk.seconds;
         latencies.push(...chunk.latencies);
       }
-      return { seconds, latencies, cpuMs };
+      return { seconds, latencies, cpuMs, clientCpuMicros };
     };
+    const columns = (
+      sender: Sender,
+      count: number,
+      seconds: number,
+      serverCpuMs: number | null,
+      clientCpuMicros: number,
+    ) => ({
+      'per second': Math.round(count / seconds).toLocaleString('en-US'),
+      'server CPU (us)': serverCpuMs === null ? 'n/a' : ((serverCpuMs * 1000) / count).toFixed(0),
+      'client CPU (us)': (clientCpuMicros / count).toFixed(0),
+      connections: String(sender.connections),
+      'in flight': String(sender.inFlight),
+    });
+
     let offset = 0;
-    for (const [position, pool] of pools.entries()) {
-      await placeAll(pool, offset, WARM_UP);
+    for (const sender of senders) {
+      await placeAll(sender, offset, WARM_UP);
       offset += WARM_UP;
-      const orders = await placeAll(pool, offset, ORDERS);
+      const orders = await placeAll(sender, offset, ORDERS);
       offset += ORDERS;
       printLatency(
-        `signed POST /v1/orders (202), pipelining ${PIPELINING[position]}`,
+        `signed POST /v1/orders (202), ${sender.name}`,
         orders.latencies,
-        {
-          'per second': Math.round(ORDERS / orders.seconds).toLocaleString('en-US'),
-          'server CPU (us)':
-            orders.cpuMs === null ? 'n/a' : ((orders.cpuMs * 1000) / ORDERS).toFixed(0),
-          connections: String(CONNECTIONS),
-          'in flight': String(IN_FLIGHT),
-        },
+        columns(sender, ORDERS, orders.seconds, orders.cpuMs, orders.clientCpuMicros),
       );
     }
 
-    for (const [position, pool] of pools.entries()) {
-      const read = async () => {
-        const response = await pool.request({
-          method: 'GET',
-          path: '/v1/markets/BTC-PERP/book?depth=20',
-        });
-        await response.body.text();
-        if (response.statusCode !== 200) throw new Error(`book read: ${response.statusCode}`);
-      };
-      await run(WARM_UP, read);
+    const bookRead = {
+      method: 'GET',
+      path: '/v1/markets/BTC-PERP/book?depth=20',
+      headers: {},
+      body: null,
+    };
+    for (const sender of senders) {
+      await sender.send(
+        Array.from({ length: WARM_UP }, () => bookRead),
+        200,
+      );
+      const reads = Array.from({ length: BOOK_READS }, () => bookRead);
       const cpuBefore = processCpuMs(emulator.pid);
-      const books = await run(BOOK_READS, read);
+      const clientBefore = process.cpuUsage();
+      const books = await sender.send(reads, 200);
+      const clientUsed = process.cpuUsage(clientBefore);
       const cpuAfter = processCpuMs(emulator.pid);
       printLatency(
-        `GET /v1/markets/{id}/book?depth=20, pipelining ${PIPELINING[position]}`,
+        `GET /v1/markets/{id}/book?depth=20, ${sender.name}`,
         books.latencies,
-        {
-          'per second': Math.round(BOOK_READS / books.seconds).toLocaleString('en-US'),
-          'server CPU (us)':
-            cpuBefore === null || cpuAfter === null
-              ? 'n/a'
-              : (((cpuAfter - cpuBefore) * 1000) / BOOK_READS).toFixed(0),
-          connections: String(CONNECTIONS),
-          'in flight': String(IN_FLIGHT),
-        },
+        columns(
+          sender,
+          BOOK_READS,
+          books.seconds,
+          cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore,
+          clientUsed.user + clientUsed.system,
+        ),
       );
     }
   } finally {
-    await Promise.all(pools.map((pool) => pool.close()));
+    await pool.close();
     await emulator.stop();
     await rm(folder, { recursive: true, force: true });
   }
