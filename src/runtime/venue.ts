@@ -48,6 +48,7 @@ import {
   type ResponseOf,
   toServiceIssues,
 } from '../protocol/index.ts';
+import { fieldKey } from './shape-key.ts';
 
 /** The endpoints the execution side sends bodies to (batch is not used by the runtime). */
 export const COMMAND_ENDPOINTS = [
@@ -258,27 +259,13 @@ function bodyKey(endpoint: CommandEndpoint, body: unknown): string | null {
       key += `|${name}`;
       continue;
     }
-    // Names and string values carry their lengths, so no two bodies share a key.
-    switch (typeof value) {
-      case 'string':
-        key += isAnyAmount(endpoint, name, value)
-          ? `|${name.length}:${name}a`
-          : `|${name.length}:${name}s${value.length}:${value}`;
-        break;
-      case 'number':
-        if (!Number.isFinite(value) || Object.is(value, -0)) return null;
-        key += `|${name.length}:${name}n${value}`;
-        break;
-      case 'boolean':
-        key += `|${name.length}:${name}${value ? 't' : 'f'}`;
-        break;
-      case 'undefined':
-        key += `|${name.length}:${name}u`;
-        break;
-      default:
-        if (value !== null) return null;
-        key += `|${name.length}:${name}z`;
-    }
+    const part = fieldKey(
+      name,
+      value,
+      typeof value === 'string' && isAnyAmount(endpoint, name, value),
+    );
+    if (part === null) return null;
+    key += part;
   }
   return key;
 }

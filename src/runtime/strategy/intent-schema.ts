@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { isDecimalString, parseDecimal } from '../../core/decimal.ts';
 import type { OrderIntent } from '../intents.ts';
+import { fieldKey } from '../shape-key.ts';
 
 function decimalBetween(minimumExclusive: string, maximumInclusive: string | null) {
   return z.string().refine(
@@ -142,27 +143,9 @@ function intentKey(value: unknown): string | null {
   let key = '';
   for (const name of Object.keys(fields)) {
     const field = fields[name];
-    // Names and string values carry their lengths, so no two intents share a key.
-    switch (typeof field) {
-      case 'string':
-        key += isAnyValid(kind, name, field)
-          ? `|${name.length}:${name}a`
-          : `|${name.length}:${name}s${field.length}:${field}`;
-        break;
-      case 'number':
-        if (!Number.isFinite(field) || Object.is(field, -0)) return null;
-        key += `|${name.length}:${name}n${field}`;
-        break;
-      case 'boolean':
-        key += `|${name.length}:${name}${field ? 't' : 'f'}`;
-        break;
-      case 'undefined':
-        key += `|${name.length}:${name}u`;
-        break;
-      default:
-        if (field !== null) return null;
-        key += `|${name.length}:${name}z`;
-    }
+    const part = fieldKey(name, field, typeof field === 'string' && isAnyValid(kind, name, field));
+    if (part === null) return null;
+    key += part;
   }
   return key;
 }
