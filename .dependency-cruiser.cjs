@@ -6,7 +6,7 @@
  * - emulator never imports client, runtime, replay or cli;
  * - runtime reaches the venue only through its venue interface, never the emulator directly;
  *   only src/runtime/live (the adapter behind that interface) imports the client;
- * - strategies see only the runtime's public strategy API and core.
+ * - strategies see only the package's public API (paperbot/strategy and paperbot/testing).
  */
 module.exports = {
   forbidden: [
@@ -53,6 +53,12 @@ module.exports = {
       to: { path: '^src/client/' },
     },
     {
+      name: 'strategies-use-the-package-api',
+      severity: 'error',
+      from: { path: '^strategies/' },
+      to: { path: '^src/', pathNot: '^src/runtime/(strategy|testing)/index\\.ts$' },
+    },
+    {
       name: 'no-circular',
       severity: 'error',
       from: {},
@@ -65,7 +71,7 @@ module.exports = {
     tsConfig: { fileName: 'tsconfig.json' },
     enhancedResolveOptions: {
       exportsFields: ['exports'],
-      conditionNames: ['import', 'require', 'node', 'default'],
+      conditionNames: ['paperbot-source', 'import', 'require', 'node', 'default'],
     },
   },
 };

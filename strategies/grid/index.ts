@@ -24,7 +24,7 @@ import {
   parseDecimal,
   type StrategyContext,
   smallestOrderQuantity,
-} from '../../src/runtime/strategy/index.ts';
+} from 'paperbot/strategy';
 
 const positiveDecimal = z
   .string()

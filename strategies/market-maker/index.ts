@@ -25,7 +25,7 @@ import {
   type StrategyContext,
   smallestOrderQuantity,
   type Ticker,
-} from '../../src/runtime/strategy/index.ts';
+} from 'paperbot/strategy';
 
 const positiveDecimal = z
   .string()

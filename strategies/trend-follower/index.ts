@@ -21,7 +21,7 @@ import {
   type StrategyContext,
   smallestOrderQuantity,
   targetPosition,
-} from '../../src/runtime/strategy/index.ts';
+} from 'paperbot/strategy';
 
 const positiveDecimal = z
   .string()
