@@ -4,10 +4,13 @@
  * the test harness, and the installed CLI scaffolding a TypeScript strategy that the installed
  * runtime loads without a build step.
  *
- * The install is offline, from npm's cache (which `npm ci` filled), with install scripts off;
- * the one native addon (better-sqlite3) is copied from this checkout's build of the same version.
+ * The install is `npm ci --offline` from npm's cache (which this checkout's `npm ci` filled), so
+ * no test traffic leaves the machine: the app's lockfile pins paperbot to the tarball and its
+ * production dependencies to this checkout's lockfile entries. Install scripts are off; the one
+ * native addon (better-sqlite3) is copied from this checkout's build of the same version.
  */
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -29,33 +32,57 @@ async function node(script: string, cwd: string): Promise<string> {
   return stdout;
 }
 
+interface LockEntry {
+  readonly version?: string;
+  readonly dev?: boolean;
+  readonly dependencies?: Record<string, string>;
+  readonly bin?: Record<string, string>;
+  readonly engines?: Record<string, string>;
+}
+
+/** A lockfile for the app: paperbot from the tarball, its dependencies as this checkout pins them. */
+function appLockfile(tarball: string): object {
+  const lock = JSON.parse(readFileSync(join(projectRoot, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, LockEntry>;
+  };
+  const self = lock.packages['']!;
+  const packages: Record<string, object> = {
+    '': { name: 'my-trading-app', dependencies: { paperbot: `file:${tarball}` } },
+    'node_modules/paperbot': {
+      version: self.version,
+      resolved: `file:${tarball}`,
+      dependencies: self.dependencies,
+      bin: self.bin,
+      engines: self.engines,
+    },
+  };
+  for (const [path, entry] of Object.entries(lock.packages)) {
+    if (path !== '' && entry.dev !== true) packages[path] = entry;
+  }
+  return { name: 'my-trading-app', lockfileVersion: 3, requires: true, packages };
+}
+
 beforeAll(async () => {
   workspace = await mkdtemp(join(tmpdir(), 'paperbot-pack-'));
-  const packed = await run(
-    'npm',
-    ['pack', '--json', '--silent', '--pack-destination', workspace],
-    { cwd: projectRoot, timeout: INSTALL_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024 },
-  );
+  const packed = await run('npm', ['pack', '--json', '--silent', '--pack-destination', workspace], {
+    cwd: projectRoot,
+    timeout: INSTALL_TIMEOUT_MS,
+    maxBuffer: 64 * 1024 * 1024,
+  });
   const [{ filename }] = JSON.parse(packed.stdout) as [{ filename: string }];
   app = join(workspace, 'app');
   await mkdir(app);
+  await cp(join(workspace, filename), join(app, filename));
+  const dependencies = { paperbot: `file:${filename}` };
   await writeFile(
     join(app, 'package.json'),
-    JSON.stringify({ name: 'my-trading-app', private: true, type: 'module' }),
+    JSON.stringify({ name: 'my-trading-app', private: true, type: 'module', dependencies }),
   );
-  await run(
-    'npm',
-    [
-      'install',
-      '--offline',
-      '--ignore-scripts',
-      '--no-audit',
-      '--no-fund',
-      '--silent',
-      join(workspace, filename),
-    ],
-    { cwd: app, timeout: INSTALL_TIMEOUT_MS },
-  );
+  await writeFile(join(app, 'package-lock.json'), JSON.stringify(appLockfile(filename)));
+  await run('npm', ['ci', '--offline', '--ignore-scripts', '--no-audit', '--no-fund', '--silent'], {
+    cwd: app,
+    timeout: INSTALL_TIMEOUT_MS,
+  });
   await cp(
     join(projectRoot, 'node_modules/better-sqlite3/build'),
     join(app, 'node_modules/better-sqlite3/build'),

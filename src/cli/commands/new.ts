@@ -5,8 +5,7 @@
  * the same inside this checkout and in a project of its own that installed paperbot.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
-import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { PaperbotError } from '../../core/errors.ts';
 

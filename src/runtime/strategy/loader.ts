@@ -111,7 +111,8 @@ async function importTypeScript(url: string): Promise<Record<string, unknown>> {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ERR_UNKNOWN_FILE_EXTENSION') throw error;
     await registerTypeScriptLoader();
-    return (await import(url)) as Record<string, unknown>;
+    // Node remembers the failed load of `url`; the query makes it a fresh module.
+    return (await import(`${url}?typescript`)) as Record<string, unknown>;
   }
 }
 
