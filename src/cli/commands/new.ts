@@ -12,7 +12,6 @@ import { PaperbotError } from '../../core/errors.ts';
 /** Lower case letters, digits and '-', starting with a letter or digit (also a valid plugin name). */
 export const SCAFFOLD_NAME_PATTERN = /^[a-z0-9][a-z0-9-]{0,63}$/;
 
-
 export interface ScaffoldOptions {
   readonly strategiesDirectory: string;
 }
