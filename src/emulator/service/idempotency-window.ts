@@ -1,8 +1,8 @@
 /**
  * A store for the idempotency ledger of an in-process run nothing outlives (a replay): the last
  * `maxRecords` requests, oldest forgotten first, so a long replay keeps flat memory. A request id
- * older than the window is unknown again (a resend of it would run anew), which a replay never
- * does: its runtime resends a command within seconds of sending it.
+ * older than the window is unknown again: a resend of it would run anew, and a status read of it
+ * answers ORDER_NOT_FOUND.
  *
  * Records are kept as the ledger hands them over, frozen, and copied only when read back, which
  * only a resend or a request-status read does, where `MemoryStore` serializes every answer as it
