@@ -4,6 +4,8 @@
  * - signing builds on core and protocol only;
  * - client builds on core, protocol and signing;
  * - emulator never imports client, runtime, replay or cli;
+ * - replay reaches the emulator only through its public entry, src/emulator/index.ts (the engine
+ *   and the service core the HTTP server also uses, never the server's or engine's files);
  * - runtime reaches the venue only through its venue interface, never the emulator directly;
  *   only src/runtime/live (the adapter behind that interface) imports the client;
  * - strategies see only the package's public API (paperbot/strategy and paperbot/testing).
@@ -39,6 +41,12 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/emulator/' },
       to: { path: '^src/(client|runtime|replay|cli)/' },
+    },
+    {
+      name: 'replay-reaches-the-emulator-through-its-public-entry',
+      severity: 'error',
+      from: { path: '^src/replay/' },
+      to: { path: '^src/emulator/(?!index\\.ts$)' },
     },
     {
       name: 'runtime-reaches-venues-through-an-interface',

@@ -9,12 +9,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { join } from 'node:path';
 import { type Clock, systemClock } from '../core/clock.ts';
 import { PaperbotError } from '../core/errors.ts';
-import {
-  DEFAULT_HEARTBEAT_INTERVAL_MS,
-  type OrderStatus,
-  type Scope,
-  validateWire,
-} from '../protocol/index.ts';
+import { DEFAULT_HEARTBEAT_INTERVAL_MS, type Scope, validateWire } from '../protocol/index.ts';
 import { Credential, encodeBase64, generateKeyPair, type KeyScope } from '../signing/index.ts';
 import {
   defaultEmulatorConfig,
@@ -31,18 +26,17 @@ import {
   createKeyService,
 } from './server/admin.ts';
 import { Authenticator } from './server/auth.ts';
-import { placeBatchIdempotently } from './server/batch.ts';
 import { createControls, type EmulatorControls } from './server/controls.ts';
-import { createEndpointHandlers } from './server/endpoints.ts';
-import { envelopeOf, invalidRequestError, ServerError } from './server/errors.ts';
+import { ServiceCore } from './service/core.ts';
+import { envelopeOf, invalidRequestError, ServerError } from './service/errors.ts';
 import { FaultController } from './server/faults.ts';
 import {
   createHttpDispatcher,
   DEFAULT_MAX_BODY_BYTES,
   HEADER_REQUEST_ID,
+  responseChecker,
   type ServerStats,
 } from './server/http.ts';
-import { IdempotencyLedger } from './server/idempotency.ts';
 import { KeyRegistry } from './server/keys.ts';
 import { describeError, type EmulatorLogger, silentLogger } from './server/logger.ts';
 import { DEFAULT_RATE_LIMIT, RateLimiter, type RateLimitSettings } from './server/rate-limit.ts';
@@ -248,30 +242,17 @@ export async function startEmulator(options: StartEmulatorOptions = {}): Promise
       ? {}
       : { signatureWindowMs: options.signatureWindowMs }),
   });
-  const ledger = new IdempotencyLedger(store, {
-    orderStatus: (accountId, orderId): OrderStatus | null => {
-      try {
-        return exchange.getOrder(accountId, orderId).status;
-      } catch {
-        return null;
-      }
-    },
-  });
-  const stopObserving = exchange.onPrivateEvent((accountId, event) => {
-    try {
-      ledger.observe(accountId, event);
-    } catch (error) {
-      logger.error({ error: describeError(error) }, 'could not update a request record');
-    }
+  const isReady = () => started && !closing && exchange.listRoutes()[0]?.health === 'ready';
+  const core = new ServiceCore({
+    exchange,
+    clock,
+    store,
+    isReady,
+    ...(options.checkResponses === true ? { checkResponse: responseChecker(logger, stats) } : {}),
+    onObserveError: (error) =>
+      logger.error({ error: describeError(error) }, 'could not update a request record'),
   });
   const faults = new FaultController(String(config.seed));
-  const isReady = () => started && !closing && exchange.listRoutes()[0]?.health === 'ready';
-  const handlers = createEndpointHandlers({
-    exchange,
-    ledger,
-    isReady,
-    placeBatch: (context) => placeBatchIdempotently(exchange, ledger, context),
-  });
   const gateway = new WebSocketGateway({
     clock,
     exchange,
@@ -297,14 +278,12 @@ export async function startEmulator(options: StartEmulatorOptions = {}): Promise
     clock,
     authenticator,
     rateLimiter,
-    ledger,
+    core,
     faults,
-    handlers,
     admin,
     logger,
     nextRequestId,
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
-    checkResponses: options.checkResponses ?? false,
     stats,
   });
 
@@ -335,7 +314,7 @@ export async function startEmulator(options: StartEmulatorOptions = {}): Promise
     address = await listen(server, options.host ?? DEFAULT_HOST, options.port ?? 0);
   } catch (error) {
     gateway.close();
-    stopObserving();
+    core.close();
     exchange.stop();
     store.close();
     throw new PaperbotError(
@@ -364,7 +343,7 @@ export async function startEmulator(options: StartEmulatorOptions = {}): Promise
       gateway.close();
       dispatcher.close();
       exchange.stop();
-      stopObserving();
+      core.close();
       const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       for (const socket of sockets) socket.destroy();

@@ -16,7 +16,7 @@ import {
 } from '../../protocol/index.ts';
 import type { Exchange } from '../engine/exchange.ts';
 import type { EmulatorControls } from './controls.ts';
-import { invalidRequestError, ServerError } from './errors.ts';
+import { invalidRequestError, ServerError } from '../service/errors.ts';
 import { FAILURE_CODES } from './faults.ts';
 import { type KeyRegistry, KeySettings, type RegisteredKey } from './keys.ts';
 

@@ -12,7 +12,7 @@ import {
   type VerificationResult,
   type WebSocketAuthToVerify,
 } from '../../signing/index.ts';
-import { ServerError } from './errors.ts';
+import { ServerError } from '../service/errors.ts';
 import { matchesAny } from './ip-allowlist.ts';
 import type { KeyRegistry, RegisteredKey } from './keys.ts';
 import { type SignaturePool, sharedSignaturePool } from './signature-pool.ts';

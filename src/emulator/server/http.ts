@@ -4,31 +4,31 @@
  * endpoints authenticate, count the request against the key's quota (429) and check the scope,
  * then check the content type (415) and validate path parameters, query and body with the
  * table's schemas (422 INVALID_REQUEST listing every issue; 422 UNSUPPORTED_ORDER for the
- * Practice refusals), apply test faults, run the handler (mutations through the idempotency
- * ledger) and answer. Every answer carries SVC-REQUEST-ID; every error is the envelope; an
- * unexpected exception is logged and answered 503 EXECUTION_UNAVAILABLE, never 500.
+ * Practice refusals; the body checks are the service core's), apply test faults, hand the
+ * command to the service core (src/emulator/service: idempotency, envelope, limits, endpoint
+ * map) and answer what it decided. Every answer carries SVC-REQUEST-ID; every error is the
+ * envelope; an unexpected exception is logged and answered 503 EXECUTION_UNAVAILABLE, never 500.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
 import type { Clock, TimerHandle } from '../../core/clock.ts';
 import {
   allowedMethods,
+  type BodyOf,
   EmptyQuery,
   type EndpointDefinition,
   type EndpointMatch,
   type EndpointName,
   errorStatus,
-  invalidJsonIssue,
   matchEndpoint,
-  practiceUnsupportedError,
-  practiceUnsupportedField,
+  type PathParamsOf,
   queryRecord,
   type ServiceIssue,
   validateWire,
   type WireValidation,
 } from '../../protocol/index.ts';
-import { type Authenticator, requireScope } from './auth.ts';
-import { type EndpointContext, type EndpointHandlers, normalizeBody } from './endpoints.ts';
+import { finishBody, parseBody } from '../service/check.ts';
+import type { ServiceCore } from '../service/core.ts';
 import {
   type CodedFailure,
   codedFailureOf,
@@ -36,14 +36,9 @@ import {
   internalFailure,
   invalidRequestError,
   ServerError,
-} from './errors.ts';
+} from '../service/errors.ts';
+import { type Authenticator, requireScope } from './auth.ts';
 import type { FaultController, RequestFault } from './faults.ts';
-import {
-  commandTypeOf,
-  fingerprintOf,
-  type IdempotencyLedger,
-  isStoredOutcome,
-} from './idempotency.ts';
 import type { RegisteredKey } from './keys.ts';
 import { describeError, type EmulatorLogger } from './logger.ts';
 import type { RateLimiter } from './rate-limit.ts';
@@ -72,16 +67,35 @@ export interface HttpDispatcherOptions {
   readonly clock: Clock;
   readonly authenticator: Authenticator;
   readonly rateLimiter: RateLimiter;
-  readonly ledger: IdempotencyLedger;
+  /** Where every checked command goes: the one service core the replay venue also uses. */
+  readonly core: ServiceCore;
   readonly faults: FaultController;
-  readonly handlers: EndpointHandlers;
   readonly admin: AdminHandler;
   readonly logger: EmulatorLogger;
   readonly nextRequestId: () => string;
   readonly maxBodyBytes: number;
-  /** Validate every success body against the table's response schema (tests turn it on). */
-  readonly checkResponses: boolean;
   readonly stats: ServerStats;
+}
+
+/**
+ * The core's response check for `checkResponses` (tests turn it on): every success body is
+ * validated against the table's response schema; a mismatch is counted, logged and thrown.
+ */
+export function responseChecker(logger: EmulatorLogger, stats: ServerStats) {
+  return (endpoint: EndpointDefinition, body: unknown, requestId: string): void => {
+    const result = endpoint.response.safeParse(body);
+    if (result.success) return;
+    stats.responseMismatches += 1;
+    logger.error(
+      {
+        request_id: requestId,
+        path: endpoint.path,
+        issues: result.error.issues,
+      },
+      'a response does not match the protocol schema',
+    );
+    throw new Error(`response of ${endpoint.path} does not match its schema`);
+  };
 }
 
 interface Outcome {
@@ -161,16 +175,6 @@ function isJsonContentType(value: string | undefined): boolean {
   });
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
-function parseJson(bytes: Buffer): { ok: true; value: unknown } | { ok: false } {
-  try {
-    return { ok: true, value: JSON.parse(utf8.decode(bytes)) };
-  } catch {
-    return { ok: false };
-  }
-}
-
 function bodyRequestId(body: unknown): string | undefined {
   const value = (body as { request_id?: unknown } | null)?.request_id;
   return typeof value === 'string' ? value : undefined;
@@ -194,12 +198,6 @@ function validateEmpty(schema: z.ZodType, location: 'path' | 'query'): WireValid
   }
   return verdict;
 }
-
-const ORDER_BODIES: ReadonlySet<EndpointName> = new Set([
-  'placeOrder',
-  'simulateOrder',
-  'amendOrder',
-]);
 
 export function createHttpDispatcher(options: HttpDispatcherOptions) {
   const { clock, logger, stats } = options;
@@ -339,128 +337,23 @@ export function createHttpDispatcher(options: HttpDispatcherOptions) {
         ? validateEmpty(querySchema, 'query')
         : validateWire(querySchema, queryRecord(new URLSearchParams(queryText)), 'query');
     if (!query.success) issues.push(...query.issues);
-    let body: unknown = null;
-    if (endpoint.body === null) {
-      if (bytes.length > 0) {
-        issues.push({
-          type: 'extra_forbidden',
-          loc: ['body'],
-          msg: 'This endpoint takes no request body',
-        });
-      }
-    } else if (bytes.length === 0) {
-      issues.push({ type: 'missing', loc: ['body'], msg: 'Field required' });
-    } else {
-      if (!isJsonContentType(request.headers['content-type'])) {
-        throw new ServerError(
-          'UNSUPPORTED_MEDIA_TYPE',
-          'request bodies must be sent as application/json (UTF-8)',
-        );
-      }
-      const json = parseJson(bytes);
-      if (!json.ok) {
-        issues.push(invalidJsonIssue());
-      } else {
-        const parsed = validateWire(endpoint.body, json.value, 'body');
-        if (parsed.success) body = parsed.data;
-        else issues.push(...parsed.issues);
-      }
+    if (
+      endpoint.body !== null &&
+      bytes.length > 0 &&
+      !isJsonContentType(request.headers['content-type'])
+    ) {
+      throw new ServerError(
+        'UNSUPPORTED_MEDIA_TYPE',
+        'request bodies must be sent as application/json (UTF-8)',
+      );
     }
+    const body = parseBody(endpoint, bytes, issues);
     if (issues.length > 0) throw invalidRequestError(issues);
-    if (ORDER_BODIES.has(match.name)) {
-      const field = practiceUnsupportedField(body);
-      if (field !== null) {
-        const refusal = practiceUnsupportedError(field);
-        throw new ServerError(refusal.code, refusal.message, {
-          details: { ...refusal.details },
-        });
-      }
-    }
     return {
       params: params.success ? params.data : {},
       query: query.success ? query.data : {},
-      body: body === null ? null : normalizeBody(match.name, body),
+      body: finishBody(match.name, body),
     };
-  }
-
-  function execute(
-    match: EndpointMatch,
-    context: EndpointContext<EndpointName>,
-    requestId: string,
-  ): Outcome {
-    const handler = options.handlers[match.name] as (
-      context: EndpointContext<EndpointName>,
-    ) => unknown;
-    const endpoint: EndpointDefinition = match.endpoint;
-    const commandType = commandTypeOf[match.name];
-    if (!endpoint.mutation || commandType === undefined || context.key === null) {
-      return {
-        status: endpoint.successStatus,
-        body: checked(endpoint, handler(context), requestId),
-        replayed: false,
-      };
-    }
-    const accountId = context.key.accountId;
-    const mutationId = bodyRequestId(context.body) ?? '';
-    const fingerprint = fingerprintOf(match.name, context.params, context.body);
-    const existing = options.ledger.find(accountId, mutationId);
-    if (existing !== undefined) {
-      if (existing.fingerprint !== fingerprint) {
-        throw new ServerError(
-          'IDEMPOTENCY_CONFLICT',
-          `request_id ${mutationId} was already used with different content`,
-          { details: { request_id: mutationId } },
-        );
-      }
-      return { status: existing.status, body: existing.body, replayed: true };
-    }
-    // The engine's commit and the request's record land together (one SQLite transaction with
-    // a data dir). An outcome that is not stored is thrown after it, as it was before.
-    const outcome = options.ledger.atomically(() => {
-      let status: number = endpoint.successStatus;
-      let body: unknown;
-      try {
-        body = checked(endpoint, handler(context), requestId);
-      } catch (error) {
-        const failure = codedFailureOf(error);
-        if (failure === null || !isStoredOutcome(failure.status, failure.retryable)) {
-          return { thrown: error };
-        }
-        status = failure.status;
-        body = envelopeOf(failure, requestId);
-      }
-      options.ledger.record({
-        version: 1,
-        account_id: accountId,
-        request_id: mutationId,
-        endpoint: match.name,
-        command_type: commandType,
-        fingerprint,
-        status,
-        body,
-        created_at: context.now,
-        completed_at: null,
-      });
-      return { status, body };
-    });
-    if ('thrown' in outcome) throw outcome.thrown;
-    return { status: outcome.status, body: outcome.body, replayed: false };
-  }
-
-  function checked(endpoint: EndpointDefinition, body: unknown, requestId: string): unknown {
-    if (!options.checkResponses) return body;
-    const result = endpoint.response.safeParse(body);
-    if (result.success) return body;
-    stats.responseMismatches += 1;
-    logger.error(
-      {
-        request_id: requestId,
-        path: endpoint.path,
-        issues: result.error.issues,
-      },
-      'a response does not match the protocol schema',
-    );
-    throw new Error(`response of ${endpoint.path} does not match its schema`);
   }
 
   function answer(
@@ -557,14 +450,6 @@ export function createHttpDispatcher(options: HttpDispatcherOptions) {
     const key =
       endpoint.auth === 'signed' ? await authenticate(request, reply, endpoint, body.bytes) : null;
     const valid = validate(request, match, queryText, body.bytes);
-    const context = {
-      name: match.name,
-      params: valid.params,
-      query: valid.query,
-      body: valid.body,
-      key,
-      now: clock.now(),
-    } as EndpointContext<EndpointName>;
     const fault = options.faults.takeRequestFault(
       match.name,
       endpoint.mutation,
@@ -574,7 +459,18 @@ export function createHttpDispatcher(options: HttpDispatcherOptions) {
       applyFault(request, response, reply, fault, null);
       return;
     }
-    const outcome = execute(match, context, reply.requestId);
+    const outcome = options.core.execute({
+      endpoint: match.name,
+      account: key,
+      params: valid.params as PathParamsOf<EndpointName>,
+      query: valid.query,
+      body: valid.body as BodyOf<EndpointName> | null,
+      traceId: reply.requestId,
+    });
+    if (outcome.refused) {
+      send(request, response, reply, outcome.status, outcome.body);
+      return;
+    }
     if (fault !== null) {
       applyFault(request, response, reply, fault, outcome);
       return;

@@ -44,7 +44,7 @@ import {
   internalFailure,
   invalidRequestError,
   ServerError,
-} from './errors.ts';
+} from '../service/errors.ts';
 import type { FaultController } from './faults.ts';
 import { HEADER_REQUEST_ID, type ServerStats } from './http.ts';
 import type { KeyRegistry, RegisteredKey } from './keys.ts';

@@ -9,10 +9,14 @@
  * backtest of the same strategy over the same public data. The kernel's market data are the
  * records themselves, as the recorder captures them.
  */
-import type { EmulatorConfig, EmulatorConfigInput } from '../../emulator/config.ts';
-import { defaultEmulatorConfig, parseEmulatorConfig } from '../../emulator/config.ts';
-import { Exchange } from '../../emulator/engine/exchange.ts';
-import { MemoryStore } from '../../emulator/store/memory-store.ts';
+import {
+  defaultEmulatorConfig,
+  type EmulatorConfig,
+  type EmulatorConfigInput,
+  Exchange,
+  MemoryStore,
+  parseEmulatorConfig,
+} from '../../emulator/index.ts';
 import type { Fill, Market } from '../../protocol/index.ts';
 import type { OrderTrackerConfig, ReconcilerConfig } from '../../runtime/execution/index.ts';
 import type { ExecutorConfig } from '../../runtime/execution/executor.ts';

@@ -6,7 +6,7 @@
  */
 import { filter, map } from 'rxjs';
 import type { RestClient, StreamClient } from '../../client/index.ts';
-import type { Exchange } from '../../emulator/engine/exchange.ts';
+import type { Exchange } from '../../emulator/index.ts';
 import type { Book, PrivateEvent, PublicTrade, TickerData } from '../../protocol/index.ts';
 import type { GapListener, RecorderSource } from './recorder.ts';
 

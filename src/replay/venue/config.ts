@@ -18,7 +18,7 @@ import {
   type EmulatorConfigInput,
   loadEmulatorConfig,
   parseEmulatorConfig,
-} from '../../emulator/config.ts';
+} from '../../emulator/index.ts';
 import type { Market } from '../../protocol/index.ts';
 
 const DECIMAL = /^(?:\d+(?:\.\d*)?|\.\d+)$/;

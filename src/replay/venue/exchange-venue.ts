@@ -3,14 +3,16 @@
  * side of the replay venue, and of an in-process emulator session (a "live" run on virtual time
  * whose private events are recorded, as the divergence tests do).
  *
- * It behaves as the service does over the wire, minus the wire:
+ * It is latency and event delivery over the emulator's service core, the same core the HTTP
+ * server hands its commands to, so the service decides here exactly what it decides there:
  * - `prepare` / `restore` are the runtime's shared serializer, so journaled bytes are the bytes
- *   any venue would send; `send` applies exactly those bytes.
- * - A command reaches the engine after the order latency and its answer comes back after the
+ *   any venue would send; `send` applies exactly those bytes. A command this venue checked
+ *   reaches the core as its parsed body; other bytes are checked by the core as the server
+ *   checks them.
+ * - A command reaches the core after the order latency and its answer comes back after the
  *   response latency, both on the clock. Refusals keep the service's code and HTTP status.
- * - Mutations are idempotent on `request_id` through the emulator's own idempotency ledger: the
- *   same request again gets the first answer, other content under the same id
- *   IDEMPOTENCY_CONFLICT; `getRequest` answers from the same ledger.
+ * - Idempotency, the error envelope, the key's risk limits and the endpoint-to-engine map are
+ *   the core's; `getRequest` answers from the core's ledger.
  * - The account's private events reach `orderEvents$`, `fills$` and `riskEvents$` after the
  *   event latency, in sequence order. Nothing here loses continuity, so `resync$` never emits.
  * - No wall clock and no randomness of its own: jitter comes from the seeded latency model.
@@ -18,34 +20,27 @@
 import { type Observable, Subject } from 'rxjs';
 import type { Clock } from '../../core/clock.ts';
 import { isPaperbotError, PaperbotError } from '../../core/errors.ts';
-import type { Exchange } from '../../emulator/engine/exchange.ts';
 import {
-  commandTypeOf,
-  IdempotencyLedger,
-  isStoredOutcome,
-} from '../../emulator/server/idempotency.ts';
-import { MemoryStore } from '../../emulator/store/memory-store.ts';
-import type { Store } from '../../emulator/store/store.ts';
+  type Exchange,
+  type KeyRiskLimits,
+  type ServiceAccount,
+  type ServiceAnswer,
+  ServiceCore,
+  type Store,
+} from '../../emulator/index.ts';
 import {
   type Account,
-  type AmendOrderRequest,
-  buildErrorEnvelope,
   buildPath,
-  type CancelAllAfterRequest,
-  type CancelAllRequest,
-  type ClosePositionRequest,
   endpoints,
   type ErrorCode,
+  type ErrorEnvelope,
   errorStatus,
   type Fill,
   type MutationStatus,
   matchEndpoint,
-  normalizeAmendOrderRequest,
-  normalizeClosePositionRequest,
-  normalizeOrderRequest,
   type Order,
-  type OrderRequest,
   type OrderStatusEvent,
+  type PathParamsOf,
   type Position,
   type PrivateEvent,
   type ResponseOf,
@@ -108,23 +103,22 @@ export interface ExchangeVenueOptions {
   readonly accountId: string;
   readonly clock: Clock;
   /**
-   * Where the idempotency ledger keeps its records: the exchange's store, or a
-   * `DeferredIdempotencyStore` when nothing outlives the venue.
+   * Where the core's idempotency ledger keeps its records: the exchange's store, or an
+   * `IdempotencyWindow` when nothing outlives the venue.
    */
   readonly store: Store;
+  /** The risk limits of the key the commands come with, as the server applies them. */
+  readonly riskLimits?: KeyRiskLimits;
   readonly latency: LatencyModel;
   readonly hooks?: ExchangeVenueHooks;
 }
 
 interface ParsedCommand {
   readonly params: Readonly<Record<string, string>>;
+  /** The body parsed once, as this venue's serializer wrote it. */
   readonly body: { readonly request_id: string } & Record<string, unknown>;
-  /**
-   * What a repeat of the request id must match: the endpoint, the path and the body's hash.
-   * Bytes, not meaning: every body here comes from the runtime's one serializer, and a
-   * resend is the same bytes (design rule 5).
-   */
-  readonly fingerprint: string;
+  /** Bytes this venue did not check: the core checks them as the server does. */
+  readonly unchecked: Uint8Array | null;
 }
 
 type Outcome = { readonly value: unknown } | { readonly error: PaperbotError };
@@ -134,41 +128,13 @@ interface PendingDelivery {
   readonly events: PrivateEvent[];
 }
 
-/**
- * A store for the idempotency ledger of a venue nothing outlives (a replay): records are kept as
- * the ledger hands them over and serialized only when read back, which only a resend or a
- * request-status read does, where `MemoryStore` serializes every answer as it is recorded. Reads
- * give the same fresh copies: the ledger saves new objects and never changes them afterwards,
- * and the venue freezes each answer before recording it.
- */
-export class DeferredIdempotencyStore extends MemoryStore {
-  /** By account, then by request id. */
-  private readonly records = new Map<string, Map<string, unknown>>();
-
-  override saveIdempotency(accountId: string, requestId: string, record: unknown): void {
-    let byRequest = this.records.get(accountId);
-    if (byRequest === undefined) {
-      byRequest = new Map();
-      this.records.set(accountId, byRequest);
-    }
-    byRequest.set(requestId, record);
-  }
-
-  override loadIdempotency(accountId: string, requestId: string): unknown | undefined {
-    const record = this.records.get(accountId)?.get(requestId);
-    return record === undefined ? undefined : (JSON.parse(JSON.stringify(record)) as unknown);
-  }
-}
-
-/** Freezes a JSON value and everything in it (already frozen parts are taken as they are). */
-function deepFreeze(value: unknown): void {
-  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return;
-  Object.freeze(value);
-  const members = value as Readonly<Record<string, unknown>>;
-  for (const name in members) {
-    const member = members[name];
-    if (typeof member === 'object' && member !== null) deepFreeze(member);
-  }
+/** A refusal the core answered, as the runtime expects it from a venue. */
+function refusalOf(answer: ServiceAnswer): PaperbotError {
+  const { error } = answer.body as ErrorEnvelope;
+  return new PaperbotError(error.code, error.message, {
+    retryable: error.retryable,
+    details: { ...error.details, httpStatus: answer.status },
+  });
 }
 
 /** A refusal as the runtime expects it from a venue: the code, the HTTP status, the details. */
@@ -220,15 +186,15 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
   private readonly clock: Clock;
   private readonly latency: LatencyModel;
   private readonly hooks: ExchangeVenueHooks;
-  private readonly ledger: IdempotencyLedger;
+  /** The service core, the one the HTTP server uses: every command goes through it. */
+  readonly core: ServiceCore;
+  private readonly account: ServiceAccount;
   private readonly orderSubject = new Subject<OrderStatusEvent>();
   private readonly fillSubject = new Subject<Fill>();
   private readonly riskSubject = new Subject<RiskEvent>();
   private readonly resyncSubject = new Subject<ResyncSignal>();
   /** Commands this venue prepared or restored: their bytes are known to be valid bodies. */
   private readonly checked = new WeakSet<PreparedCommand>();
-  /** Request ids the ledger holds an answer for. */
-  private readonly requestIds = new Set<string>();
   /** Active orders of the account, in the order they were created. */
   private readonly activeOrders = new Set<string>();
   private readonly deliveries: PendingDelivery[] = [];
@@ -241,15 +207,15 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
     this.clock = options.clock;
     this.latency = options.latency;
     this.hooks = options.hooks ?? {};
-    this.ledger = new IdempotencyLedger(options.store, {
-      orderStatus: (accountId, orderId) => {
-        try {
-          return this.exchange.getOrder(accountId, orderId).status;
-        } catch {
-          return null;
-        }
-      },
+    this.core = new ServiceCore({
+      exchange: options.exchange,
+      clock: options.clock,
+      store: options.store,
     });
+    this.account =
+      options.riskLimits === undefined
+        ? { accountId: options.accountId }
+        : { accountId: options.accountId, riskLimits: options.riskLimits };
     this.orderEvents$ = this.orderSubject.asObservable();
     this.fills$ = this.fillSubject.asObservable();
     this.riskEvents$ = this.riskSubject.asObservable();
@@ -264,6 +230,7 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
     if (this.closed) return;
     this.closed = true;
     this.unsubscribe();
+    this.core.close();
     this.orderSubject.complete();
     this.fillSubject.complete();
     this.riskSubject.complete();
@@ -340,7 +307,7 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
   }
 
   getRequest(requestId: string): Promise<MutationStatus> {
-    return this.read(() => this.ledger.status(this.accountId, requestId, this.clock.now()));
+    return this.read(() => this.core.requestStatus(this.accountId, requestId));
   }
 
   getOrder(orderId: string): Promise<Order> {
@@ -423,90 +390,47 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
       }
       params = match.params as Readonly<Record<string, string>>;
     }
-    const raw = JSON.parse(decoder.decode(prepared.bodyBytes)) as unknown;
-    const fingerprint = `${prepared.endpoint} ${prepared.path} ${prepared.bodySha256}`;
     if (this.checked.has(prepared)) {
-      return { params, body: raw as ParsedCommand['body'], fingerprint };
+      const body = JSON.parse(decoder.decode(prepared.bodyBytes)) as ParsedCommand['body'];
+      return { params, body, unchecked: null };
     }
-    const parsed = definition.body?.safeParse(raw);
-    if (parsed === undefined || !parsed.success) {
-      throw new PaperbotError('INVALID_REQUEST', `${prepared.endpoint}: the body is not valid`, {
-        details: { httpStatus: 422 },
-      });
+    // Read for the market it concerns only; the core checks the bytes themselves.
+    let body: unknown = null;
+    try {
+      body = JSON.parse(decoder.decode(prepared.bodyBytes));
+    } catch {
+      // The core refuses it with the server's issue.
     }
-    let body: unknown = parsed.data;
-    if (prepared.endpoint === 'placeOrder' || prepared.endpoint === 'simulateOrder') {
-      body = normalizeOrderRequest(body as OrderRequest);
-    } else if (prepared.endpoint === 'amendOrder') {
-      body = normalizeAmendOrderRequest(body as AmendOrderRequest);
-    } else if (prepared.endpoint === 'closePosition') {
-      body = normalizeClosePositionRequest(body as ClosePositionRequest);
-    }
-    return { params, body: body as ParsedCommand['body'], fingerprint };
+    const known = typeof body === 'object' && body !== null && !Array.isArray(body);
+    return {
+      params,
+      body: (known ? body : { request_id: prepared.requestId }) as ParsedCommand['body'],
+      unchecked: prepared.bodyBytes,
+    };
   }
 
-  /** Applies a command now, as the service's dispatcher does (idempotency included). */
+  /** Applies a command now through the service core (idempotency included). */
   private apply(endpoint: CommandEndpoint, command: ParsedCommand): Outcome {
-    const { params, body } = command;
-    const account = this.accountId;
     try {
       this.hooks.beforeCommand?.(this.commandMarket(endpoint, command));
-      if (endpoint === 'simulateOrder') {
-        return { value: this.exchange.simulateOrder(account, body as unknown as OrderRequest) };
-      }
-      const requestId = body.request_id;
-      const fingerprint = command.fingerprint;
-      // The ledger parses what it stored; a request id never sent has nothing to read.
-      const existing = this.requestIds.has(requestId)
-        ? this.ledger.find(account, requestId)
-        : undefined;
-      if (existing !== undefined) {
-        if (existing.fingerprint !== fingerprint) {
-          throw new PaperbotError(
-            'IDEMPOTENCY_CONFLICT',
-            `request_id ${requestId} was already used with different content`,
-            { details: { request_id: requestId, httpStatus: errorStatus.IDEMPOTENCY_CONFLICT } },
-          );
-        }
-        return existing.status < 400
-          ? { value: existing.body }
-          : { error: this.storedFailure(existing.status, existing.body) };
-      }
-      let status: number = endpoints[endpoint].successStatus;
-      let response: unknown;
-      let failure: PaperbotError | null = null;
-      try {
-        response = this.execute(endpoint, params, body);
-      } catch (error) {
-        const translated = venueError(error);
-        const httpStatus = translated.details.httpStatus as number;
-        if (!isStoredOutcome(httpStatus, translated.retryable)) throw translated;
-        failure = translated;
-        status = httpStatus;
-        response = buildErrorEnvelope({
-          code: translated.code as ErrorCode,
-          message: translated.message,
-          requestId,
-          details: { ...translated.details },
-          retryable: translated.retryable,
-        });
-      }
-      this.requestIds.add(requestId);
-      // The first answer is the one a repeat gets: frozen, it stays what it was when recorded.
-      deepFreeze(response);
-      this.ledger.record({
-        version: 1,
-        account_id: account,
-        request_id: requestId,
-        endpoint,
-        command_type: commandTypeOf[endpoint]!,
-        fingerprint,
-        status,
-        body: response,
-        created_at: this.clock.now(),
-        completed_at: null,
-      });
-      return failure === null ? { value: response } : { error: failure };
+      const traceId = command.body.request_id;
+      const answer =
+        command.unchecked === null
+          ? this.core.execute({
+              endpoint,
+              account: this.account,
+              params: command.params as PathParamsOf<CommandEndpoint>,
+              body: command.body as never,
+              traceId,
+            })
+          : this.core.submit({
+              endpoint,
+              account: this.account,
+              params: command.params,
+              bytes: command.unchecked,
+              traceId,
+            });
+      return answer.status < 400 ? { value: answer.body } : { error: refusalOf(answer) };
     } catch (error) {
       return { error: venueError(error) };
     }
@@ -532,60 +456,7 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
     return null;
   }
 
-  private execute(
-    endpoint: Exclude<CommandEndpoint, 'simulateOrder'>,
-    params: Readonly<Record<string, string>>,
-    body: ParsedCommand['body'],
-  ): unknown {
-    const account = this.accountId;
-    switch (endpoint) {
-      case 'placeOrder':
-        return this.exchange.placeOrder(account, body as unknown as OrderRequest);
-      case 'amendOrder':
-        return this.exchange.amendOrder(
-          account,
-          params.order_id!,
-          body as unknown as AmendOrderRequest,
-        );
-      case 'cancelOrder':
-        return this.exchange.cancelOrder(account, params.order_id!, body.request_id);
-      case 'cancelAllOrders':
-        return this.exchange.cancelAll(
-          account,
-          body.request_id,
-          (body as unknown as CancelAllRequest).market_id ?? null,
-        );
-      case 'closePosition':
-        return this.exchange.closePosition(
-          account,
-          params.position_id!,
-          body as unknown as ClosePositionRequest,
-        );
-      case 'setCancelAllAfter':
-        return this.exchange.setCancelAllAfter(
-          account,
-          body.request_id,
-          (body as unknown as CancelAllAfterRequest).timeout_seconds,
-        );
-    }
-  }
-
-  private storedFailure(status: number, body: unknown): PaperbotError {
-    const error = (body as { error?: { code?: unknown; message?: unknown; details?: unknown } })
-      ?.error;
-    const details =
-      typeof error?.details === 'object' && error.details !== null
-        ? (error.details as Record<string, unknown>)
-        : {};
-    return new PaperbotError(
-      typeof error?.code === 'string' ? error.code : 'UNKNOWN',
-      typeof error?.message === 'string' ? error.message : 'refused',
-      { details: { ...details, httpStatus: status } },
-    );
-  }
-
   private onEngineEvent(event: PrivateEvent): void {
-    this.ledger.observe(this.accountId, event);
     if (event.type === 'authoritative_status') {
       if (TERMINAL_ORDER_STATUSES.has(event.data.to_state)) {
         this.activeOrders.delete(event.data.entity_id);

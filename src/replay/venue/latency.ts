@@ -3,7 +3,7 @@
  * seeded generator (the emulator's sfc32), drawn once per command leg in the order commands are
  * sent, so the same run draws the same delays.
  */
-import { Random } from '../../emulator/random.ts';
+import { Random } from '../../emulator/index.ts';
 import type { LatencyConfig } from './config.ts';
 
 export interface LatencySettings {

@@ -16,7 +16,7 @@
  * recording kept) has an unknown queue (`Infinity`) until a snapshot shows its level. Prices are
  * integer ticks and quantities integer steps, as in the engine.
  */
-import { BUY, type BookSide, SELL } from '../../emulator/engine/order-book.ts';
+import { BUY, type BookSide, SELL } from '../../emulator/index.ts';
 
 export interface DisplayedLevel {
   readonly priceTicks: number;

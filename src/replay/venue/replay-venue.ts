@@ -24,12 +24,17 @@
 import type { Observable } from 'rxjs';
 import type { Clock } from '../../core/clock.ts';
 import { PaperbotError } from '../../core/errors.ts';
-import type { EmulatorConfig } from '../../emulator/config.ts';
-import type { QuoteLevel } from '../../emulator/engine/driver.ts';
-import { Exchange } from '../../emulator/engine/exchange.ts';
-import type { UnitGrid } from '../../emulator/engine/fixed.ts';
-import { BUY, type BookSide, SELL } from '../../emulator/engine/order-book.ts';
-import { MemoryStore } from '../../emulator/store/memory-store.ts';
+import {
+  BUY,
+  type BookSide,
+  type EmulatorConfig,
+  Exchange,
+  IdempotencyWindow,
+  MemoryStore,
+  type QuoteLevel,
+  SELL,
+  type UnitGrid,
+} from '../../emulator/index.ts';
 import type {
   Account,
   Book,
@@ -52,7 +57,7 @@ import {
   type ReplayVenueConfig,
   replayEngineConfig,
 } from './config.ts';
-import { DeferredIdempotencyStore, ExchangeExecutionVenue } from './exchange-venue.ts';
+import { ExchangeExecutionVenue } from './exchange-venue.ts';
 import { LatencyModel, latencySettings } from './latency.ts';
 import { type DisplayedLevel, type DisplayedSide, displayedAt, MarketQueues } from './queue.ts';
 import { RecordedMarketData } from './market-data.ts';
@@ -162,8 +167,8 @@ export class ReplayVenue implements MarketDataVenue {
       exchange: this.exchange,
       accountId: this.accountId,
       clock: options.clock,
-      // Nothing outlives a replay: the ledger's records need not be serialized as they come.
-      store: new DeferredIdempotencyStore(),
+      // Nothing outlives a replay: the ledger keeps a window of records, unserialized.
+      store: new IdempotencyWindow(),
       latency: new LatencyModel(latencySettings(options.config.latency), options.seed),
       hooks: {
         beforeCommand: (marketId) => this.beforeCommand(marketId),

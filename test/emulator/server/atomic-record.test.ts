@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../../src/core/clock.ts';
 import { Exchange } from '../../../src/emulator/engine/exchange.ts';
-import { IdempotencyLedger } from '../../../src/emulator/server/idempotency.ts';
+import { IdempotencyLedger } from '../../../src/emulator/service/idempotency.ts';
 import { SqliteStore } from '../../../src/emulator/store/sqlite-store.ts';
 import type { Order } from '../../../src/protocol/index.ts';
 import { request, testConfig } from '../engine/fixtures.ts';

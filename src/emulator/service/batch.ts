@@ -44,9 +44,9 @@ export function placeBatchIdempotently(
   ledger: IdempotencyLedger,
   context: EndpointContext<'placeBatch'>,
 ): BatchOrderResponse {
-  const key = context.key;
-  if (key === null) throw new Error('placeBatch reached without a key');
-  const accountId = key.accountId;
+  const account = context.account;
+  if (account === null) throw new Error('placeBatch reached without an account');
+  const accountId = account.accountId;
   const orders = context.body.orders;
   const firstIndex = new Map<string, number>();
   const fingerprints: string[] = [];
@@ -78,7 +78,7 @@ export function placeBatchIdempotently(
           accountId,
           context.body.request_id,
           freshIndexes.map((index) => orders[index]!),
-          key.riskLimits,
+          account.riskLimits,
         ).results;
   const results = new Map<number, ItemResult>();
   freshIndexes.forEach((index, position) => {

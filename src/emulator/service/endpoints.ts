@@ -1,8 +1,8 @@
 /**
- * One handler per endpoint of the protocol table. Each receives the request already routed,
- * authenticated, scope-checked and validated (path, query and body parsed by the table's
- * schemas) and returns the success body; refusals are thrown (ExchangeError from the engine,
- * ServerError from here). Idempotency is applied around mutations by the dispatcher.
+ * The map from endpoint to engine call: one handler per endpoint of the protocol table. Each
+ * receives the command already checked (path, query and body parsed by the table's schemas, the
+ * account known) and returns the success body; refusals are thrown (ExchangeError from the
+ * engine, ServerError from here). Idempotency is applied around mutations by the service core.
  */
 import {
   API_VERSION,
@@ -19,10 +19,16 @@ import {
   type ResponseInputOf,
   type ServiceStatus,
 } from '../../protocol/index.ts';
-import type { Exchange } from '../engine/exchange.ts';
+import type { Exchange, KeyRiskLimits } from '../engine/exchange.ts';
 import { invalidRequestError, ServerError } from './errors.ts';
 import type { IdempotencyLedger } from './idempotency.ts';
-import type { RegisteredKey } from './keys.ts';
+
+/** Who a command acts for: an account and the risk limits of the key it came with. */
+export interface ServiceAccount {
+  readonly accountId: string;
+  /** Checked by the engine on orders (RISK_LIMIT_EXCEEDED); undefined: no key limits. */
+  readonly riskLimits?: KeyRiskLimits | undefined;
+}
 
 export interface EndpointContext<E extends EndpointName> {
   readonly name: E;
@@ -31,8 +37,8 @@ export interface EndpointContext<E extends EndpointName> {
   readonly query: QueryValues<E>;
   /** The normalized body (decimals as canonical strings, defaults applied). */
   readonly body: BodyOf<E>;
-  /** The authenticated key, null on public endpoints. */
-  readonly key: RegisteredKey | null;
+  /** The account the command acts for (the authenticated key's), null on public endpoints. */
+  readonly account: ServiceAccount | null;
   readonly now: number;
 }
 
@@ -53,15 +59,15 @@ export type EndpointHandlers = {
   readonly [E in EndpointName]: (context: EndpointContext<E>) => ResponseInputOf<E>;
 };
 
-function accountOf(context: { readonly key: RegisteredKey | null }): string {
-  if (context.key === null) {
+function accountOf(context: { readonly account: ServiceAccount | null }): string {
+  if (context.account === null) {
     throw new ServerError('INVALID_SIGNATURE', 'this endpoint needs a signed request');
   }
-  return context.key.accountId;
+  return context.account.accountId;
 }
 
-function limitsOf(context: { readonly key: RegisteredKey | null }) {
-  return context.key?.riskLimits;
+function limitsOf(context: { readonly account: ServiceAccount | null }) {
+  return context.account?.riskLimits;
 }
 
 /** A `route_id` query other than a route of the market's finds nothing to serve. */

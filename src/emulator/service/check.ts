@@ -1,0 +1,80 @@
+/**
+ * The body of a command checked as the service checks it, for every transport: the table's
+ * schema (every issue listed), the Practice refusals of order fields (422 UNSUPPORTED_ORDER),
+ * then normalization (`normalizeBody`). Bytes are parsed once here; a transport that already
+ * holds a checked body hands that over instead.
+ */
+import {
+  type EndpointDefinition,
+  type EndpointName,
+  invalidJsonIssue,
+  practiceUnsupportedError,
+  practiceUnsupportedField,
+  type ServiceIssue,
+  validateWire,
+} from '../../protocol/index.ts';
+import { normalizeBody } from './endpoints.ts';
+import { ServerError } from './errors.ts';
+
+const ORDER_BODIES: ReadonlySet<EndpointName> = new Set([
+  'placeOrder',
+  'simulateOrder',
+  'amendOrder',
+]);
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+function parseJson(bytes: Uint8Array): { ok: true; value: unknown } | { ok: false } {
+  try {
+    return { ok: true, value: JSON.parse(utf8.decode(bytes)) };
+  } catch {
+    return { ok: false };
+  }
+}
+
+/**
+ * The parsed body (null for an endpoint without one), or the issues found; `issues` collects
+ * them so a transport can list them beside its own (path and query).
+ */
+export function parseBody(
+  endpoint: EndpointDefinition,
+  bytes: Uint8Array,
+  issues: ServiceIssue[],
+): unknown {
+  if (endpoint.body === null) {
+    if (bytes.length > 0) {
+      issues.push({
+        type: 'extra_forbidden',
+        loc: ['body'],
+        msg: 'This endpoint takes no request body',
+      });
+    }
+    return null;
+  }
+  if (bytes.length === 0) {
+    issues.push({ type: 'missing', loc: ['body'], msg: 'Field required' });
+    return null;
+  }
+  const json = parseJson(bytes);
+  if (!json.ok) {
+    issues.push(invalidJsonIssue());
+    return null;
+  }
+  const parsed = validateWire(endpoint.body, json.value, 'body');
+  if (parsed.success) return parsed.data;
+  issues.push(...parsed.issues);
+  return null;
+}
+
+/** A parsed body after the Practice refusals, normalized; throws UNSUPPORTED_ORDER. */
+export function finishBody(name: EndpointName, body: unknown): unknown {
+  if (body === null) return null;
+  if (ORDER_BODIES.has(name)) {
+    const field = practiceUnsupportedField(body);
+    if (field !== null) {
+      const refusal = practiceUnsupportedError(field);
+      throw new ServerError(refusal.code, refusal.message, { details: { ...refusal.details } });
+    }
+  }
+  return normalizeBody(name, body);
+}

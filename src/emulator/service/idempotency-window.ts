@@ -1,0 +1,61 @@
+/**
+ * A store for the idempotency ledger of an in-process run nothing outlives (a replay): the last
+ * `maxRecords` requests, oldest forgotten first, so a long replay keeps flat memory. A request id
+ * older than the window is unknown again: a resend of it would run anew, and a status read of it
+ * answers ORDER_NOT_FOUND.
+ *
+ * Records are kept as the ledger hands them over, frozen, and copied only when read back, which
+ * only a resend or a request-status read does, where `MemoryStore` serializes every answer as it
+ * is recorded. The ledger saves new objects and never changes them afterwards; freezing the
+ * answer keeps a caller holding the same object from changing the record under it.
+ */
+import { MemoryStore } from '../store/memory-store.ts';
+
+export const DEFAULT_IDEMPOTENCY_WINDOW = 10_000;
+
+/** Freezes a JSON value and everything in it (already frozen parts are taken as they are). */
+function deepFreeze(value: unknown): void {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return;
+  Object.freeze(value);
+  const members = value as Readonly<Record<string, unknown>>;
+  for (const name in members) {
+    const member = members[name];
+    if (typeof member === 'object' && member !== null) deepFreeze(member);
+  }
+}
+
+export class IdempotencyWindow extends MemoryStore {
+  /** By account and request id, oldest first. */
+  private readonly records = new Map<string, unknown>();
+  private readonly maxRecords: number;
+
+  constructor(maxRecords: number = DEFAULT_IDEMPOTENCY_WINDOW) {
+    super();
+    if (!Number.isInteger(maxRecords) || maxRecords < 1) {
+      throw new RangeError(
+        `the idempotency window must hold at least one record, not ${maxRecords}`,
+      );
+    }
+    this.maxRecords = maxRecords;
+  }
+
+  /** How many records the window holds now. */
+  get size(): number {
+    return this.records.size;
+  }
+
+  override saveIdempotency(accountId: string, requestId: string, record: unknown): void {
+    deepFreeze((record as { body?: unknown } | null)?.body);
+    const key = `${accountId}\u0000${requestId}`;
+    if (!this.records.has(key) && this.records.size >= this.maxRecords) {
+      const oldest = this.records.keys().next().value;
+      if (oldest !== undefined) this.records.delete(oldest);
+    }
+    this.records.set(key, record);
+  }
+
+  override loadIdempotency(accountId: string, requestId: string): unknown | undefined {
+    const record = this.records.get(`${accountId}\u0000${requestId}`);
+    return record === undefined ? undefined : (JSON.parse(JSON.stringify(record)) as unknown);
+  }
+}

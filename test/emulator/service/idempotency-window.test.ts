@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { IdempotencyWindow } from '../../../src/emulator/index.ts';
+
+const record = (requestId: string, price: string) => ({
+  request_id: requestId,
+  body: { order_id: `o-${requestId}`, price, legs: [{ price }] },
+});
+
+describe('IdempotencyWindow', () => {
+  it('keeps the last records only, oldest forgotten first; an update keeps its place', () => {
+    const window = new IdempotencyWindow(2);
+    window.saveIdempotency('acc', 'a', record('a', '1'));
+    window.saveIdempotency('acc', 'b', record('b', '2'));
+    window.saveIdempotency('acc', 'a', record('a', '3'));
+    expect(window.size).toBe(2);
+    window.saveIdempotency('acc', 'c', record('c', '4'));
+    expect(window.size).toBe(2);
+    expect(window.loadIdempotency('acc', 'a')).toBeUndefined();
+    expect(window.loadIdempotency('acc', 'b')).toEqual(record('b', '2'));
+    expect(window.loadIdempotency('acc', 'c')).toEqual(record('c', '4'));
+    expect(window.loadIdempotency('other', 'c')).toBeUndefined();
+  });
+
+  it('freezes the recorded answer and hands out copies', () => {
+    const window = new IdempotencyWindow();
+    const saved = record('a', '1');
+    window.saveIdempotency('acc', 'a', saved);
+    expect(Object.isFrozen(saved.body)).toBe(true);
+    expect(Object.isFrozen(saved.body.legs[0])).toBe(true);
+    const read = window.loadIdempotency('acc', 'a') as ReturnType<typeof record>;
+    expect(read).toEqual(saved);
+    read.body.price = '9';
+    expect(window.loadIdempotency('acc', 'a')).toEqual(record('a', '1'));
+  });
+
+  it('refuses a window that holds nothing', () => {
+    expect(() => new IdempotencyWindow(0)).toThrow(RangeError);
+  });
+});
