@@ -148,6 +148,7 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
     bookDepth: source.bookDepth,
     config: config.venue,
     seed: config.seed,
+    candleHistory: source.candleHistory,
   });
   const journal = Journal.open(':memory:', {
     now: () => clock.now(),

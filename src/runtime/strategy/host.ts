@@ -24,6 +24,7 @@ import {
 import { createStrategyContext, type StrategyContextRuntime, strategyLogger } from './context.ts';
 import { checkIntent } from './intent-schema.ts';
 import { parseStrategyParams } from './params.ts';
+import type { Candle } from '../../protocol/index.ts';
 import { isCandleInterval } from '../streams/candles.ts';
 import {
   type CandleHistoryRequest,
@@ -158,16 +159,36 @@ export class StrategyHost {
    */
   async loadCandleHistory(): Promise<void> {
     for (const instance of this.instances.values()) {
-      if (instance.status !== 'added') continue;
-      let requests: readonly CandleHistoryRequest[];
-      try {
-        requests = instance.definition.candleHistory?.(instance.params) ?? [];
-        for (const request of requests) this.checkHistoryRequest(instance, request);
-      } catch (error) {
-        this.fail(instance, 'create', error);
-        continue;
+      for (const request of this.historyRequests(instance)) {
+        await this.loadHistory(instance, request);
       }
-      for (const request of requests) await this.loadHistory(instance, request);
+    }
+  }
+
+  /**
+   * The synchronous form of `loadCandleHistory` for one strategy, for the test harness: `read`
+   * answers each request of the strategy's `candleHistory` at once.
+   */
+  provideCandleHistory(
+    strategyId: string,
+    read: (request: CandleHistoryRequest) => readonly Candle[],
+  ): void {
+    const instance = this.instance(strategyId);
+    for (const request of this.historyRequests(instance)) {
+      instance.runtime.setCandleHistory(request.marketId, request.interval, read(request));
+    }
+  }
+
+  /** The checked requests of a strategy not yet started; a bad one fails the strategy. */
+  private historyRequests(instance: Instance): readonly CandleHistoryRequest[] {
+    if (instance.status !== 'added') return [];
+    try {
+      const requests = instance.definition.candleHistory?.(instance.params) ?? [];
+      for (const request of requests) this.checkHistoryRequest(instance, request);
+      return requests;
+    } catch (error) {
+      this.fail(instance, 'create', error);
+      return [];
     }
   }
 
