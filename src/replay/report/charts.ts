@@ -8,7 +8,7 @@
  *   resize, with a bar spacing allowed small enough for any number of points;
  * - the price axis has as many decimals as the data's range needs, so a drawdown of 0.008%
  *   never reads as 0.0%;
- * - series are `line`, `steps` (a position), `area` (inverted, for drawdowns) or `points`
+ * - series are `line`, `steps` (a position), `area` (filled from zero, for drawdowns) or `points`
  *   (fills and orders, markers without a line). Points are `[epoch ms, decimal string]`.
  *
  * Every drawn chart is kept in `window.paperbotCharts` by name, for tests and for people poking
@@ -78,7 +78,7 @@ export const CHART_SETUP_SCRIPT = `
     var scale = high - low;
     if (!(scale > 0)) scale = Math.max(Math.abs(high), Math.abs(low));
     if (!(scale > 0)) return 2;
-    return Math.max(0, Math.min(10, 2 - Math.floor(Math.log10(scale))));
+    return Math.max(0, Math.min(10, 1 - Math.floor(Math.log10(scale))));
   }
   function draw(name, element, spec) {
     if (!lib) { element.textContent = 'The chart library did not load.'; return null; }
@@ -111,8 +111,17 @@ export const CHART_SETUP_SCRIPT = `
       var options = { color: series.spec.color, priceFormat: priceFormat, title: series.spec.title || '' };
       var created;
       if (kind === 'area') {
-        created = chart.addSeries(lib.AreaSeries, { lineColor: series.spec.color, topColor: 'rgba(198,40,40,0.35)',
-          bottomColor: 'rgba(198,40,40,0.05)', invertFilledArea: true, priceFormat: priceFormat, title: options.title });
+        // Filled between zero and the line; zero stays the top of the scale.
+        created = chart.addSeries(lib.BaselineSeries, {
+          baseValue: { type: 'price', price: 0 }, priceFormat: priceFormat, title: options.title,
+          topLineColor: series.spec.color, topFillColor1: 'rgba(0,0,0,0)', topFillColor2: 'rgba(0,0,0,0)',
+          bottomLineColor: series.spec.color, bottomFillColor1: 'rgba(198,40,40,0.05)', bottomFillColor2: 'rgba(198,40,40,0.35)',
+          autoscaleInfoProvider: function (original) {
+            var info = original();
+            if (info !== null && info.priceRange !== null) info.priceRange.maxValue = Math.max(0, info.priceRange.maxValue);
+            return info;
+          },
+        });
       } else if (kind === 'points') {
         options.lineVisible = false; options.pointMarkersVisible = true; options.pointMarkersRadius = 3;
         options.lastValueVisible = false; options.priceLineVisible = false; options.crosshairMarkerVisible = false;

@@ -317,6 +317,7 @@ function reportCharts(
   const curve = [start, ...equityPoints];
   const equity = bucketed(curve.map((point) => ({ t: point.t, value: point.equity })));
   const drawdown = bucketed(curve.map((point) => ({ t: point.t, value: point.drawdown })));
+  const equityLine = chartLine(equity, (point) => point.close);
   const positions = positionsFromFills(ordered);
   const markets = marketIds.map((marketId): MarketChart => {
     const series = input.marketSeries?.get(marketId);
@@ -330,14 +331,16 @@ function reportCharts(
         ),
         (point) => point.close,
       );
-    const held = positions
-      .filter((sample) => sample.marketId === marketId)
-      .map((sample) => ({ t: sample.t, value: toWire(sample.quantity) }));
-    const position = bucketed([
-      { t: input.startMs, value: '0' },
-      ...held,
-      { t: input.endMs, value: held.at(-1)?.value ?? '0' },
-    ]);
+    // The time axis is one slot per point, so the position is read on the equity chart's
+    // (regular) times: a step then spans as wide as the time it held.
+    const held = positions.filter((sample) => sample.marketId === marketId);
+    let cursor = 0;
+    let current = '0';
+    const position = equityLine.map(([t]): ChartPoint => {
+      while (cursor < held.length && held[cursor]!.t <= t)
+        current = toWire(held[cursor++]!.quantity);
+      return [t, current];
+    });
     return {
       market_id: marketId,
       price: chartLine(series?.price ?? [], (point) => point.close),
@@ -345,11 +348,11 @@ function reportCharts(
       sell_fills: sideFills('sell'),
       buy_orders: chartLine(series?.buyOrders ?? [], (point) => point.close),
       sell_orders: chartLine(series?.sellOrders ?? [], (point) => point.close),
-      position: chartLine(position, (point) => point.close),
+      position,
     };
   });
   return {
-    equity: chartLine(equity, (point) => point.close),
+    equity: equityLine,
     drawdown: chartLine(drawdown, (point) => point.high),
     markets,
   };
