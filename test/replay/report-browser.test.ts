@@ -109,7 +109,7 @@ async function chartViews(page: Page): Promise<ChartView[]> {
         }[];
       }[];
     };
-    const charts = (window as unknown as { paperbotCharts: Record<string, Chart> }).paperbotCharts;
+    const charts = (globalThis as unknown as { paperbotCharts: Record<string, Chart> }).paperbotCharts;
     return Object.entries(charts).map(([name, chart]) => {
       const range = chart.timeScale().getVisibleRange();
       const series = chart.panes()[0]!.getSeries()[0]!;
@@ -150,7 +150,7 @@ describe('the HTML report in Chromium', () => {
     page.on('pageerror', (error) => errors.push(error.message));
     await page.goto(pathToFileURL(file).href);
     await page.waitForFunction(
-      () => Object.keys((window as { paperbotCharts?: object }).paperbotCharts ?? {}).length >= 4,
+      () => Object.keys((globalThis as { paperbotCharts?: object }).paperbotCharts ?? {}).length >= 4,
     );
     const views = await chartViews(page);
     expect(errors).toEqual([]);
