@@ -6,7 +6,7 @@
  * A pure function of its input: the same sweep gives the same bytes.
  */
 import { scriptJson } from './charts.ts';
-import { percentText, ratioText } from './format.ts';
+import { percentText, periodText, ratioText } from './format.ts';
 import { escapeHtml } from './html.ts';
 import type { ChartPoint } from './report.ts';
 import { REPORT_STYLE } from './style.ts';
@@ -44,13 +44,14 @@ export interface SweepReportInput {
 const SPARK_WIDTH = 160;
 const SPARK_HEIGHT = 36;
 
-/** The curve as an SVG polyline scaled to the box (drawing only). */
-export function sparkline(points: readonly ChartPoint[]): string {
+/**
+ * The curve as an SVG polyline in the box (drawing only). Every row shares one vertical scale
+ * (`low`, `high`), so curves compare at a glance.
+ */
+export function sparkline(points: readonly ChartPoint[], low: number, high: number): string {
   if (points.length === 0) return '';
   const values = points.map((point) => Number(point[1]));
   const times = points.map((point) => point[0]);
-  const low = Math.min(...values);
-  const high = Math.max(...values);
   const first = times[0]!;
   const span = Math.max(1, times.at(-1)! - first);
   const range = high - low || 1;
@@ -87,7 +88,9 @@ function figureColumn(
 }
 
 function columns(input: SweepReportInput): Column[] {
-  const currency = input.rows.find((row) => row.figures !== null)?.figures?.currency ?? '';
+  const first = input.rows.find((row) => row.figures !== null)?.figures;
+  const currency = first?.currency ?? '';
+  const period = first === undefined ? '' : ` (per ${periodText(first.sharpe_period_ms)})`;
   const plain = (value: string | number | null) => (value === null ? 'n/a' : String(value));
   const percent = (value: string | number | null) =>
     percentText(value === null ? null : String(value));
@@ -103,8 +106,8 @@ function columns(input: SweepReportInput): Column[] {
     })),
     figureColumn(`Net PnL (${currency})`, (f) => f.net_pnl, plain),
     figureColumn('Return', (f) => f.return, percent),
-    figureColumn('Sharpe', (f) => f.sharpe, ratio),
-    figureColumn('Sortino', (f) => f.sortino, ratio),
+    figureColumn(`Sharpe${period}`, (f) => f.sharpe, ratio),
+    figureColumn(`Sortino${period}`, (f) => f.sortino, ratio),
     figureColumn('Max drawdown', (f) => f.max_drawdown, percent),
     figureColumn(`Fees (${currency})`, (f) => f.fees, plain),
     figureColumn('Trades', (f) => f.trades, plain),
@@ -148,14 +151,19 @@ const SORT_SCRIPT = `
 
 export function renderSweepHtml(input: SweepReportInput): string {
   const table = columns(input);
-  const head = `<thead><tr>${table.map((column) => `<th aria-sort="none">${escapeHtml(column.head)}</th>`).join('')}<th>Equity</th></tr></thead>`;
+  const equityValues = input.rows.flatMap((row) =>
+    (row.figures?.equity ?? []).map((point) => Number(point[1])),
+  );
+  const low = Math.min(...equityValues);
+  const high = Math.max(...equityValues);
+  const head = `<thead><tr>${table.map((column) => `<th aria-sort="none">${escapeHtml(column.head)}</th>`).join('')}<th>Equity (one scale for all rows)</th></tr></thead>`;
   const body = input.rows.map((row, index) => {
     const cells = table.map((column) => {
       const { text, sort } = column.cell(row);
       const numeric = typeof sort === 'number' ? '' : ' class="text"';
       return `<td${numeric} data-sort="${escapeHtml(scriptJson(Number.isNaN(sort) ? null : sort))}">${escapeHtml(text)}</td>`;
     });
-    const curve = row.figures === null ? '' : sparkline(row.figures.equity);
+    const curve = row.figures === null ? '' : sparkline(row.figures.equity, low, high);
     return `<tr data-cell="${index}">${cells.join('')}<td>${curve}</td></tr>`;
   });
   return [
