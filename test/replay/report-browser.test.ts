@@ -14,6 +14,9 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isoTimestamp } from '../../src/core/clock.ts';
 import type { Fill } from '../../src/protocol/index.ts';
+import { resolveBacktestConfig } from '../../src/replay/backtest/config.ts';
+import { runBacktest } from '../../src/replay/backtest/runner.ts';
+import { openReplaySource } from '../../src/replay/backtest/sources.ts';
 import {
   buildReport,
   BucketedSeries,
@@ -22,6 +25,8 @@ import {
   renderReportHtml,
   renderSweepHtml,
 } from '../../src/replay/report/index.ts';
+
+import { marketMakerDocument, recordSession, temporaryFolder } from './backtest/helpers.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = resolve('test-artifacts/report-browser');
@@ -109,7 +114,8 @@ async function chartViews(page: Page): Promise<ChartView[]> {
         }[];
       }[];
     };
-    const charts = (globalThis as unknown as { paperbotCharts: Record<string, Chart> }).paperbotCharts;
+    const charts = (globalThis as unknown as { paperbotCharts: Record<string, Chart> })
+      .paperbotCharts;
     return Object.entries(charts).map(([name, chart]) => {
       const range = chart.timeScale().getVisibleRange();
       const series = chart.panes()[0]!.getSeries()[0]!;
@@ -150,7 +156,8 @@ describe('the HTML report in Chromium', () => {
     page.on('pageerror', (error) => errors.push(error.message));
     await page.goto(pathToFileURL(file).href);
     await page.waitForFunction(
-      () => Object.keys((globalThis as { paperbotCharts?: object }).paperbotCharts ?? {}).length >= 4,
+      () =>
+        Object.keys((globalThis as { paperbotCharts?: object }).paperbotCharts ?? {}).length >= 4,
     );
     const views = await chartViews(page);
     expect(errors).toEqual([]);
@@ -186,6 +193,48 @@ describe('the HTML report in Chromium', () => {
     expect(await page.locator('table.trades tr').count()).toBe(21);
     await page.screenshot({ path: join(ARTIFACTS, 'report.png'), fullPage: true });
     await page.close();
+  }, 60_000);
+
+  it('shows the whole of a real backtest: every chart from its first to its last second', async () => {
+    const folder = await temporaryFolder('report-browser');
+    try {
+      const session = join(folder.path, 'session');
+      await recordSession(session, { durationMs: 4 * 60_000 });
+      const loaded = await resolveBacktestConfig(marketMakerDocument([session]));
+      const result = await runBacktest({
+        config: loaded.config,
+        strategies: loaded.strategies,
+        source: await openReplaySource(loaded.config.data, { cache: 'off' }),
+      });
+      expect(result.report.summary.fills).toBeGreaterThan(0);
+      const file = join(ARTIFACTS, 'backtest.html');
+      writeFileSync(file, renderReportHtml(result.report));
+      const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
+      await page.goto(pathToFileURL(file).href);
+      await page.waitForFunction(
+        () =>
+          Object.keys((globalThis as { paperbotCharts?: object }).paperbotCharts ?? {}).length >= 6,
+      );
+      const views = await chartViews(page);
+      // Equity, drawdown, and a price and a position chart for each of the two markets.
+      expect(views).toHaveLength(6);
+      const first = Math.floor(result.report.range.start_ms / 1_000);
+      const last = Math.floor(result.report.range.end_ms / 1_000);
+      for (const view of views) {
+        expect([view.name, view.from, view.to]).toEqual([view.name, first, last]);
+        expect(new Set(view.labels).size, `${view.name} axis labels differ`).toBeGreaterThan(1);
+      }
+      const fills = await page.locator('table.strategies').innerText();
+      expect(fills).toMatch(
+        new RegExp(
+          `mm-btc\\s+market-maker\\s+BTC-PERP\\s+ran\\s+${result.report.summary.fills}\\s`,
+        ),
+      );
+      await page.screenshot({ path: join(ARTIFACTS, 'backtest.png'), fullPage: true });
+      await page.close();
+    } finally {
+      await folder.remove();
+    }
   }, 60_000);
 
   it('sorts the sweep comparison by any column', async () => {

@@ -310,7 +310,12 @@ describe('the HTML report', () => {
     const report = buildReport(input());
     expect(
       calls.filter((call) => call.element === 'chart-equity').map((call) => call.type),
-    ).toEqual(['line']);
+    ).toEqual(['line', 'line']);
+    // The second series is whitespace: it stretches the time axis over the whole run.
+    expect(calls.filter((call) => call.element === 'chart-price-BTC-USD').at(-1)!.data).toEqual([
+      { time: Math.floor(report.range.start_ms / 1000) },
+      { time: Math.floor(report.range.end_ms / 1000) },
+    ]);
     expect(calls.find((call) => call.element === 'chart-equity')!.data).toEqual(
       report.charts.equity.map(([t, value]) => ({
         time: Math.floor(t / 1000),

@@ -61,6 +61,11 @@ export interface ChartSpec {
   readonly percent?: boolean;
   /** Values are drawn below zero (drawdowns). */
   readonly negate?: boolean;
+  /**
+   * [start, end] in epoch ms: the time axis spans at least this, even where no series has a
+   * point (a market's first ticker comes after the run's start).
+   */
+  readonly range?: readonly [number, number];
   readonly series: readonly ChartSeriesSpec[];
 }
 
@@ -133,6 +138,11 @@ export const CHART_SETUP_SCRIPT = `
       }
       created.setData(series.data);
     });
+    if (spec.range) {
+      // Whitespace points (a time, no value) stretch the time axis without drawing anything.
+      var span = chart.addSeries(lib.LineSeries, { visible: false, lastValueVisible: false, priceLineVisible: false });
+      span.setData([{ time: Math.floor(spec.range[0] / 1000) }, { time: Math.floor(spec.range[1] / 1000) }]);
+    }
     chart.timeScale().fitContent();
     chart.timeScale().subscribeSizeChange(function () { chart.timeScale().fitContent(); });
     window.paperbotCharts[name] = chart;

@@ -109,16 +109,18 @@ function tradesTable(report: BacktestReport): string {
 /** Chart name, element id and spec of every chart on the page, in page order. */
 export function reportChartSpecs(report: BacktestReport): { name: string; spec: ChartSpec }[] {
   const charts = report.charts;
+  const range = [report.range.start_ms, report.range.end_ms] as const;
   const specs: { name: string; spec: ChartSpec }[] = [
     {
       name: 'equity',
-      spec: { series: [{ kind: 'line', color: '#1e63d6', points: charts.equity }] },
+      spec: { range, series: [{ kind: 'line', color: '#1e63d6', points: charts.equity }] },
     },
     {
       name: 'drawdown',
       spec: {
         percent: true,
         negate: true,
+        range,
         series: [{ kind: 'area', color: '#c62828', points: charts.drawdown }],
       },
     },
@@ -127,6 +129,7 @@ export function reportChartSpecs(report: BacktestReport): { name: string; spec: 
     specs.push({
       name: `price:${market.market_id}`,
       spec: {
+        range,
         series: [
           { kind: 'line', color: '#555555', title: 'mark', points: market.price },
           { kind: 'points', color: '#8fb8f0', title: 'buy orders', points: market.buy_orders },
@@ -138,7 +141,7 @@ export function reportChartSpecs(report: BacktestReport): { name: string; spec: 
     });
     specs.push({
       name: `position:${market.market_id}`,
-      spec: { series: [{ kind: 'steps', color: '#6a3fb5', points: market.position }] },
+      spec: { range, series: [{ kind: 'steps', color: '#6a3fb5', points: market.position }] },
     });
   }
   return specs;
