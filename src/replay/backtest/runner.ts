@@ -183,7 +183,7 @@ export function checkStrategyMarkets(
         .map((entry) => `${entry.missingMarkets.join(', ')} (strategy ${entry.id})`)
         .join(
           '; ',
-        )}; its markets are ${available.join(', ') || 'none'}. Replay data with those markets, or pass --skip-missing-markets to run without these strategies`,
+        )}; the data's markets are ${available.join(', ') || 'none'}. Replay data with those markets, or pass --skip-missing-markets to run without these strategies`,
       {
         details: {
           strategies: missing.map((entry) => ({ id: entry.id, missing: entry.missingMarkets })),
