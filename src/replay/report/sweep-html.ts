@@ -90,7 +90,8 @@ function figureColumn(
 function columns(input: SweepReportInput): Column[] {
   const first = input.rows.find((row) => row.figures !== null)?.figures;
   const currency = first?.currency ?? '';
-  const period = first === undefined ? '' : ` (per ${periodText(first.sharpe_period_ms)})`;
+  const period =
+    first === undefined || first === null ? '' : ` (per ${periodText(first.sharpe_period_ms)})`;
   const plain = (value: string | number | null) => (value === null ? 'n/a' : String(value));
   const percent = (value: string | number | null) =>
     percentText(value === null ? null : String(value));
