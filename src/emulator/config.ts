@@ -311,11 +311,15 @@ export function loadEmulatorConfig(yamlPath: string): EmulatorConfig {
   }
   let document: unknown;
   try {
-    document = parseYaml(text);
+    // The yaml package's alias cap (100), stated so an alias bomb is refused here by name.
+    document = parseYaml(text, { maxAliasCount: 100 });
   } catch (cause) {
-    throw new PaperbotError('INVALID_CONFIG', `emulator config ${yamlPath} is not valid YAML`, {
-      cause,
-    });
+    const message = cause instanceof Error ? (cause.message.split('\n')[0] ?? '') : '';
+    throw new PaperbotError(
+      'INVALID_CONFIG',
+      `emulator config ${yamlPath} is not valid YAML${message === '' ? '' : `: ${message}`}`,
+      { cause, details: { source: yamlPath, issues: [{ path: '(yaml)', message }] } },
+    );
   }
   return parseEmulatorConfig(document);
 }
