@@ -2,15 +2,19 @@
  * `paperbot run` refuses bad config and key files at once, with exit code 2, the file's path,
  * and nothing from the key file quoted: a FIFO (which used to block the open, deaf to signals),
  * an unknown field whose name is the private key, service URLs the client would refuse, and a
- * YAML alias bomb.
+ * YAML alias bomb. And `paperbot status` gives up on a server that trickles or floods.
  */
 import { execFileSync } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { afterAll, describe, expect, it } from 'vitest';
 import { RUN_EXIT, registerRunCommand } from '../../src/cli/commands/run.ts';
+import { registerStatusCommand } from '../../src/cli/commands/status.ts';
+import { systemClock, type TimerHandle } from '../../src/core/clock.ts';
 import { Credential, encodeBase64, PrivateKey, writeKeyFile } from '../../src/signing/index.ts';
 
 const directory = mkdtempSync(join(tmpdir(), 'paperbot-bad-input-'));
@@ -135,5 +139,86 @@ describe('paperbot run with a YAML alias bomb', () => {
     expect(code).toBe(RUN_EXIT.invalidConfig);
     expect(stderr).toContain(`invalid config ${path} (1 problem)`);
     expect(stderr).toContain('(yaml): Excessive alias count');
+  });
+});
+
+describe('paperbot status against a misbehaving server', () => {
+  const servers: Server[] = [];
+  afterAll(async () => {
+    for (const server of servers) {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  async function serve(handler: Parameters<typeof createServer>[1]): Promise<string> {
+    const server = createServer(handler);
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  }
+
+  async function status(url: string): Promise<{ code: string; message: string }> {
+    const program = new Command('paperbot').exitOverride();
+    registerStatusCommand(program, {
+      print: () => {},
+      limits: { timeoutMs: 300, maxBytes: 1024 * 1024 },
+    });
+    try {
+      await program.parseAsync(['node', 'paperbot', 'status', '--url', url]);
+    } catch (error) {
+      return error as { code: string; message: string };
+    }
+    throw new Error('expected status to fail');
+  }
+
+  it('gives up on a server that trickles its answer forever, at the total timeout', async () => {
+    let timer: TimerHandle | undefined;
+    let trickled = 0;
+    const url = await serve((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      const drip = () => {
+        if (response.destroyed) return;
+        response.write(' ');
+        trickled += 1;
+        timer = systemClock.setTimeout(drip, 10);
+      };
+      drip();
+    });
+    const error = await status(url);
+    systemClock.clearTimeout(timer);
+    expect(error.code).toBe('STATUS_UNAVAILABLE');
+    expect(error.message).toContain('no complete answer within 300 ms');
+    // A per-chunk timeout never fires on a drip; the total one did, long before 10 s of it.
+    expect(trickled).toBeGreaterThan(0);
+    expect(trickled).toBeLessThan(1000);
+  });
+
+  it('gives up on a 100 MB answer at the size cap, reading only a little of it', async () => {
+    const total = 100 * 1024 * 1024;
+    let written = 0;
+    const chunk = Buffer.alloc(64 * 1024, 0x20);
+    const url = await serve((_request, response) => {
+      response.writeHead(200, {
+        'content-type': 'application/json',
+        'content-length': String(total),
+      });
+      const pump = () => {
+        while (written < total && !response.destroyed) {
+          written += chunk.length;
+          if (!response.write(chunk)) {
+            response.once('drain', pump);
+            return;
+          }
+        }
+        response.end();
+      };
+      response.on('close', () => response.off('drain', pump));
+      pump();
+    });
+    const error = await status(url);
+    expect(error.code).toBe('STATUS_UNAVAILABLE');
+    expect(error.message).toContain('larger than 1048576 bytes');
+    expect(written).toBeLessThan(total / 4);
   });
 });
