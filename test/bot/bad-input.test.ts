@@ -11,7 +11,8 @@ import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command, CommanderError } from 'commander';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { main } from '../../src/cli/main.ts';
 import { RUN_EXIT, registerRunCommand } from '../../src/cli/commands/run.ts';
 import { registerStatusCommand } from '../../src/cli/commands/status.ts';
 import { systemClock, type TimerHandle } from '../../src/core/clock.ts';
@@ -139,6 +140,33 @@ describe('paperbot run with a YAML alias bomb', () => {
     expect(code).toBe(RUN_EXIT.invalidConfig);
     expect(stderr).toContain(`invalid config ${path} (1 problem)`);
     expect(stderr).toContain('(yaml): Excessive alias count');
+  });
+});
+
+describe('paperbot emulator with a bad config', () => {
+  it('exits 2 naming the file for an alias bomb', async () => {
+    let text = 'a: &a [x, x, x, x, x, x, x, x, x]\n';
+    let previous = 'a';
+    for (const name of 'bcdefghi') {
+      text += `${name}: &${name} [${Array(9).fill(`*${previous}`).join(', ')}]\n`;
+      previous = name;
+    }
+    const path = file('emulator-bomb.yaml', text);
+    const written: string[] = [];
+    const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
+      written.push(String(chunk));
+      return true;
+    });
+    let code: number;
+    try {
+      code = await main(['node', 'paperbot', 'emulator', '--port', '0', '--config', path]);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(code).toBe(2);
+    expect(written.join('')).toContain(
+      `emulator config ${path} is not valid YAML: Excessive alias count`,
+    );
   });
 });
 
