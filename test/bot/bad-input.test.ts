@@ -14,6 +14,7 @@ import { Command, CommanderError } from 'commander';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { main } from '../../src/cli/main.ts';
 import { RUN_EXIT, registerRunCommand } from '../../src/cli/commands/run.ts';
+import { RECORD_EXIT, registerRecordCommand } from '../../src/cli/commands/record.ts';
 import { registerStatusCommand } from '../../src/cli/commands/status.ts';
 import { systemClock, type TimerHandle } from '../../src/core/clock.ts';
 import { Credential, encodeBase64, PrivateKey, writeKeyFile } from '../../src/signing/index.ts';
@@ -125,6 +126,40 @@ describe('paperbot run with a bad key file', () => {
       expect(stderr).not.toContain('hunter22');
     },
   );
+});
+
+describe('paperbot record with a bad key file', () => {
+  it('refuses a FIFO at once with exit code 2 and the path', async () => {
+    const fifo = join(directory, 'record-fifo.key.json');
+    execFileSync('mkfifo', ['-m', '600', fifo]);
+    const config = file('record.yaml', `venue: { key_file: ${JSON.stringify(fifo)} }\n`);
+    const errors: string[] = [];
+    const program = new Command('paperbot').exitOverride();
+    registerRecordCommand(program, {
+      print: () => {},
+      printError: (text) => errors.push(text),
+      interactive: false,
+    });
+    let code = 0;
+    try {
+      await program.parseAsync([
+        'node',
+        'paperbot',
+        'record',
+        '--config',
+        config,
+        '--out',
+        join(directory, 'record-out'),
+        '--duration',
+        '1s',
+      ]);
+    } catch (error) {
+      if (!(error instanceof CommanderError)) throw error;
+      code = error.exitCode;
+    }
+    expect(code).toBe(RECORD_EXIT.invalidArguments);
+    expect(errors.join('')).toContain(`${fifo} is not a regular file`);
+  });
 });
 
 describe('paperbot run with a YAML alias bomb', () => {

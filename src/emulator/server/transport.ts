@@ -82,6 +82,8 @@ export function createTransport(options: TransportOptions): Transport {
   // The response being written on a socket, if any: a timeout after its headers cannot be
   // answered on the same connection any more, only cut.
   const responses = new WeakMap<Socket, ServerResponse>();
+  // Connections refused over the cap: node may still parse a request already sent on one.
+  const refused = new WeakSet<Socket>();
 
   const server = createServer(
     {
@@ -92,6 +94,10 @@ export function createTransport(options: TransportOptions): Transport {
     },
     (request, response) => {
       const socket = request.socket;
+      if (refused.has(socket)) {
+        request.resume();
+        return;
+      }
       responses.set(socket, response);
       response.once('close', () => {
         if (responses.get(socket) === response) responses.delete(socket);
@@ -108,7 +114,8 @@ export function createTransport(options: TransportOptions): Transport {
 
   server.on('connection', (socket: Socket) => {
     if (sockets.size >= limits.max_connections) {
-      // Nothing more is read from it, so no request on it can reach an endpoint.
+      // No request on it reaches an endpoint, whatever node has parsed already.
+      refused.add(socket);
       socket.pause();
       socket.on('error', () => socket.destroy());
       writeRawAnswer(
