@@ -79,8 +79,8 @@ function answer(response: ServerResponse, requestId: string, error: ServerError)
 export function createTransport(options: TransportOptions): Transport {
   const { limits, nextRequestId } = options;
   const sockets = new Set<Socket>();
-  // The response being written on a socket, if any: a timeout after its headers cannot be
-  // answered on the same connection any more, only cut.
+  // The last response of each socket: a timeout while one is half written cannot be answered
+  // on the same connection any more, only cut.
   const responses = new WeakMap<Socket, ServerResponse>();
   // Connections refused over the cap: node may still parse a request already sent on one.
   const refused = new WeakSet<Socket>();
@@ -99,9 +99,6 @@ export function createTransport(options: TransportOptions): Transport {
         return;
       }
       responses.set(socket, response);
-      response.once('close', () => {
-        if (responses.get(socket) === response) responses.delete(socket);
-      });
       const refusal = checkHttpVersion(request);
       if (refusal !== null) {
         request.resume();
@@ -134,7 +131,8 @@ export function createTransport(options: TransportOptions): Transport {
 
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     const response = responses.get(socket as Socket);
-    if (error.code === 'ECONNRESET' || response?.headersSent === true) {
+    const halfWritten = response !== undefined && response.headersSent && !response.writableEnded;
+    if (error.code === 'ECONNRESET' || halfWritten) {
       socket.destroy();
       return;
     }
