@@ -139,6 +139,22 @@ describe('HTTP answers node:http used to give on its own', () => {
     expectError(reply, 417, 'EXPECTATION_FAILED');
   });
 
+  it('still answers Expect: 100-continue with 100, then the request', async () => {
+    const { port } = await start();
+    const connection = await exchange(
+      port,
+      'POST /v1/orders HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n',
+    );
+    await connection.until(
+      () => connection.bytes.toString('latin1').startsWith('HTTP/1.1 100 Continue\r\n\r\n'),
+      'the 100 Continue',
+    );
+    connection.chunks.splice(0);
+    connection.socket.write('{}');
+    // Unsigned: the endpoint's own answer, so the request went through.
+    expectError(await connection.readAnswer(), 401, 'INVALID_SIGNATURE');
+  });
+
   it('answers CONNECT with the envelope and closes the connection', async () => {
     const { port } = await start();
     const connection = await exchange(port, 'CONNECT 127.0.0.1:443 HTTP/1.1\r\nHost: x\r\n\r\n');
