@@ -71,7 +71,25 @@ function parseYamlText(text: string, issues: ConfigIssue[]): unknown {
     });
   }
   if (document.errors.length > 0) return undefined;
-  return document.toJS() as unknown;
+  try {
+    return document.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) as unknown;
+  } catch (error) {
+    // An alias bomb (aliases of aliases, billions of nodes once expanded) stops here.
+    issues.push({ path: '(yaml)', message: yamlFailureOf(error) });
+    return undefined;
+  }
+}
+
+/**
+ * Aliases expanded per document at most (the yaml package's default). Config files use a few
+ * anchors at most; a file that needs more is an alias bomb.
+ */
+export const MAX_ALIAS_COUNT = 100;
+
+/** The first line of a YAML failure, without the text of the file it may quote. */
+export function yamlFailureOf(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return (message.split('\n')[0] ?? message).replace(/ at line \d+, column \d+:?$/, '');
 }
 
 /** Reads a config file's YAML without checking it (`INVALID_CONFIG` for unreadable YAML). */

@@ -21,12 +21,13 @@ import { Journal } from '../../runtime/journal/index.ts';
 import { Kernel, type KernelStatus } from '../../runtime/kernel.ts';
 import { createLiveVenue, type LiveVenue } from '../../runtime/live/index.ts';
 import { installKillSignal, type SignalSource, watchKillFile } from '../../runtime/risk/index.ts';
-import { type Credential, loadKeyFile } from '../../signing/index.ts';
+import type { Credential } from '../../signing/index.ts';
 import { executorSettings, reconcilerSettings, trackerSettings } from '../../runtime/config.ts';
 import { deadmanSettings, type LoadedBotConfig } from './config.ts';
 import { type BotHttpServer, type HealthReport, startBotHttpServer } from './http.ts';
 import { createBotLogger, executionLoggerOf } from './logging.ts';
 import { type BotMetrics, createBotMetrics } from './metrics.ts';
+import { loadVenueKeyFile } from './venue-key.ts';
 import { sessionPnl } from './status-view.ts';
 
 /** Where the embedded emulator's account is remembered between runs (no secret in it). */
@@ -282,7 +283,9 @@ export class Bot {
     // 1. Local checks first, before any connection: the key file (its mode checked as it is
     //    read), then the journal (exclusive, so a second bot on the same file is refused).
     let credential: Credential | null =
-      config.venue.key_file === null ? null : await loadKeyFile(resolve(config.venue.key_file));
+      config.venue.key_file === null
+        ? null
+        : await loadVenueKeyFile(resolve(config.venue.key_file));
     checkAborted();
     const journalPath = this.journalPath;
     await mkdir(dirname(journalPath), { recursive: true });

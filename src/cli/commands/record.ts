@@ -31,13 +31,13 @@ import { recordEmulatorSession } from '../../replay/recorder/emulator-session.ts
 import { Recorder } from '../../replay/recorder/recorder.ts';
 import { clientSource } from '../../replay/recorder/sources.ts';
 import { createProgress } from '../../replay/report/progress.ts';
-import { loadKeyFile } from '../../signing/index.ts';
 import {
   BotConfig,
   DEFAULT_BOT_CONFIG_PATH,
   invalidConfigError,
   readConfigDocument,
 } from '../bot/config.ts';
+import { loadVenueKeyFile } from '../bot/venue-key.ts';
 
 /** Exit codes of `paperbot record`. */
 export const RECORD_EXIT = { ok: 0, failed: 1, invalidArguments: 2 } as const;
@@ -254,7 +254,8 @@ async function recordFromService(
   let rest: RestClient | null = null;
   let stream: StreamClient | null = null;
   try {
-    const credential = venue.key_file === null ? null : await loadKeyFile(resolve(venue.key_file));
+    const credential =
+      venue.key_file === null ? null : await loadVenueKeyFile(resolve(venue.key_file));
     if (credential === null) {
       const settings = venue.emulator;
       const inline = settings.config;
@@ -395,7 +396,9 @@ export function registerRecordCommand(
             : await recordFromService(options, resolved);
       } catch (error) {
         const invalid =
-          isPaperbotError(error) && ['INVALID_ARGUMENT', 'INVALID_CONFIG'].includes(error.code);
+          isPaperbotError(error) &&
+          (['INVALID_ARGUMENT', 'INVALID_CONFIG'].includes(error.code) ||
+            error.code.startsWith('KEY_FILE_'));
         const message = error instanceof Error ? error.message : String(error);
         resolved.printError(`paperbot record: ${message}\n`);
         throw new CommanderError(
