@@ -53,7 +53,10 @@ export function deadmanConfigIssues(config: DeadmanConfig): DeadmanConfigIssue[]
   const issues: DeadmanConfigIssue[] = [];
   const timeout = config.timeoutSeconds;
   if (!Number.isInteger(timeout) || timeout < 1 || timeout > 86_400) {
-    issues.push({ field: 'timeoutSeconds', message: `must be an integer in 1..86400, got ${timeout}` });
+    issues.push({
+      field: 'timeoutSeconds',
+      message: `must be an integer in 1..86400, got ${timeout}`,
+    });
     return issues;
   }
   const timeoutMs = timeout * 1000;

@@ -42,11 +42,7 @@ import { ConcurrentLane } from '../execution/lane.ts';
 import { type ExecutionLogger, silentLogger } from '../execution/logger.ts';
 import type { Journal } from '../journal/journal.ts';
 import type { ExecutionVenue, RiskEvent } from '../venue.ts';
-import {
-  type DeadmanConfig,
-  type ResolvedDeadmanConfig,
-  resolveDeadmanConfig,
-} from './config.ts';
+import { type DeadmanConfig, type ResolvedDeadmanConfig, resolveDeadmanConfig } from './config.ts';
 import {
   closeOutAccount,
   resolveShutdownConfig,
@@ -244,7 +240,11 @@ export class DeadmanSwitch {
         code: disarm.code,
       });
       this.stopWatching('disarm failed');
-      return { ...closeOut, disarmed: false, error: { code: disarm.code, message: disarm.message } };
+      return {
+        ...closeOut,
+        disarmed: false,
+        error: { code: disarm.code, message: disarm.message },
+      };
     }
     this.deadlineAt = null;
     this.lastRequestId = disarm.requestId;

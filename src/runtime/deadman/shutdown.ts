@@ -18,10 +18,7 @@ import { isPaperbotError, PaperbotError } from '../../core/errors.ts';
 import { type CancelAllResponse, isFailedOrderCommand, type Order } from '../../protocol/index.ts';
 import { backoffDelay } from '../execution/classify.ts';
 import { withDeadline } from '../execution/deadline.ts';
-import {
-  type RetryBudget,
-  sendInternalCommandWithRetries,
-} from '../execution/internal-command.ts';
+import { type RetryBudget, sendInternalCommandWithRetries } from '../execution/internal-command.ts';
 import { type ExecutionLogger, silentLogger } from '../execution/logger.ts';
 import type { Journal } from '../journal/journal.ts';
 import type { ExecutionVenue } from '../venue.ts';
@@ -75,7 +72,9 @@ export interface CloseOutOptions {
   readonly knownOpenOrderIds?: (() => readonly string[]) | undefined;
 }
 
-export function resolveShutdownConfig(partial: Partial<ShutdownConfig> | undefined): ShutdownConfig {
+export function resolveShutdownConfig(
+  partial: Partial<ShutdownConfig> | undefined,
+): ShutdownConfig {
   const config = { ...defaultShutdownConfig, ...partial };
   const problems: string[] = [];
   for (const key of Object.keys(defaultShutdownConfig) as (keyof ShutdownConfig)[]) {
@@ -120,7 +119,8 @@ function failedOrderIds(response: CancelAllResponse | null): string[] {
   if (response === null) return [];
   const ids: string[] = [];
   for (const result of response.results) {
-    if (isFailedOrderCommand(result) && typeof result.order_id === 'string') ids.push(result.order_id);
+    if (isFailedOrderCommand(result) && typeof result.order_id === 'string')
+      ids.push(result.order_id);
   }
   return ids;
 }
@@ -190,8 +190,9 @@ export async function closeOutAccount(options: CloseOutOptions): Promise<CloseOu
         orderIds: read.orders.map((order) => order.order_id),
       });
     }
-    // The venue said trying again would not help, or no read can be had: stop here.
-    if ((!result.ok && result.final) || read.orders === null) break;
+    // Another round only when the cancel-all went through and orders still show: a failed one
+    // has spent its budget already, and without a read there is nothing to go on.
+    if (!result.ok || read.orders === null) break;
   }
 
   const remaining = new Set<string>(
@@ -226,7 +227,10 @@ async function readOpenOrders(
       if (clock.now() + delay >= budget.deadlineAt) break;
       await sleep(clock, delay);
     }
-    const timeoutMs = Math.max(1_000, Math.min(budget.requestTimeoutMs, budget.deadlineAt - clock.now()));
+    const timeoutMs = Math.max(
+      1_000,
+      Math.min(budget.requestTimeoutMs, budget.deadlineAt - clock.now()),
+    );
     try {
       const orders = await withDeadline(clock, timeoutMs, () => venue.listOpenOrders());
       return { orders, error: null };

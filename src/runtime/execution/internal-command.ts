@@ -181,8 +181,7 @@ export async function sendInternalCommandWithRetries<E extends CommandEndpoint>(
     code: 'NOT_SENT',
     message: 'not sent',
   };
-  const giveUp = (final = false) =>
-    finish({ ok: false, requestId, attempts, ...last, final });
+  const giveUp = (final = false) => finish({ ok: false, requestId, attempts, ...last, final });
   for (;;) {
     if (waitFor !== null) {
       const delay = waitFor;
