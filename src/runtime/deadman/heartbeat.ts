@@ -30,7 +30,6 @@ import {
   type Subscription,
 } from 'rxjs';
 import type { Clock, TimerHandle } from '../../core/clock.ts';
-import { PaperbotError } from '../../core/errors.ts';
 import { type CancelAllResponse, parseTimestamp } from '../../protocol/index.ts';
 import { backoffDelay } from '../execution/classify.ts';
 import {

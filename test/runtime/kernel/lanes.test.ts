@@ -11,14 +11,12 @@ import { isoTimestamp, VirtualClock } from '../../../src/core/clock.ts';
 import { PaperbotError } from '../../../src/core/errors.ts';
 import type {
   Account,
-  Book,
   Fill,
   Market,
   MutationStatus,
   Order,
   OrderStatusEvent,
   Position,
-  PublicTrade,
   ResponseOf,
 } from '../../../src/protocol/index.ts';
 import type { IntentOutcome } from '../../../src/runtime/intents.ts';
