@@ -166,7 +166,7 @@ describe('paperbot run', () => {
     const running = run.parseAsync(['node', 'paperbot', 'run']);
     while (handlers.length === 0) await new Promise((resolve) => setImmediate(resolve));
     handlers[0]?.('SIGTERM');
-    await running;
+    await expect(running).rejects.toMatchObject({ exitCode: RUN_EXIT.ordersMayRemain });
     expect(exits).toEqual([RUN_EXIT.ordersMayRemain]);
     expect(RUN_EXIT.ordersMayRemain).toBe(3);
     expect(printed.join('')).toMatch(/may remain open: o-1, o-2/);

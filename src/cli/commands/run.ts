@@ -145,11 +145,11 @@ export function registerRunCommand(
         const stopped = await bot.stop(await stopSignal);
         if (!stopped.confirmed) {
           const ids = stopped.remainingOrderIds;
-          resolved.printError(
-            `paperbot: shutdown could not confirm every order closed; the dead-man deadline is left armed; these may remain open: ${ids.length > 0 ? ids.join(', ') : '(none known)'}\n`,
-          );
+          const message = `shutdown could not confirm every order closed; the dead-man deadline is left armed; these may remain open: ${ids.length > 0 ? ids.join(', ') : '(none known)'}`;
+          resolved.printError(`paperbot: ${message}\n`);
+          // The grace timer exits with this code too if a handle outlives the shutdown.
           resolved.exit(RUN_EXIT.ordersMayRemain);
-          return;
+          throw fail(RUN_EXIT.ordersMayRemain, message);
         }
       } finally {
         stopListening();
