@@ -315,4 +315,63 @@ describe('dead-man heartbeat', () => {
     });
     expect(s.journal.readDeadman()).toMatchObject({ armed: true });
   });
+
+  it('pipelines refreshes on a slow venue: the next goes out unanswered ones aside, bounded, and the latest deadline stands', async () => {
+    const s = setup({ timeoutSeconds: 20, latencyMarginMs: 3_000, maxRefreshesInFlight: 2 });
+    expectHeartbeat(s, 20, 1);
+    await s.deadman.start();
+    // Refreshes every 5 s; the venue holds each answer until the test releases it.
+    const held: { sequence: number; release: () => void }[] = [];
+    const holdHeartbeat = (sequence: number) => {
+      s.venue.expect(
+        'send',
+        {
+          answer: (call) =>
+            new Promise((resolve) => {
+              const deadline = s.clock.now() + 20_000;
+              held.push({
+                sequence,
+                release: () =>
+                  resolve({
+                    request_id: call.prepared.requestId,
+                    deadline_at: isoTimestamp(deadline),
+                  }),
+              });
+            }),
+        },
+        {
+          check: (call) =>
+            expect(bodyOf(call.prepared)).toEqual({
+              request_id: `pb-deadman:testepoch01:${sequence}`,
+              timeout_seconds: 20,
+            }),
+        },
+      );
+    };
+    holdHeartbeat(2);
+    holdHeartbeat(3);
+    s.clock.advanceBy(5_000);
+    await flushAsync();
+    s.clock.advanceBy(5_000);
+    await flushAsync();
+    // Both are out although neither was answered.
+    expect(held.map((entry) => entry.sequence)).toEqual([2, 3]);
+    // The third finds two in flight: not sent, counted as a failed refresh.
+    s.clock.advanceBy(5_000);
+    await flushAsync();
+    s.venue.verify();
+    expect(s.deadman.status.failedRefreshes).toBe(1);
+    // Answered out of order: the later deadline (sent at 10 s) stands when the older arrives.
+    held[1]?.release();
+    await flushAsync();
+    expect(s.deadman.status.deadlineAt).toBe(START + 10_000 + 20_000);
+    held[0]?.release();
+    await flushAsync();
+    expect(s.deadman.status).toMatchObject({
+      deadlineAt: START + 10_000 + 20_000,
+      lastRequestId: 'pb-deadman:testepoch01:3',
+      failedRefreshes: 0,
+    });
+    expect(s.mayTrade).toEqual([false, true]);
+  });
 });
