@@ -41,6 +41,7 @@ import {
   resolveShutdownConfig,
   type ShutdownConfig,
 } from '../deadman/shutdown.ts';
+import { withDeadline } from '../execution/deadline.ts';
 import { type ExecutionOutcome, Executor, type ExecutorConfig } from '../execution/executor.ts';
 import { tradingPermit } from '../execution/permit.ts';
 import {
@@ -688,7 +689,14 @@ export class Kernel {
     }
     this.teardown();
     await this.tracker.idle();
-    await this.deadman?.idle();
+    // A refresh still unanswered changes nothing now (its answer is ignored); it is waited for
+    // no longer than one shutdown request, so a stalled venue cannot hold the exit.
+    if (this.deadman !== null) {
+      const deadman = this.deadman;
+      await withDeadline(this.clock, this.shutdownConfig.requestTimeoutMs, () =>
+        deadman.idle(),
+      ).catch(() => undefined);
+    }
     this.phase = 'stopped';
     this.logger.info(
       {
