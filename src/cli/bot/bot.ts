@@ -22,7 +22,12 @@ import { Kernel, type KernelStatus } from '../../runtime/kernel.ts';
 import { createLiveVenue, type LiveVenue } from '../../runtime/live/index.ts';
 import { installKillSignal, type SignalSource, watchKillFile } from '../../runtime/risk/index.ts';
 import type { Credential } from '../../signing/index.ts';
-import { executorSettings, reconcilerSettings, trackerSettings } from '../../runtime/config.ts';
+import {
+  executorSettings,
+  reconcilerSettings,
+  shutdownSettings,
+  trackerSettings,
+} from '../../runtime/config.ts';
 import { deadmanSettings, type LoadedBotConfig } from './config.ts';
 import { type BotHttpServer, type HealthReport, startBotHttpServer } from './http.ts';
 import { createBotLogger, executionLoggerOf } from './logging.ts';
@@ -50,6 +55,14 @@ export interface StartBotOptions {
    * started is closed and `start` rejects with `BOT_START_ABORTED`.
    */
   readonly signal?: AbortSignal;
+}
+
+/** How the bot's shutdown ended, for its exit status. */
+export interface BotStopReport {
+  /** A read of the account's open orders came back empty (or no kernel had started). */
+  readonly confirmed: boolean;
+  /** Orders that may still be open when not confirmed. */
+  readonly remainingOrderIds: readonly string[];
 }
 
 export interface BotVenueInfo {
@@ -143,7 +156,8 @@ export class Bot {
   private phaseValue: BotPhase = 'starting';
   private startedAt: number | null = null;
   private startEquity: string | null = null;
-  private stopping: Promise<void> | null = null;
+  private stopping: Promise<BotStopReport> | null = null;
+  private stopReport: BotStopReport = { confirmed: true, remainingOrderIds: [] };
 
   private constructor(
     private readonly loaded: LoadedBotConfig,
@@ -379,6 +393,7 @@ export class Bot {
       tracker: trackerSettings(config.tracker),
       reconciler: reconcilerSettings(config.reconciler),
       deadman: deadmanSettings(config.deadman),
+      shutdown: shutdownSettings(config.shutdown),
       // The kernel names its parts itself (`component`); a binding here would repeat the key.
       logger,
       routeReady$: resources.live.routeReady$,
@@ -492,17 +507,19 @@ export class Bot {
   }
 
   /**
-   * Stops the kernel (strategies stop, the executor drains, every order is cancelled and the
-   * dead-man disarmed), then closes the venue connection, the journal, the HTTP endpoint and
-   * the embedded emulator. Safe to call twice.
+   * Stops the kernel (strategies stop, every order is cancelled and the account read back until
+   * none is open, the dead-man disarmed), then closes the venue connection, the journal, the
+   * HTTP endpoint and the embedded emulator. Resolves with whether every order was confirmed
+   * closed (`paperbot run` exits 3 when not). Safe to call twice.
    */
-  stop(reason: string): Promise<void> {
+  stop(reason: string): Promise<BotStopReport> {
     this.stopping ??= (async () => {
       this.phaseValue = 'stopping';
       this.logger.info({ event: 'bot.stopping', reason }, `stopping: ${reason}`);
       await this.release(reason);
       this.phaseValue = 'stopped';
       this.logger.info({ event: 'bot.stopped', reason }, 'stopped');
+      return this.stopReport;
     })();
     return this.stopping;
   }
@@ -541,20 +558,32 @@ export class Bot {
     });
     for (const cleanup of cleanups) await attempt('kill switch', cleanup);
     if (kernel !== null) {
+      // Until the kernel says otherwise (a throw included), nothing is confirmed.
+      this.stopReport = { confirmed: false, remainingOrderIds: [] };
       await attempt('kernel', async () => {
         const report = await kernel.stop(reason);
-        const level = report.error === null ? 'info' : 'error';
-        this.logger[level](
-          {
-            event: 'bot.shutdown',
-            cancelled: report.cancelled,
-            disarmed: report.disarmed,
-            error: report.error,
-          },
-          report.error === null
-            ? 'orders cancelled and the dead-man switch disarmed'
-            : 'shutdown could not cancel every order; the dead-man deadline is left armed',
-        );
+        this.stopReport = {
+          confirmed: report.confirmed,
+          remainingOrderIds: report.remainingOrderIds,
+        };
+        const fields = {
+          event: 'bot.shutdown',
+          cancelled: report.cancelled,
+          confirmed: report.confirmed,
+          disarmed: report.disarmed,
+          remaining_order_ids: report.remainingOrderIds,
+          error: report.error,
+        };
+        if (!report.confirmed) {
+          this.logger.error(
+            fields,
+            `shutdown could not confirm every order closed; the dead-man deadline is left armed; may remain open: ${report.remainingOrderIds.join(', ') || '(none known)'}`,
+          );
+        } else if (report.error !== null) {
+          this.logger.error(fields, 'orders closed, but the dead-man switch could not be disarmed');
+        } else {
+          this.logger.info(fields, 'orders cancelled and the dead-man switch disarmed');
+        }
       });
     }
     for (const subscription of subscriptions) subscription.unsubscribe();

@@ -21,12 +21,17 @@ import {
   invalidConfigError,
   readConfigDocument,
 } from '../../runtime/config-file.ts';
-import type { DeadmanConfig } from '../../runtime/deadman/index.ts';
+import {
+  type DeadmanConfig,
+  deadmanConfigIssues,
+  defaultDeadmanConfig,
+} from '../../runtime/deadman/index.ts';
 import {
   ExecutionSection,
   ReconcilerSection,
   type ResolvedStrategy,
   resolveStrategies,
+  ShutdownSection,
   StrategyEntry,
   strategiesDirectoryOf,
   TrackerSection,
@@ -65,6 +70,18 @@ const VenueSection = z.strictObject({
   request_timeout_ms: PositiveInteger.default(10_000),
 });
 
+/** The dead-man keys as the file spells them, for the problems `deadmanConfigIssues` finds. */
+const DEADMAN_KEYS: Readonly<Record<keyof DeadmanConfig, string>> = {
+  timeoutSeconds: 'timeout_seconds',
+  refreshIntervalMs: 'refresh_interval_ms',
+  latencyMarginMs: 'latency_margin_ms',
+  maxFailedRefreshes: 'max_failed_refreshes',
+  maxRefreshesInFlight: 'max_refreshes_in_flight',
+  requestTimeoutMs: 'request_timeout_ms',
+  retryBaseDelayMs: 'retry_base_delay_ms',
+  retryMaxDelayMs: 'retry_max_delay_ms',
+};
+
 const DeadmanSection = z
   .strictObject({
     /** false runs without a cancel-all-after deadline: not advised outside tests. */
@@ -72,27 +89,25 @@ const DeadmanSection = z
     timeout_seconds: z.int().min(1).max(86_400).default(60),
     /** null: a quarter of the timeout, which is also the most allowed. */
     refresh_interval_ms: PositiveInteger.nullable().default(null),
+    /** The slowest refresh round trip to ride out; trading also stops this long before the deadline. */
     latency_margin_ms: NonNegativeInteger.default(2_000),
     max_failed_refreshes: PositiveInteger.default(2),
+    /** Refreshes sent and not yet answered, at most (a slow venue gets the next one anyway). */
+    max_refreshes_in_flight: PositiveInteger.default(3),
+    /** null: the timeout minus the latency margin. */
     request_timeout_ms: PositiveInteger.nullable().default(null),
     retry_base_delay_ms: PositiveInteger.default(1_000),
     retry_max_delay_ms: PositiveInteger.default(30_000),
   })
   .superRefine((value, context) => {
-    const ceiling = (value.timeout_seconds * 1000) / 4;
-    const refresh = value.refresh_interval_ms ?? ceiling;
-    if (refresh > ceiling) {
+    if (!value.enabled) return;
+    const settings = deadmanSettings(value);
+    if (settings === false) return;
+    for (const issue of deadmanConfigIssues({ ...defaultDeadmanConfig, ...settings })) {
       context.addIssue({
         code: 'custom',
-        path: ['refresh_interval_ms'],
-        message: `must be at most a quarter of timeout_seconds (${ceiling} ms)`,
-      });
-    }
-    if (value.latency_margin_ms >= value.timeout_seconds * 1000 - refresh) {
-      context.addIssue({
-        code: 'custom',
-        path: ['latency_margin_ms'],
-        message: 'must leave room for a refresh before the deadline',
+        path: [DEADMAN_KEYS[issue.field]],
+        message: issue.message,
       });
     }
   });
@@ -132,6 +147,7 @@ export const BotConfig = z.strictObject({
   tracker: TrackerSection.prefault({}),
   reconciler: ReconcilerSection.prefault({}),
   deadman: DeadmanSection.prefault({}),
+  shutdown: ShutdownSection.prefault({}),
   journal: JournalSection.prefault({}),
   metrics: MetricsSection.prefault({}),
   logging: LoggingSection.prefault({}),
@@ -248,6 +264,7 @@ export function deadmanSettings(section: BotConfig['deadman']): Partial<DeadmanC
     refreshIntervalMs: section.refresh_interval_ms,
     latencyMarginMs: section.latency_margin_ms,
     maxFailedRefreshes: section.max_failed_refreshes,
+    maxRefreshesInFlight: section.max_refreshes_in_flight,
     requestTimeoutMs: section.request_timeout_ms,
     retryBaseDelayMs: section.retry_base_delay_ms,
     retryMaxDelayMs: section.retry_max_delay_ms,

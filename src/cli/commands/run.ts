@@ -1,8 +1,10 @@
 /**
  * `paperbot run [--config FILE]`: the long-lived bot process. It checks the whole config first
  * (every problem listed with its path, exit code 2, nothing started), then runs until SIGINT or
- * SIGTERM and shuts down cleanly: every order cancelled, the dead-man switch disarmed, exit 0.
- * A second signal during shutdown forces the exit (code 130).
+ * SIGTERM and shuts down cleanly: every order cancelled and confirmed closed by a read of the
+ * open orders, the dead-man switch disarmed, exit 0. When the shutdown cannot confirm that within
+ * its deadline it names the orders that may remain and exits 3. A second signal during shutdown
+ * forces the exit (code 130).
  */
 import { type Command, CommanderError } from 'commander';
 import { systemClock } from '../../core/clock.ts';
@@ -18,6 +20,11 @@ export const RUN_EXIT = {
   failed: 1,
   /** The config or the key file is wrong; nothing was started. */
   invalidConfig: 2,
+  /**
+   * Stopped, but the shutdown could not confirm every order closed: some may rest until the
+   * dead-man deadline, left armed, passes. The orders are named on stderr and in the log.
+   */
+  ordersMayRemain: 3,
   /** A second signal cut the shutdown short. */
   forced: 130,
 } as const;
@@ -135,7 +142,15 @@ export function registerRunCommand(
           throw fail(configuration ? RUN_EXIT.invalidConfig : RUN_EXIT.failed, message);
         }
         // A signal that came during start has already settled this.
-        await bot.stop(await stopSignal);
+        const stopped = await bot.stop(await stopSignal);
+        if (!stopped.confirmed) {
+          const ids = stopped.remainingOrderIds;
+          const message = `shutdown could not confirm every order closed; the dead-man deadline is left armed; these may remain open: ${ids.length > 0 ? ids.join(', ') : '(none known)'}`;
+          resolved.printError(`paperbot: ${message}\n`);
+          // The grace timer exits with this code too if a handle outlives the shutdown.
+          resolved.exit(RUN_EXIT.ordersMayRemain);
+          throw fail(RUN_EXIT.ordersMayRemain, message);
+        }
       } finally {
         stopListening();
       }

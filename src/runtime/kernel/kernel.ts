@@ -33,10 +33,16 @@ import {
   type DeadmanConfig,
   type DeadmanStatus,
   DeadmanSwitch,
+  type ShutdownOptions,
   type ShutdownReport,
 } from '../deadman/heartbeat.ts';
+import {
+  closeOutAccount,
+  resolveShutdownConfig,
+  type ShutdownConfig,
+} from '../deadman/shutdown.ts';
+import { withDeadline } from '../execution/deadline.ts';
 import { type ExecutionOutcome, Executor, type ExecutorConfig } from '../execution/executor.ts';
-import { sendInternalCommand } from '../execution/internal-command.ts';
 import { tradingPermit } from '../execution/permit.ts';
 import {
   Reconciler,
@@ -88,6 +94,8 @@ export interface KernelOptions {
   readonly reconciler?: Partial<ReconcilerConfig>;
   /** `false`: no dead-man switch (replay, where nothing outlives the run). */
   readonly deadman?: Partial<DeadmanConfig> | false;
+  /** The shutdown's deadline and retry budget (cancel-all, confirmation, disarm). */
+  readonly shutdown?: Partial<ShutdownConfig>;
   readonly logger: KernelLogger;
   /**
    * The venue's route readiness (`LiveVenue.routeReady$`); while false the gate adds no
@@ -193,6 +201,7 @@ export class Kernel {
   private readonly executor: Executor;
   private readonly reconciler: Reconciler;
   private readonly deadman: DeadmanSwitch | null;
+  private readonly shutdownConfig: ShutdownConfig;
   private readonly host: StrategyHost;
   private readonly positions: PositionFeed;
   private readonly snapshots: RiskSnapshotBuilder;
@@ -259,6 +268,7 @@ export class Kernel {
       logger: log('reconciler'),
       config: options.reconciler,
     });
+    this.shutdownConfig = resolveShutdownConfig(options.shutdown);
     const deadman = options.deadman ?? {};
     this.deadman =
       deadman === false
@@ -381,10 +391,12 @@ export class Kernel {
   }
 
   /**
-   * Stops cleanly: the strategies stop, the executor finishes what it holds, then every active
-   * order is cancelled and the dead-man deadline disarmed (without a dead-man switch: every
-   * order is cancelled). Unknown intents stay in the journal for the next start. Safe to call
-   * twice. The caller closes the venues and the journal afterwards.
+   * Stops cleanly: the strategies stop, nothing new is placed, every active order is cancelled
+   * and the account read back until none is open, then the dead-man deadline is disarmed
+   * (without a dead-man switch: the cancel-all and the read alone), all within the shutdown
+   * deadline. `confirmed: false` in the report means orders may remain (`remainingOrderIds`).
+   * Unknown intents stay in the journal for the next start. Safe to call twice. The caller
+   * closes the venues and the journal afterwards.
    */
   stop(reason: string): Promise<ShutdownReport> {
     this.stopping ??= this.shutdown(reason);
@@ -635,18 +647,39 @@ export class Kernel {
     if (!wasRunning) {
       this.teardown();
       this.phase = 'stopped';
-      return { cancelled: false, disarmed: false, cancelAll: null, error: null };
+      return {
+        cancelled: false,
+        disarmed: false,
+        confirmed: false,
+        remainingOrderIds: [],
+        cancelAll: null,
+        error: null,
+      };
     }
-    await this.executor.idle();
+    // Operators' lane: the shutdown does not queue behind order flow. Nothing new is placed,
+    // the executor drops what it has queued (journaled, never sent; the next start drops those
+    // too) and only the command already on the wire finishes; the close-out waits for that one
+    // before it trusts a read of the open orders.
+    this.snapshots.setPermitted(false);
+    if (this.permit.value) this.permit.next(false);
+    this.executor.stop();
+    const options: ShutdownOptions = {
+      config: this.shutdownConfig,
+      settled: () => this.executor.idle(),
+      knownOpenOrderIds: () => this.tracker.openOrders().map((tracked) => tracked.order.order_id),
+    };
     let report: ShutdownReport;
     try {
-      report = await this.executor.exclusive(() =>
-        this.deadman !== null ? this.deadman.shutdown() : this.cancelEverything(),
-      );
+      report =
+        this.deadman !== null
+          ? await this.deadman.shutdown(options)
+          : await this.cancelEverything(options);
     } catch (error) {
       report = {
         cancelled: false,
         disarmed: false,
+        confirmed: false,
+        remainingOrderIds: options.knownOpenOrderIds?.() ?? [],
         cancelAll: null,
         error: {
           code: isPaperbotError(error) ? error.code : 'UNEXPECTED_ERROR',
@@ -656,31 +689,42 @@ export class Kernel {
     }
     this.teardown();
     await this.tracker.idle();
-    await this.deadman?.idle();
+    // A refresh still unanswered changes nothing now (its answer is ignored); it is waited for
+    // no longer than one shutdown request, so a stalled venue cannot hold the exit.
+    if (this.deadman !== null) {
+      const deadman = this.deadman;
+      await withDeadline(this.clock, this.shutdownConfig.requestTimeoutMs, () =>
+        deadman.idle(),
+      ).catch(() => undefined);
+    }
     this.phase = 'stopped';
     this.logger.info(
-      { reason, cancelled: report.cancelled, disarmed: report.disarmed, error: report.error },
+      {
+        reason,
+        cancelled: report.cancelled,
+        confirmed: report.confirmed,
+        disarmed: report.disarmed,
+        remainingOrderIds: report.remainingOrderIds,
+        error: report.error,
+      },
       'kernel stopped',
     );
     return report;
   }
 
-  /** The shutdown cancel-all of a kernel without a dead-man switch. */
-  private async cancelEverything(): Promise<ShutdownReport> {
-    const result = await sendInternalCommand(
-      { venue: this.venue, journal: this.journal, clock: this.clock, timeoutMs: 30_000 },
-      'shutdown',
-      (requestId) => ({ endpoint: 'cancelAllOrders', body: { request_id: requestId } }),
-    );
-    if (!result.ok) {
-      return {
-        cancelled: false,
-        disarmed: true,
-        cancelAll: null,
-        error: { code: result.code, message: result.message },
-      };
-    }
-    return { cancelled: true, disarmed: true, cancelAll: result.response, error: null };
+  /** The shutdown of a kernel without a dead-man switch: the close-out alone. */
+  private async cancelEverything(options: ShutdownOptions): Promise<ShutdownReport> {
+    const report = await closeOutAccount({
+      venue: this.venue,
+      journal: this.journal,
+      clock: this.clock,
+      logger: messageFirst(this.logger.child({ component: 'shutdown' })),
+      config: this.shutdownConfig,
+      deadlineAt: this.clock.now() + this.shutdownConfig.deadlineMs,
+      settled: options.settled,
+      knownOpenOrderIds: options.knownOpenOrderIds,
+    });
+    return { ...report, disarmed: true };
   }
 
   private teardown(): void {
