@@ -450,7 +450,12 @@ export class Bot {
             break;
           case 'rejected':
             logger.warn(
-              { ...fields, code: outcome.code, reason: outcome.message },
+              {
+                ...fields,
+                code: outcome.code,
+                reason: outcome.message,
+                ...(outcome.issues === undefined ? {} : { issues: outcome.issues }),
+              },
               'intent submitted',
             );
             break;
