@@ -8,9 +8,11 @@
  * The second downtime also cuts the emulator's event log (its oldest events dropped, as a
  * venue with a short retention would), so the fills made meanwhile can only come back through
  * GET /v1/fills, read back to the last fill the journal knows.
+ *
+ * Last, a rejected simulation: the venue's issues reach the bot's log line and the journal.
  */
 import Database from 'better-sqlite3';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -219,9 +221,9 @@ describe('fills across bot crashes (SIGKILL while orders rest, fills made while 
       .run(accountId, head).changes;
     emulatorDatabase.close();
     expect(dropped).toBeGreaterThan(0);
-    expect(paced.emulator.exchange.listEvents(accountId, 0, 10).data.map((e) => e.sequence)).toEqual(
-      [head],
-    );
+    expect(
+      paced.emulator.exchange.listEvents(accountId, 0, 10).data.map((e) => e.sequence),
+    ).toEqual([head]);
 
     const third = spawnBot(configPath);
     runs.push(third);
@@ -269,4 +271,47 @@ describe('fills across bot crashes (SIGKILL while orders rest, fills made while 
       }
     });
   }, 90_000);
+});
+
+describe('a placement whose simulation is not READY', () => {
+  it("logs and journals a rejected simulation with the venue's reasons", async () => {
+    const folder = join(directory, 'rejection');
+    mkdirSync(folder);
+    // Every order of this key breaks its notional limit: the simulation says REJECTED.
+    const key = await writeEmulatorKey(paced.emulator, folder, { maxOrderNotional: '1' });
+    const journalPath = join(folder, 'journal.sqlite');
+    const configPath = writeBotConfig(folder, {
+      venue: { key_file: key.path },
+      strategies_dir: FIXTURE_STRATEGIES,
+      strategies: [
+        {
+          id: 'refused',
+          name: 'steady-submitter',
+          params: { marketId: 'BTC-PERP', intervalMs: 40, maxOpen: 1, churn: false },
+        },
+      ],
+      risk: { kill_switch: { file: null, signal: null } },
+      journal: { path: journalPath, durability: 'normal' },
+      metrics: { enabled: false },
+      market_data: { markets: ['BTC-PERP'] },
+    });
+    const bot = spawnBot(configPath);
+    const line = await bot.waitFor(
+      (record) => record.msg === 'intent submitted' && record.code === 'SIMULATION_NOT_READY',
+      'a rejected simulation',
+    );
+    bot.process.kill('SIGTERM');
+    expect(await bot.exited).toBe(0);
+    expect(line.reason).toMatch(/^simulation decided REJECTED: RISK_LIMIT_EXCEEDED: .+/);
+    expect(line.issues).toEqual([expect.objectContaining({ code: 'RISK_LIMIT_EXCEEDED' })]);
+    readJournal(journalPath, (journal) => {
+      const intent = journal.getIntent(String(line.request_id));
+      expect(intent?.state).toBe('rejected');
+      expect(intent?.outcome).toMatchObject({
+        code: 'SIMULATION_NOT_READY',
+        message: line.reason,
+        issues: line.issues,
+      });
+    });
+  }, 30_000);
 });

@@ -169,7 +169,9 @@ export class OrderTracker {
     if (privateStream === undefined) {
       this.subscriptions.push(
         this.venue.orderEvents$.subscribe((event) => this.onOrderEvent(event)),
-        this.venue.fills$.subscribe((fill) => this.onFill(fill, { sequence: null, source: 'stream' })),
+        this.venue.fills$.subscribe((fill) =>
+          this.onFill(fill, { sequence: null, source: 'stream' }),
+        ),
       );
     } else {
       // A journal from before sequences were kept (schema 1) knows fills but no sequence: the
@@ -177,9 +179,7 @@ export class OrderTracker {
       if (this.journal.privateCursor() === null && this.journal.fillCount() > 0) {
         this.journal.requestFillReadBack('the journal holds no private sequence yet');
       }
-      this.subscriptions.push(
-        privateStream.items$.subscribe((item) => this.onPrivateItem(item)),
-      );
+      this.subscriptions.push(privateStream.items$.subscribe((item) => this.onPrivateItem(item)));
     }
     this.refreshTimer = this.clock.setInterval(
       () => this.refreshAccount(),

@@ -1433,8 +1433,7 @@ export class Journal {
   /** The highest private sequence applied; null when none was (a new or a schema-1 journal). */
   privateCursor(): PrivateCursor | null {
     const row = this.sql.readCursor.get() as
-      | { last_sequence: number; last_event_at: string | null }
-      | undefined;
+      { last_sequence: number; last_event_at: string | null } | undefined;
     return row === undefined
       ? null
       : { lastSequence: row.last_sequence, lastEventAt: row.last_event_at };
@@ -1462,8 +1461,7 @@ export class Journal {
   requestFillReadBack(reason: string): FillReadBackRecord {
     return this.transaction(() => {
       const last = this.sql.lastKnownFill.get() as
-        | { fill_id: string; occurred_at: string | null }
-        | undefined;
+        { fill_id: string; occurred_at: string | null } | undefined;
       const stopOccurredAt = last?.occurred_at ?? this.privateCursor()?.lastEventAt ?? null;
       this.sql.requestFillReadBack.run(last?.fill_id ?? null, stopOccurredAt, reason, this.now());
       return this.pendingFillReadBack() as FillReadBackRecord;

@@ -90,9 +90,21 @@ describe('order tracker, exactly once by sequence', () => {
   it('counts a fill once across the stream, the event log after a restart and a REST read-back', async () => {
     const temp = tempJournalPath();
     cleanups.push(temp.cleanup);
-    const first = fill({ fill_id: 'f-1', order_id: 'o-1', occurred_at: '2024-01-01T00:00:01.000Z' });
-    const second = fill({ fill_id: 'f-2', order_id: 'o-1', occurred_at: '2024-01-01T00:00:02.000Z' });
-    const third = fill({ fill_id: 'f-3', order_id: 'o-1', occurred_at: '2024-01-01T00:00:03.000Z' });
+    const first = fill({
+      fill_id: 'f-1',
+      order_id: 'o-1',
+      occurred_at: '2024-01-01T00:00:01.000Z',
+    });
+    const second = fill({
+      fill_id: 'f-2',
+      order_id: 'o-1',
+      occurred_at: '2024-01-01T00:00:02.000Z',
+    });
+    const third = fill({
+      fill_id: 'f-3',
+      order_id: 'o-1',
+      occurred_at: '2024-01-01T00:00:03.000Z',
+    });
 
     // The first run: the stream delivers f-1 at sequence 3 (twice, as a reconnect might).
     const one = run(temp.path);

@@ -172,7 +172,7 @@ describe('the private sequence in the journal', () => {
          VALUES (?, ?, 3, 'place', ?, 'BTC-PERP', ?, 1, 'journaled', 1, 1)`,
       )
       .run(stamped.requestId, stamped.strategyId, stamped.clientOrderId, JSON.stringify(stamped));
-    raw.prepare("INSERT INTO strategy_sequences VALUES (?, 3)").run(stamped.strategyId);
+    raw.prepare('INSERT INTO strategy_sequences VALUES (?, 3)').run(stamped.strategyId);
     raw.close();
 
     const journal = open(path);
