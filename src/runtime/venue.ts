@@ -149,7 +149,10 @@ export type PrivateStreamItem =
       readonly kind: 'gap';
       /** The last sequence delivered before the gap (null: none yet). */
       readonly after: number | null;
-      /** The next sequence that will be delivered (null: not known yet). */
+      /**
+       * The next sequence that will be delivered (null: not known yet). At or below `after`:
+       * the counter went backwards (a reset account) and starts over after `next - 1`.
+       */
       readonly next: number | null;
       readonly reason: string;
     };

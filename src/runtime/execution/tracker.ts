@@ -427,6 +427,9 @@ export class OrderTracker {
           next: item.next,
           reason: item.reason,
         });
+        if (item.after !== null && item.next !== null && item.next <= item.after) {
+          this.journal.restartPrivateSequence(item.next - 1);
+        }
         this.journal.requestFillReadBack(item.reason);
         void this.readFillsBack();
         return;

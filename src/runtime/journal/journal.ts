@@ -388,9 +388,19 @@ function prepareStatements(database: Database.Database) {
     recordOrderEvent: prepare(
       `INSERT INTO order_events (sequence, event_id, order_id, from_state, to_state, occurred_at,
            applied_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (sequence) DO NOTHING`,
+         VALUES (?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (sequence) DO UPDATE SET event_id = excluded.event_id,
+           order_id = excluded.order_id, from_state = excluded.from_state,
+           to_state = excluded.to_state, occurred_at = excluded.occurred_at,
+           applied_at = excluded.applied_at`,
     ),
     orderEvents: prepare('SELECT * FROM order_events ORDER BY sequence'),
+    restartCursor: prepare(
+      `INSERT INTO private_cursor (id, last_sequence, last_event_at, updated_at)
+         VALUES (1, ?, NULL, ?)
+         ON CONFLICT (id) DO UPDATE SET last_sequence = excluded.last_sequence,
+           last_event_at = NULL, updated_at = excluded.updated_at`,
+    ),
     readFillReadBack: prepare('SELECT * FROM fill_read_back WHERE id = 1'),
     // A read-back already owed keeps its (older) stop: reading down to it covers the new gap too.
     requestFillReadBack: prepare(
@@ -1390,18 +1400,18 @@ export class Journal {
       if (cursor !== null && event.sequence <= cursor.lastSequence) {
         return false;
       }
-      const inserted =
-        this.sql.recordOrderEvent.run(
-          event.sequence,
-          event.event_id,
-          event.data.entity_id,
-          event.data.from_state,
-          event.data.to_state,
-          event.occurred_at,
-          this.now(),
-        ).changes === 1;
+      // A row of the same sequence is one from before the counter started over: replaced.
+      this.sql.recordOrderEvent.run(
+        event.sequence,
+        event.event_id,
+        event.data.entity_id,
+        event.data.from_state,
+        event.data.to_state,
+        event.occurred_at,
+        this.now(),
+      );
       this.writeCursor(event.sequence, event.occurred_at);
-      return inserted;
+      return true;
     });
   }
 
@@ -1442,6 +1452,17 @@ export class Journal {
   /** Notes a private event that changed nothing here as applied (the stored value is a maximum). */
   advancePrivateSequence(sequence: number, eventAt: string | null): void {
     this.transaction(() => this.writeCursor(sequence, eventAt));
+  }
+
+  /**
+   * The venue's counter went backwards (a reset account): the highest sequence applied starts
+   * over at `sequence`, so the events that follow are applied, not taken for ones seen before.
+   */
+  restartPrivateSequence(sequence: number): void {
+    if (!Number.isSafeInteger(sequence) || sequence < 0) {
+      throw new PaperbotError('JOURNAL_SEQUENCE_INVALID', `a private sequence is ${sequence}`);
+    }
+    this.sql.restartCursor.run(sequence, this.now());
   }
 
   private writeCursor(sequence: number, eventAt: string | null): void {

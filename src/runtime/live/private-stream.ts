@@ -99,7 +99,8 @@ export class LivePrivateStream implements PrivateStreamFeed {
    * and the head is not delivered. Call before the stream client is reset.
    */
   resumedAt(head: number, reason: string): void {
-    if (this.last === null || head > this.last) {
+    // Above the last one: events were skipped. Below: the counter went backwards.
+    if (this.last === null || head !== this.last) {
       this.emit({
         kind: 'gap',
         after: this.last,

@@ -198,4 +198,24 @@ describe('order tracker, exactly once by sequence', () => {
     await two.settle();
     two.venue.verify();
   });
+
+  it('starts the sequence over when the venue says its counter went backwards', async () => {
+    const temp = tempJournalPath();
+    cleanups.push(temp.cleanup);
+    const one = run(temp.path);
+    one.tracker.applyOrder(order({ order_id: 'o-1', status: 'SUBMITTED', last_event_sequence: 1 }));
+    one.push({ kind: 'order', sequence: 40, event: orderEvent('o-1', 'SUBMITTED', 'OPEN', 40) });
+    // A reset account: delivery resumes at the new head, 3, below the 40 applied.
+    one.venue.expect('readFillsBack', { value: { fills: [], complete: true } });
+    one.push({ kind: 'gap', after: 40, next: 4, reason: 'the counter went backwards' });
+    one.tracker.applyOrder(order({ order_id: 'o-2', status: 'SUBMITTED', last_event_sequence: 2 }));
+    one.orders.length = 0;
+    one.push({ kind: 'order', sequence: 4, event: orderEvent('o-2', 'SUBMITTED', 'OPEN', 4) });
+    expect(one.orders.map((tracked) => [tracked.order.order_id, tracked.order.status])).toEqual([
+      ['o-2', 'OPEN'],
+    ]);
+    expect(one.journal.privateCursor()?.lastSequence).toBe(4);
+    await one.settle();
+    one.venue.verify();
+  });
 });
