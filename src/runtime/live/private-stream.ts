@@ -129,10 +129,12 @@ export class LivePrivateStream implements PrivateStreamFeed {
   }
 
   private onEvent(event: PrivateEvent): void {
-    if (this.buffer !== null && this.buffer.length >= this.bufferLimit) return;
     const sequence = event.sequence;
     if (this.last !== null && sequence <= this.last) return;
-    if (this.last !== null && sequence > this.last + 1) {
+    const jumps = this.last !== null && sequence > this.last + 1;
+    // No room for the event (and its gap): dropped, so the next one handed on shows the gap.
+    if (this.buffer !== null && this.buffer.length + (jumps ? 2 : 1) > this.bufferLimit) return;
+    if (this.last !== null && jumps) {
       this.emit({
         kind: 'gap',
         after: this.last,
@@ -147,8 +149,8 @@ export class LivePrivateStream implements PrivateStreamFeed {
   private emit(unfrozen: PrivateStreamItem): void {
     const item = Object.freeze(unfrozen);
     if (this.buffer !== null) {
-      // A gap is always kept: dropping it would hide the loss it reports.
-      if (this.buffer.length < this.bufferLimit || item.kind === 'gap') this.buffer.push(item);
+      // Events find room (see `onEvent`); a resume's gap is always kept, or the loss is hidden.
+      this.buffer.push(item);
       return;
     }
     this.live.next(item);
