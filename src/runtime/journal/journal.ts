@@ -115,6 +115,12 @@ export interface JournalOptions {
    * would; only the SQLite work per intent shrinks.
    */
   readonly durability?: 'full' | 'normal' | 'none';
+  /**
+   * The order event ledger keeps the events of this many latest private sequences (default
+   * 100 000); older rows are deleted as new ones come. The highest sequence applied, which is
+   * what applies each event once, is kept whatever the window.
+   */
+  readonly orderEventWindow?: number;
 }
 
 /** A fill as the journal holds it. */
@@ -231,6 +237,11 @@ function commandOf(
     bodySha256: sha256,
   };
 }
+
+/** Private sequences whose order events the ledger keeps (see `JournalOptions`). */
+export const DEFAULT_ORDER_EVENT_WINDOW = 100_000;
+/** The ledger is trimmed once per this many events recorded. */
+const ORDER_EVENT_TRIM_EVERY = 1_000;
 
 const OPEN_STATES_SQL = OPEN_INTENT_STATES.map((state) => `'${state}'`).join(', ');
 
@@ -395,6 +406,7 @@ function prepareStatements(database: Database.Database) {
            applied_at = excluded.applied_at`,
     ),
     orderEvents: prepare('SELECT * FROM order_events ORDER BY sequence'),
+    trimOrderEvents: prepare('DELETE FROM order_events WHERE sequence <= ?'),
     restartCursor: prepare(
       `INSERT INTO private_cursor (id, last_sequence, last_event_at, updated_at)
          VALUES (1, ?, NULL, ?)
@@ -494,6 +506,8 @@ export class Journal {
   private readonly now: () => number;
   private closed = false;
   private readonly sql: Statements;
+  /** Order events this process recorded (the ledger is trimmed every so many). */
+  private orderEventsRecorded = 0;
   /**
    * The latest committed records of recently read or written intents, oldest first. An intent is
    * read several times between its writes (execution, the command, the outcome), and each write
@@ -542,6 +556,7 @@ export class Journal {
     now: () => number,
     epoch: string,
     deferWrites: boolean,
+    private readonly orderEventWindow: number,
   ) {
     this.path = path;
     this.database = database;
@@ -562,6 +577,13 @@ export class Journal {
       throw new PaperbotError(
         'JOURNAL_UNAVAILABLE',
         `${path}: durability none is for a :memory: journal only`,
+      );
+    }
+    const window = options.orderEventWindow;
+    if (window !== undefined && !(Number.isSafeInteger(window) && window > 0)) {
+      throw new PaperbotError(
+        'INVALID_CONFIG',
+        `orderEventWindow is a positive integer, not ${window}`,
       );
     }
     const database = new Database(path, { timeout: 0 });
@@ -585,6 +607,7 @@ export class Journal {
         options.now,
         epoch,
         options.durability === 'none',
+        options.orderEventWindow ?? DEFAULT_ORDER_EVENT_WINDOW,
       );
       // The lock is exclusive, so whatever is still `sending` was left by an earlier process.
       journal.abandonOpenInternalCommands();
@@ -1411,6 +1434,10 @@ export class Journal {
         this.now(),
       );
       this.writeCursor(event.sequence, event.occurred_at);
+      this.orderEventsRecorded += 1;
+      if (this.orderEventsRecorded % ORDER_EVENT_TRIM_EVERY === 0) {
+        this.sql.trimOrderEvents.run(event.sequence - this.orderEventWindow);
+      }
       return true;
     });
   }

@@ -127,6 +127,27 @@ describe('the private sequence in the journal', () => {
     expect(again.privateCursor()?.lastSequence).toBe(6);
   });
 
+  it('keeps the order events of the latest sequences only, and still applies each once', () => {
+    const path = temp();
+    const clock = new VirtualClock(START);
+    const journal = Journal.open(path, {
+      now: () => clock.now(),
+      durability: 'normal',
+      orderEventWindow: 10,
+    });
+    cleanups.push(() => journal.close());
+    for (let sequence = 1; sequence <= 1_000; sequence += 1) {
+      journal.recordOrderEvent(orderEvent(`o-${sequence}`, null, 'PENDING', sequence));
+    }
+    expect(journal.orderEvents().map((row) => row.sequence)).toEqual(
+      Array.from({ length: 10 }, (_, index) => 991 + index),
+    );
+    expect(journal.recordOrderEvent(orderEvent('o-5', null, 'PENDING', 5))).toBe(false);
+    expect(() => Journal.open(temp(), { now: () => clock.now(), orderEventWindow: 0 })).toThrow(
+      expect.objectContaining({ code: 'INVALID_CONFIG' }),
+    );
+  });
+
   it('keeps an owed fill read-back across a restart until the newest request is done', () => {
     const path = temp();
     const journal = open(path);
