@@ -357,7 +357,14 @@ export class Bot {
       requestTimeoutMs: config.venue.request_timeout_ms,
       rateLimiter: true,
     });
-    resources.stream = new StreamClient({ rest: resources.rest, clock });
+    // The private stream resumes after the last sequence the journal applied (from the head on a
+    // new journal): what happened while the bot was down is read from the event log.
+    const resumeAfterSequence = resources.journal.privateCursor()?.lastSequence ?? null;
+    resources.stream = new StreamClient({
+      rest: resources.rest,
+      clock,
+      startAfterSequence: resumeAfterSequence ?? 'latest',
+    });
     metrics.attachStream(resources.stream);
     resources.subscriptions.push(
       resources.stream.state$.pipe(filter((state) => state !== 'idle')).subscribe((state) => {
@@ -373,6 +380,7 @@ export class Bot {
       bookPollMs: config.market_data.book_poll_ms,
       tradesPollMs: config.market_data.trades_poll_ms,
       marketIds: config.market_data.markets,
+      resumeAfterSequence,
     });
     await resources.live.start();
     checkAborted();
@@ -460,7 +468,12 @@ export class Bot {
             break;
           case 'rejected':
             logger.warn(
-              { ...fields, code: outcome.code, reason: outcome.message },
+              {
+                ...fields,
+                code: outcome.code,
+                reason: outcome.message,
+                ...(outcome.issues === undefined ? {} : { issues: outcome.issues }),
+              },
               'intent submitted',
             );
             break;

@@ -70,6 +70,9 @@ import { type KernelLogger, messageFirst, riskLogger } from './logging.ts';
 import { MeasuredVenue, type PlacementTiming } from './measured-venue.ts';
 import { RiskSnapshotBuilder } from './risk-snapshot.ts';
 
+/** Fills applied at start that are kept for the strategies (see `Kernel.startupFills`). */
+const STARTUP_FILLS = 10_000;
+
 /** Where the gate's loss tracking is kept in the journal, so a restart resets nothing. */
 export const LOSS_TRACKING_META_KEY = 'risk.loss_tracking';
 
@@ -215,6 +218,11 @@ export class Kernel {
   private readonly added = new Set<string>();
   private readonly nextSequences = new Map<string, number>();
   private counters = { intents: 0, denied: 0, rejected: 0, accepted: 0, unknown: 0, fills: 0 };
+  /**
+   * Fills applied before the strategies start (the private stream's catch-up after a restart),
+   * handed to each strategy first; null once they run. Bounded: beyond it, positions tell.
+   */
+  private startupFills: Fill[] | null = [];
   private unknownIntents = 0;
   private unresolvedIntents = 0;
   private phase: Phase = 'created';
@@ -290,6 +298,7 @@ export class Kernel {
           marketData,
           tracker: this.tracker,
           positions: this.positions,
+          startupFills: () => this.startupFills ?? [],
         }),
         ...(options.candleGraceMs === undefined ? {} : { candleGraceMs: options.candleGraceMs }),
       },
@@ -379,6 +388,7 @@ export class Kernel {
     }
     this.phase = 'running';
     this.host.start();
+    this.startupFills = null;
     this.logger.info(
       {
         epoch: this.journal.epoch,
@@ -484,8 +494,11 @@ export class Kernel {
       this.tracker.account$.subscribe((account) => this.onAccount(account)),
       this.tracker.positions$.subscribe(() => this.snapshots.invalidatePositions()),
       this.tracker.orders$.subscribe(() => this.snapshots.invalidateOrders()),
-      this.tracker.fills$.subscribe(() => {
+      this.tracker.fills$.subscribe((fill) => {
         this.counters.fills += 1;
+        if (this.startupFills !== null && this.startupFills.length < STARTUP_FILLS) {
+          this.startupFills.push(fill);
+        }
       }),
       this.host.errors$.subscribe((failure) => {
         this.logger.error(

@@ -8,4 +8,5 @@ export {
   routesReady,
 } from './live-venue.ts';
 export { LiveMarketData, type LiveMarketDataOptions, TradeCursor } from './market-data.ts';
+export { LivePrivateStream, type LivePrivateStreamOptions } from './private-stream.ts';
 export { findSequenceHead, type SequenceProbe } from './sequence-head.ts';

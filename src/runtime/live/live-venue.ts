@@ -31,6 +31,11 @@ export interface LiveVenueOptions {
   readonly marketIds?: readonly string[] | null;
   readonly bookDepth?: number;
   readonly tradesLimit?: number;
+  /**
+   * The private sequence the stream client resumes after (its `startAfterSequence`, read from
+   * the journal); null or absent when it starts at the head.
+   */
+  readonly resumeAfterSequence?: number | null;
 }
 
 export interface LiveVenue {
@@ -66,7 +71,13 @@ export function createLiveVenue(options: LiveVenueOptions): LiveVenue {
   if (!(Number.isFinite(routePollMs) && routePollMs > 0)) {
     throw new PaperbotError('INVALID_CONFIG', 'routePollMs must be a positive number of ms');
   }
-  const execution = new LiveExecutionVenue({ rest, stream, clock, logger });
+  const execution = new LiveExecutionVenue({
+    rest,
+    stream,
+    clock,
+    logger,
+    resumeAfterSequence: options.resumeAfterSequence ?? null,
+  });
   const marketData = new LiveMarketData({
     rest,
     stream,
