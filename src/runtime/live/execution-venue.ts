@@ -23,15 +23,16 @@ import type {
 } from '../../client/index.ts';
 import type { Clock, TimerHandle } from '../../core/clock.ts';
 import { PaperbotError } from '../../core/errors.ts';
-import type {
-  Account,
-  Fill,
-  MutationStatus,
-  Order,
-  OrderStatus,
-  OrderStatusEvent,
-  Position,
-  ResponseOf,
+import {
+  type Account,
+  type Fill,
+  type MutationStatus,
+  nextAfterSequence,
+  type Order,
+  type OrderStatus,
+  type OrderStatusEvent,
+  type Position,
+  type ResponseOf,
 } from '../../protocol/index.ts';
 import type { ExecutionLogger } from '../execution/logger.ts';
 import {
@@ -216,7 +217,7 @@ export class LiveExecutionVenue implements ExecutionVenue {
       try {
         const head = await findSequenceHead(async (afterSequence) => {
           const page = await this.rest.listEvents({ after_sequence: afterSequence, limit: 1 });
-          return page.next_after_sequence > afterSequence;
+          return nextAfterSequence(page, afterSequence) > afterSequence;
         }, hint);
         if (this.stopped) return;
         this.stream.resetSequence(head);
