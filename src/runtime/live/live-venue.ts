@@ -152,7 +152,11 @@ function causeOf(error: unknown): string | null {
   const inner = (error as { cause?: unknown }).cause;
   if (inner instanceof Error) return bounded(`${inner.name}: ${inner.message}`);
   const excerpt = (error as { bodyExcerpt?: unknown }).bodyExcerpt;
-  return typeof excerpt === 'string' ? bounded(excerpt) : null;
+  if (typeof excerpt === 'string') return bounded(excerpt);
+  const status = (error as { httpStatus?: unknown }).httpStatus;
+  const serverRequestId = (error as { serverRequestId?: unknown }).serverRequestId;
+  if (typeof status !== 'number') return null;
+  return `the service answered HTTP ${status}${typeof serverRequestId === 'string' ? ` (request ${serverRequestId})` : ''}`;
 }
 
 /** A failed read as the status shows it. */
