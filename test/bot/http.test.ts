@@ -13,6 +13,7 @@ import {
   type MetricsStatus,
   type ReconciliationSummary,
 } from '../../src/cli/bot/metrics.ts';
+import { renderStatus, StatusDocument } from '../../src/cli/bot/status-view.ts';
 import type { IntentOutcome, StampedIntent } from '../../src/runtime/intents.ts';
 
 const servers: BotHttpServer[] = [];
@@ -267,5 +268,107 @@ describe('the bot HTTP endpoint', () => {
     await expect(startBotHttpServer({ ...options, port: first.port })).rejects.toMatchObject({
       code: 'METRICS_LISTEN_FAILED',
     });
+  });
+});
+
+describe('a gate that refuses every intent is visible', () => {
+  const refusing = [
+    {
+      gate: 'route readiness',
+      reason:
+        'route readiness read failed: MALFORMED_RESPONSE: getRoutesReadiness: the body does not match the interface (HTTP 200)',
+    },
+  ];
+  const readiness = {
+    ready: false,
+    reason: refusing[0]!.reason,
+    error: {
+      code: 'MALFORMED_RESPONSE',
+      message: 'getRoutesReadiness: the body does not match the interface (HTTP 200)',
+      cause: '[{"type":"list_type","loc":["body"],"msg":"Input should be a valid list"}]',
+    },
+    checkedAt: Date.UTC(2030, 0, 1, 0, 5, 0),
+    routes: [],
+  };
+
+  it('/health says degraded, which gate refuses and why, and the readiness error with its cause', async () => {
+    const metrics = createBotMetrics({ clock: new VirtualClock(0), processMetrics: false });
+    let health: HealthReport = {
+      phase: 'running',
+      tradingState: 'ACTIVE',
+      mayTrade: false,
+      refusing,
+      routeReadiness: readiness,
+    };
+    const status = { mayTrade: false, refusing, routeReadiness: readiness };
+    const server = await startBotHttpServer({
+      host: '127.0.0.1',
+      port: 0,
+      registry: metrics.registry,
+      health: () => health,
+      status: () => status,
+    });
+    servers.push(server);
+    const answer = await get(`${server.url}/health`);
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(answer.text)).toEqual({
+      status: 'degraded',
+      trading_state: 'ACTIVE',
+      may_trade: false,
+      refusing,
+      route_readiness: {
+        ready: false,
+        reason: readiness.reason,
+        error: readiness.error,
+        checked_at: '2030-01-01T00:05:00.000Z',
+      },
+    });
+    expect(JSON.parse((await get(`${server.url}/status`)).text)).toEqual(status);
+
+    // Ready again, the last read clean: the body is the plain one.
+    health = {
+      phase: 'running',
+      tradingState: 'ACTIVE',
+      mayTrade: true,
+      refusing: [],
+      routeReadiness: { ...readiness, ready: true, reason: null, error: null },
+    };
+    expect(JSON.parse((await get(`${server.url}/health`)).text)).toEqual({
+      status: 'ok',
+      trading_state: 'ACTIVE',
+      may_trade: true,
+    });
+  });
+
+  it('paperbot status prints the refusing gate and the readiness error with its cause', () => {
+    const document = StatusDocument.parse({
+      bot: {
+        pid: 7,
+        startedAt: '2030-01-01T00:00:00.000Z',
+        now: '2030-01-01T00:05:12.000Z',
+        venue: { baseUrl: 'http://127.0.0.1:8787', embedded: false, accountId: 'acct_1' },
+        journal: '/tmp/journal.sqlite',
+      },
+      tradingState: 'ACTIVE',
+      tradingReason: null,
+      mayTrade: false,
+      refusing,
+      routeReadiness: readiness,
+      reconciled: true,
+      deadman: null,
+      unknownIntents: 0,
+      unresolvedIntents: 0,
+      account: null,
+      positions: [],
+      openOrders: [],
+      strategies: [],
+      counters: { intents: 3, denied: 3, rejected: 0, accepted: 0, unknown: 0, fills: 0 },
+      pnl: { equity: null, startEquity: null, session: null, unrealized: null },
+    });
+    const text = renderStatus(document, 'http://127.0.0.1:9464');
+    expect(text).toContain(`Refusing:   route readiness: ${refusing[0]!.reason}`);
+    expect(text).toContain(
+      `Route:      not ready: MALFORMED_RESPONSE: ${readiness.error.message} (cause: ${readiness.error.cause})`,
+    );
   });
 });
