@@ -1,6 +1,9 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Subject } from 'rxjs';
 import { request } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { VirtualClock } from '../../src/core/clock.ts';
 import {
   type BotHttpServer,
@@ -15,6 +18,14 @@ import {
 } from '../../src/cli/bot/metrics.ts';
 import { renderStatus, StatusDocument } from '../../src/cli/bot/status-view.ts';
 import type { IntentOutcome, StampedIntent } from '../../src/runtime/intents.ts';
+import {
+  delay,
+  FIXTURE_STRATEGIES,
+  spawnBot,
+  startPacedEmulator,
+  writeBotConfig,
+  writeEmulatorKey,
+} from './helpers.ts';
 
 const servers: BotHttpServer[] = [];
 afterEach(async () => {
@@ -370,5 +381,92 @@ describe('a gate that refuses every intent is visible', () => {
     expect(text).toContain(
       `Route:      not ready: MALFORMED_RESPONSE: ${readiness.error.message} (cause: ${readiness.error.cause})`,
     );
+  });
+});
+
+describe('a real bot whose route readiness cannot be read', () => {
+  it('shows the error and its cause on /health and /status, and logs the refusal, never "trading permitted"', async () => {
+    const paced = await startPacedEmulator();
+    const directory = mkdtempSync(join(tmpdir(), 'paperbot-readiness-'));
+    onTestFinished(async () => {
+      await paced.close();
+      rmSync(directory, { recursive: true, force: true });
+    });
+    paced.emulator.controls.failRequests({
+      code: 'EXECUTION_UNAVAILABLE',
+      endpoint: 'getRoutesReadiness',
+      count: 1_000_000,
+    });
+    const key = await writeEmulatorKey(paced.emulator, directory);
+    const configPath = writeBotConfig(directory, {
+      venue: { key_file: key.path },
+      strategies_dir: FIXTURE_STRATEGIES,
+      strategies: [
+        {
+          id: 'rest',
+          name: 'steady-submitter',
+          params: { marketId: 'BTC-PERP', intervalMs: 50, maxOpen: 1, churn: false },
+        },
+      ],
+      risk: { kill_switch: { file: null, signal: null } },
+      journal: { path: join(directory, 'journal.sqlite') },
+      metrics: { host: '127.0.0.1', port: 0 },
+      market_data: { markets: ['BTC-PERP'] },
+    });
+    const child = spawnBot(configPath);
+    onTestFinished(async () => {
+      if (child.process.exitCode === null) child.process.kill('SIGKILL');
+      await child.exited;
+    });
+    const started = await child.waitFor((record) => record.event === 'bot.started', 'the start');
+    const base = String(started.metrics).replace(/\/metrics$/, '');
+    const refusal =
+      'trading refused, no new exposure (route readiness: route readiness read failed: EXECUTION_UNAVAILABLE';
+    await child.waitFor(
+      (record) => typeof record.msg === 'string' && record.msg.startsWith(refusal),
+      'the refusal that names only the route',
+    );
+    // The strategy keeps emitting; the gate denies each (counted in /status).
+    let denied = 0;
+    for (let attempt = 0; attempt < 200 && denied === 0; attempt += 1) {
+      const document = JSON.parse((await get(`${base}/status`)).text) as {
+        counters?: { denied?: number };
+      };
+      denied = document.counters?.denied ?? 0;
+      if (denied === 0) await delay(25);
+    }
+    expect(denied).toBeGreaterThan(0);
+
+    const health = await get(`${base}/health`);
+    expect(health.status).toBe(200);
+    const body = JSON.parse(health.text) as Record<string, unknown>;
+    expect(body).toMatchObject({
+      status: 'degraded',
+      may_trade: false,
+      refusing: [{ gate: 'route readiness' }],
+      route_readiness: {
+        ready: false,
+        error: { code: 'EXECUTION_UNAVAILABLE' },
+      },
+    });
+    const readiness = body.route_readiness as { error: { cause: string } };
+    expect(readiness.error.cause).toMatch(/^the service answered HTTP 503 \(request .+\)$/);
+
+    const status = JSON.parse((await get(`${base}/status`)).text) as Record<string, unknown>;
+    expect(status).toMatchObject({
+      mayTrade: false,
+      refusing: [{ gate: 'route readiness' }],
+      routeReadiness: { ready: false, error: { code: 'EXECUTION_UNAVAILABLE' } },
+    });
+
+    const messages = child.records.map((record) => record.msg);
+    expect(messages).not.toContain('trading permitted');
+    expect(
+      messages.filter((msg) => typeof msg === 'string' && msg.startsWith(refusal)),
+    ).toHaveLength(1);
+    expect(paced.emulator.exchange.listOrders(key.accountId, { limit: 10 }).data).toEqual([]);
+
+    child.process.kill('SIGTERM');
+    await child.exited;
   });
 });
