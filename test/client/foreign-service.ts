@@ -40,11 +40,16 @@ export interface ForeignServiceOptions {
   readonly now: () => number;
 }
 
+let answered = 0;
+
 function send(response: ServerResponse, status: number, body: unknown, raw?: string): void {
   const text = raw ?? JSON.stringify(body);
+  answered += 1;
   response.writeHead(status, {
     'content-type': 'application/json',
     'content-length': Buffer.byteLength(text),
+    // A fresh server request id on every answer, as a real service sends.
+    'svc-request-id': `foreign-${answered}`,
   });
   response.end(text);
 }

@@ -172,8 +172,17 @@ export function readinessReadError(error: unknown): RouteReadinessError {
   };
 }
 
+/**
+ * A message without the server request ids it names, so that the same failure read twice is
+ * the same reason (and is announced once), while `error.message` keeps them for diagnosis.
+ */
+function withoutRequestIds(message: string): string {
+  return message.replace(/,? request [^\s),;]+/g, '');
+}
+
+/** What counts as a change worth announcing: the answer, the reason, the error's code. */
 function statusKey(status: RouteReadinessStatus): string {
-  return JSON.stringify([status.ready, status.reason, status.error?.code, status.error?.message]);
+  return JSON.stringify([status.ready, status.reason, status.error?.code ?? null]);
 }
 
 export function createLiveVenue(options: LiveVenueOptions): LiveVenue {
@@ -247,7 +256,7 @@ export function createLiveVenue(options: LiveVenueOptions): LiveVenue {
         ...readiness,
         reason: readiness.ready
           ? null
-          : `route readiness read failed: ${failure.code}: ${failure.message}`,
+          : `route readiness read failed: ${failure.code}: ${withoutRequestIds(failure.message)}`,
         error: failure,
         checkedAt: clock.now(),
       });

@@ -180,10 +180,14 @@ describe('the live venue reading a second implementation', () => {
       ready: true,
       error: { code: 'MALFORMED_RESPONSE', cause: '<html>maintenance</html>' },
     });
-    // Every later poll fails the same way: nothing new to announce.
+    expect(live.routeReadiness().error?.message).toMatch(/request foreign-\d+/);
+    // Every later poll fails the same way (only the server request id differs): nothing new to
+    // announce.
     const before = seen.length;
+    const logged = lines.length;
     await advance(clock, 3 * POLL_MS);
     expect(seen).toHaveLength(before);
+    expect(lines.slice(logged).filter((line) => line.level === 'error')).toEqual([]);
 
     expect(seen.map((status) => [status.ready, status.error?.code ?? null])).toEqual([
       [false, null],
