@@ -133,6 +133,8 @@ export interface RouteReadySignal {
   readonly reason: string | null;
 }
 
+const ROUTE_GATE = 'route readiness';
+
 function routeGateReading(value: boolean | RouteReadySignal): GateReading {
   if (typeof value === 'boolean') {
     return { open: value, reason: value ? null : 'the venue reports the route not ready' };
@@ -534,10 +536,15 @@ export class Kernel {
   private wirePermitLog(): void {
     const deadman = this.deadman;
     let wiring = true;
+    // Reconciling and arming are the normal way in (their failures warn on their own); a venue
+    // whose route refuses or cannot be read is not, so that refusal is a warning.
     const log = (state: PermitState): void => {
       const fields = { mayTrade: state.permitted, refusing: state.refusing };
-      if (state.permitted) this.logger.info(fields, describePermit(state));
-      else this.logger.warn(fields, describePermit(state));
+      if (state.refusing.some((entry) => entry.gate === ROUTE_GATE)) {
+        this.logger.warn(fields, describePermit(state));
+      } else {
+        this.logger.info(fields, describePermit(state));
+      }
     };
     this.subscriptions.push(
       permitState$([
@@ -559,7 +566,7 @@ export class Kernel {
                   })),
                 ),
         },
-        { gate: 'route readiness', reading$: this.routeGate },
+        { gate: ROUTE_GATE, reading$: this.routeGate },
       ]).subscribe((state) => {
         this.permitState = state;
         if (!wiring) log(state);
