@@ -19,7 +19,11 @@ import { RestClient, StreamClient } from '../../client/index.ts';
 import { type RunningEmulator, startEmulator } from '../../emulator/index.ts';
 import { Journal } from '../../runtime/journal/index.ts';
 import { Kernel, type KernelStatus } from '../../runtime/kernel.ts';
-import { createLiveVenue, type LiveVenue } from '../../runtime/live/index.ts';
+import {
+  createLiveVenue,
+  type LiveVenue,
+  type RouteReadinessStatus,
+} from '../../runtime/live/index.ts';
 import { installKillSignal, type SignalSource, watchKillFile } from '../../runtime/risk/index.ts';
 import type { Credential } from '../../signing/index.ts';
 import {
@@ -73,6 +77,8 @@ export interface BotVenueInfo {
 
 /** What `/status` answers. */
 export interface BotStatusDocument extends KernelStatus {
+  /** The venue's route readiness, with the last read's error and its cause. */
+  readonly routeReadiness: RouteReadinessStatus | null;
   readonly bot: {
     readonly pid: number;
     readonly startedAt: string | null;
@@ -199,7 +205,13 @@ export class Bot {
       return { phase: this.phaseValue, tradingState: null, mayTrade: false };
     }
     const status = kernel.status();
-    return { phase: 'running', tradingState: status.tradingState, mayTrade: status.mayTrade };
+    return {
+      phase: 'running',
+      tradingState: status.tradingState,
+      mayTrade: status.mayTrade,
+      refusing: status.refusing,
+      routeReadiness: this.resources.live?.routeReadiness() ?? null,
+    };
   }
 
   /** The `/status` document; null until the kernel exists. */
@@ -211,6 +223,7 @@ export class Bot {
     if (this.startEquity === null && equity !== null) this.startEquity = equity;
     return {
       ...status,
+      routeReadiness: this.resources.live?.routeReadiness() ?? null,
       bot: {
         pid: process.pid,
         startedAt: this.startedAt === null ? null : isoTimestamp(this.startedAt),
@@ -404,7 +417,7 @@ export class Bot {
       shutdown: shutdownSettings(config.shutdown),
       // The kernel names its parts itself (`component`); a binding here would repeat the key.
       logger,
-      routeReady$: resources.live.routeReady$,
+      routeReady$: resources.live.routeReadiness$,
     });
     resources.kernel = kernel;
     metrics.attachKernel(kernel);

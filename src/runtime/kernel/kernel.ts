@@ -18,6 +18,7 @@
  */
 import {
   BehaviorSubject,
+  map,
   type Observable,
   observeOn,
   of,
@@ -43,7 +44,13 @@ import {
 } from '../deadman/shutdown.ts';
 import { withDeadline } from '../execution/deadline.ts';
 import { type ExecutionOutcome, Executor, type ExecutorConfig } from '../execution/executor.ts';
-import { tradingPermit } from '../execution/permit.ts';
+import {
+  describePermit,
+  type GateReading,
+  type PermitState,
+  permitState$,
+  tradingPermit,
+} from '../execution/permit.ts';
 import {
   Reconciler,
   type ReconcilerConfig,
@@ -101,10 +108,10 @@ export interface KernelOptions {
   readonly shutdown?: Partial<ShutdownConfig>;
   readonly logger: KernelLogger;
   /**
-   * The venue's route readiness (`LiveVenue.routeReady$`); while false the gate adds no
-   * exposure. Counted ready when omitted.
+   * The venue's route readiness (`LiveVenue.routeReadiness$`, or a plain boolean); while not
+   * ready the gate adds no exposure, and the log and status say why. Counted ready when omitted.
    */
-  readonly routeReady$?: Observable<boolean>;
+  readonly routeReady$?: Observable<boolean | RouteReadySignal>;
   /** Grace before a candle closes on the clock alone (`StrategyEnvironment.candleGraceMs`). */
   readonly candleGraceMs?: number;
 }
@@ -131,11 +138,31 @@ export interface KernelStrategyStatus {
   readonly nextSequence: number;
 }
 
+/** Route readiness with its reason (`LiveVenue.routeReadiness$` emits a superset of this). */
+export interface RouteReadySignal {
+  readonly ready: boolean;
+  readonly reason: string | null;
+}
+
+const ROUTE_GATE = 'route readiness';
+
+function routeGateReading(value: boolean | RouteReadySignal): GateReading {
+  if (typeof value === 'boolean') {
+    return { open: value, reason: value ? null : 'the venue reports the route not ready' };
+  }
+  return { open: value.ready, reason: value.ready ? null : (value.reason ?? 'not ready') };
+}
+
 export interface KernelStatus {
   readonly tradingState: 'ACTIVE' | 'REDUCING' | 'HALTED';
   readonly tradingReason: string | null;
-  /** The trading permit: reconciled and covered by a confirmed dead-man deadline. */
+  /**
+   * New exposure may be taken: reconciled, covered by a confirmed dead-man deadline, and the
+   * route ready.
+   */
   readonly mayTrade: boolean;
+  /** Every gate that refuses new exposure now, with its reason; empty while `mayTrade`. */
+  readonly refusing: PermitState['refusing'];
   readonly reconciled: boolean;
   readonly deadman: DeadmanStatus | null;
   readonly unknownIntents: number;
@@ -199,7 +226,9 @@ export class Kernel {
   private readonly marketData: MarketDataVenue;
   private readonly logger: KernelLogger;
   private readonly strategies: readonly KernelStrategy[];
-  private readonly routeReady$: Observable<boolean> | undefined;
+  private readonly routeReady$: Observable<boolean | RouteReadySignal> | undefined;
+  private readonly routeGate = new BehaviorSubject<GateReading>({ open: true, reason: null });
+  private permitState: PermitState = { permitted: false, refusing: [] };
   private readonly tracker: OrderTracker;
   private readonly executor: Executor;
   private readonly reconciler: Reconciler;
@@ -440,7 +469,8 @@ export class Kernel {
     return {
       tradingState: trading.state,
       tradingReason: trading.reason,
-      mayTrade: this.permit.value,
+      mayTrade: this.permit.value && this.routeGate.value.open,
+      refusing: this.permitState.refusing,
       reconciled: this.reconciler.ready,
       deadman: this.deadman?.status ?? null,
       unknownIntents: this.unknownIntents,
@@ -470,10 +500,6 @@ export class Kernel {
         (permitted) => {
           this.snapshots.setPermitted(permitted);
           this.permit.next(permitted);
-          this.logger.info(
-            { mayTrade: permitted, reconciled: this.reconciler.ready },
-            permitted ? 'trading permitted' : 'trading not permitted: no new exposure',
-          );
         },
       ),
       this.host.intents$
@@ -518,9 +544,61 @@ export class Kernel {
     }
     if (this.routeReady$ !== undefined) {
       subscriptions.push(
-        this.routeReady$.subscribe((ready) => this.snapshots.setRouteReady(ready)),
+        this.routeReady$.subscribe((value) => {
+          const reading = routeGateReading(value);
+          this.snapshots.setRouteReady(reading.open);
+          this.routeGate.next(reading);
+        }),
       );
     }
+    this.wirePermitLog();
+  }
+
+  /**
+   * Logs the gates once per change: "trading permitted" only while none refuses, else which
+   * one refuses and why. The values the sources hold at wiring count as one change.
+   */
+  private wirePermitLog(): void {
+    const deadman = this.deadman;
+    let wiring = true;
+    // Reconciling and arming are the normal way in (their failures warn on their own); a venue
+    // whose route refuses or cannot be read is not, so that refusal is a warning.
+    const log = (state: PermitState): void => {
+      const fields = { mayTrade: state.permitted, refusing: state.refusing };
+      if (state.refusing.some((entry) => entry.gate === ROUTE_GATE)) {
+        this.logger.warn(fields, describePermit(state));
+      } else {
+        this.logger.info(fields, describePermit(state));
+      }
+    };
+    this.subscriptions.push(
+      permitState$([
+        {
+          gate: 'reconciliation',
+          reading$: this.reconciler.ready$.pipe(
+            map((open) => ({ open, reason: open ? null : 'the venue state is not reconciled' })),
+          ),
+        },
+        {
+          gate: 'dead-man',
+          reading$:
+            deadman === null
+              ? of({ open: true, reason: null })
+              : deadman.mayTrade$.pipe(
+                  map((open) => ({
+                    open,
+                    reason: open ? null : `${deadman.status.phase}: ${deadman.status.reason}`,
+                  })),
+                ),
+        },
+        { gate: ROUTE_GATE, reading$: this.routeGate },
+      ]).subscribe((state) => {
+        this.permitState = state;
+        if (!wiring) log(state);
+      }),
+    );
+    wiring = false;
+    log(this.permitState);
   }
 
   private onIntent(stamped: StampedIntent): void {

@@ -23,15 +23,15 @@ import type {
 } from '../../client/index.ts';
 import type { Clock, TimerHandle } from '../../core/clock.ts';
 import { PaperbotError } from '../../core/errors.ts';
-import type {
-  Account,
-  Fill,
-  MutationStatus,
-  Order,
-  OrderStatus,
-  OrderStatusEvent,
-  Position,
-  ResponseOf,
+import {
+  type Account,
+  type Fill,
+  type MutationStatus,
+  type Order,
+  type OrderStatus,
+  type OrderStatusEvent,
+  type Position,
+  type ResponseOf,
 } from '../../protocol/index.ts';
 import type { ExecutionLogger } from '../execution/logger.ts';
 import {

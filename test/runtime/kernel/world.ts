@@ -201,7 +201,7 @@ export class KernelWorld {
         max_orders_per_minute: 10_000,
         ...options.risk,
       }),
-      routeReady$: live.routeReady$,
+      routeReady$: live.routeReadiness$,
       logger,
       execution: { callTimeoutMs: 600_000 },
       ...options.kernel,
