@@ -157,6 +157,11 @@ export class MatchingEngine {
 
   private rest(order: OrderState): void {
     order.bookPriority = this.context.nextBookPriority++;
+    this.addToBook(order);
+  }
+
+  /** Puts a limit order's remaining quantity in its market's book (behind its price level). */
+  addToBook(order: OrderState): void {
     order.resting = new RestingOrder<BookOwner>(
       order.side,
       order.priceTicks!,

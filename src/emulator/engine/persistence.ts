@@ -11,9 +11,9 @@ import type { CancelAllAfter } from './cancel-all-after.ts';
 import { empty, type EngineContext, isActive } from './context.ts';
 import { MONEY_SCALE, parseScaled } from './fixed.ts';
 import type { MatchingEngine } from './matching.ts';
-import { BUY, RestingOrder, SELL } from './order-book.ts';
+import { BUY, SELL } from './order-book.ts';
 import type { Reads } from './reads.ts';
-import { AccountState, type BookOwner, OrderState, PositionState } from './state.ts';
+import { AccountState, OrderState, PositionState } from './state.ts';
 import { KIND_ORDER } from './wire.ts';
 
 export class Persistence {
@@ -236,13 +236,7 @@ export class Persistence {
     }
     resting.sort((a, b) => (a.bookPriority ?? 0) - (b.bookPriority ?? 0));
     for (const order of resting) {
-      order.resting = new RestingOrder<BookOwner>(
-        order.side,
-        order.priceTicks!,
-        order.remainingSteps,
-        order,
-      );
-      order.market.book.add(order.resting);
+      this.matching.addToBook(order);
       context.nextBookPriority = Math.max(context.nextBookPriority, (order.bookPriority ?? 0) + 1);
     }
     for (const account of context.accounts.values()) {
