@@ -3,7 +3,8 @@
  * amendment (cancel and replace), cancellation, cancel-all, batches and closing a position.
  * Each checks what it can before it changes anything, then runs as one unit of work; the checks
  * of an order are `placement.ts`, its matching `matching.ts`. The cancel-all-after command is
- * `cancel-all-after.ts`.
+ * `cancel-all-after.ts`. What each command does for its caller is documented on the `Exchange`
+ * facade.
  */
 import {
   type AmendOrderRequest,
@@ -73,10 +74,6 @@ export class Commands {
     });
   }
 
-  /**
-   * Retires `accountId` (its orders are cancelled, its positions dropped, its keys stop working)
-   * and returns a new account with the same starting balance and an empty history.
-   */
   resetAccount(accountId: string): string {
     const context = this.context;
     const account = context.accountOf(accountId);
@@ -147,10 +144,6 @@ export class Commands {
     }
   }
 
-  /**
-   * Practice amendment: the order is cancelled (terminal at once), then a new order with a new
-   * order_id is placed for the amended total quantity minus what the old order filled.
-   */
   amendOrder(
     accountId: string,
     orderId: string,

@@ -187,7 +187,9 @@ export class MatchingEngine {
     priceTicks: number,
   ): void => {
     const taker = this.currentTaker!;
-    this.fillOrder(taker, steps, priceTicks, false);
+    // Each execution of a user order is booked, then its reduce-only siblings are checked.
+    this.accounting.applyFill(taker, steps, priceTicks, false);
+    this.enforceReduceOnly(taker.account, taker.market, taker);
     this.makerFilled(maker, steps, priceTicks);
     this.recordTrade(taker.market, priceTicks, steps, taker.side);
   };
@@ -204,19 +206,14 @@ export class MatchingEngine {
   private makerFilled(maker: RestingOrder<BookOwner>, steps: number, priceTicks: number): void {
     const owner = maker.owner;
     if (owner.synthetic) return;
-    this.fillOrder(owner, steps, priceTicks, true);
+    this.accounting.applyFill(owner, steps, priceTicks, true);
+    this.enforceReduceOnly(owner.account, owner.market, owner);
     if (maker.remaining === 0) {
       owner.resting = null;
       this.lifecycle.transition(owner, 'FILLED');
     } else if (owner.status === 'OPEN') {
       this.lifecycle.transition(owner, 'PARTIALLY_FILLED');
     }
-  }
-
-  /** One execution of a user order: booked, then its reduce-only siblings checked. */
-  private fillOrder(order: OrderState, steps: number, priceTicks: number, isMaker: boolean): void {
-    this.accounting.applyFill(order, steps, priceTicks, isMaker);
-    this.enforceReduceOnly(order.account, order.market, order);
   }
 
   /** Cancels resting reduce-only orders that the account's position no longer covers. */
