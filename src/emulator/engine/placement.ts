@@ -193,28 +193,7 @@ export class OrderPlacement {
       const perStep = this.accounting.marginFor(market, marginTicks, 1, leverage);
       affordable = perStep === 0n ? 0 : Number(available / perStep);
     }
-    let prepared = this.preparedOrder;
-    if (prepared === null) {
-      prepared = {
-        market,
-        side,
-        type,
-        steps,
-        priceTicks,
-        timeInForce,
-        postOnly,
-        reduceOnly,
-        positionId: null,
-        leverage,
-        marginMode,
-        maxSlippagePercent: slippage,
-        referenceTicks,
-        marginTicks,
-        requiredMargin,
-        maximumSteps: 0,
-      };
-      this.preparedOrder = prepared;
-    }
+    const prepared = this.reusablePrepared(market);
     prepared.market = market;
     prepared.side = side;
     prepared.type = type;
@@ -233,6 +212,29 @@ export class OrderPlacement {
     prepared.maximumSteps = reducible + affordable;
     preparation.prepared = prepared;
     return preparation;
+  }
+
+  /** The one `PreparedOrder` of this exchange, made on first use; `prepare` fills every field. */
+  private reusablePrepared(market: MarketRuntime): PreparedOrder {
+    this.preparedOrder ??= {
+      market,
+      side: BUY,
+      type: 'limit',
+      steps: 0,
+      priceTicks: null,
+      timeInForce: 'GTC',
+      postOnly: false,
+      reduceOnly: false,
+      positionId: null,
+      leverage: 1,
+      marginMode: 'isolated',
+      maxSlippagePercent: null,
+      referenceTicks: 0,
+      marginTicks: 0,
+      requiredMargin: 0n,
+      maximumSteps: 0,
+    };
+    return this.preparedOrder;
   }
 
   // ---------------------------------------------------------------- what the request asks
