@@ -5,7 +5,8 @@
  *
  * - `commands.ts`: accounts and order commands; `placement.ts`: the checks of an order request;
  *   `cancel-all-after.ts`: the dead-man switch.
- * - `matching.ts`: submission and matching on the books, synthetic liquidity.
+ * - `matching.ts`: submission and matching on the books, synthetic liquidity;
+ *   `order-lifecycle.ts`: status changes and what a terminal order releases.
  * - `accounting.ts`: fees, reservations, positions and account figures; `liquidation.ts`.
  * - `reads.ts`: lists with cursors and wire objects.
  * - `persistence.ts`: the commit at the end of a unit of work, and restoring from the Store.
