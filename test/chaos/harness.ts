@@ -135,13 +135,13 @@ export async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
   const configPath = writeBotConfig(directory, merged(base, scenario.config));
   scenario.setup?.(proxy, random);
 
-  const children: { child: BotChild; killed: boolean }[] = [];
+  const children: { child: BotChild; killed: boolean; stopTimedOut: boolean }[] = [];
   const extra: Record<string, number> = {};
   let injectedHere = 0;
   const notes: string[] = [];
   const spawn = () => {
     const child = spawnBot(configPath);
-    children.push({ child, killed: false });
+    children.push({ child, killed: false, stopTimedOut: false });
     return child;
   };
   const context: ScenarioContext = {
@@ -162,6 +162,8 @@ export async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
       child.process.kill('SIGTERM');
       return withLimit(child.exited, STOP_LIMIT_MS, 'the clean stop').catch(async () => {
         notes.push('the bot did not stop within 30 s of SIGTERM; killed');
+        const entry = children.find((candidate) => candidate.child === child);
+        if (entry !== undefined) entry.stopTimedOut = true;
         child.process.kill('SIGKILL');
         await child.exited;
         return 'stop-timeout';
@@ -195,8 +197,9 @@ export async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
   try {
     await withLimit(scenario.drive(context), scenario.timeLimitMs, scenario.name);
   } catch (error) {
-    failure = (error as Error).message.split('\n')[0] ?? 'failed';
-    notes.push(`driving failed: ${failure}`);
+    const message = (error as Error).message;
+    failure = message.split('\n')[0] ?? 'failed';
+    notes.push(`driving failed: ${message.slice(0, 2_000)}`);
   }
   // Whatever is still running is stopped now (counted as a failure above if unexpected).
   for (const { child } of children) {
@@ -208,8 +211,26 @@ export async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
   proxy.policy = {};
 
   const unexpectedExits = await Promise.all(
-    children.filter((entry) => !entry.killed).map((entry) => entry.child.exited),
+    children
+      .filter((entry) => !entry.killed)
+      .map((entry) => (entry.stopTimedOut ? 'stop-timeout' : entry.child.exited)),
   );
+  // What the bot said last when a run did not end well (warnings and errors only).
+  for (const [index, entry] of children.entries()) {
+    const code = await entry.child.exited;
+    if (entry.killed || code === 0) continue;
+    // After a stop that hung, the last lines whatever their level; else warnings and errors.
+    const worrying = entry.stopTimedOut
+      ? entry.child.records
+      : entry.child.records.filter(
+          (record) => record.level === 'warn' || record.level === 'error' || record.level === 'fatal',
+        );
+    for (const record of worrying.slice(-6)) {
+      notes.push(`run ${index + 1}: ${JSON.stringify(record).slice(0, 400)}`);
+    }
+    const stderr = entry.child.stderr().trim();
+    if (stderr !== '') notes.push(`run ${index + 1} stderr: ${stderr.slice(0, 600)}`);
+  }
   const exit = failure !== null ? 'failed' : (unexpectedExits.find((code) => code !== 0) ?? 0);
   const figures = countFigures({
     orders: venue.orders(key.accountId),
