@@ -186,7 +186,9 @@ export async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
       const from = child.records.length;
       await child.waitFor(
         (record) =>
-          child.records.indexOf(record) >= from && record.msg === 'intent submitted' && ++seen >= count,
+          child.records.indexOf(record) >= from &&
+          record.msg === 'intent submitted' &&
+          ++seen >= count,
         `${count} more submissions`,
         timeoutMs,
       );
@@ -223,7 +225,8 @@ export async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
     const worrying = entry.stopTimedOut
       ? entry.child.records
       : entry.child.records.filter(
-          (record) => record.level === 'warn' || record.level === 'error' || record.level === 'fatal',
+          (record) =>
+            record.level === 'warn' || record.level === 'error' || record.level === 'fatal',
         );
     for (const record of worrying.slice(-6)) {
       notes.push(`run ${index + 1}: ${JSON.stringify(record).slice(0, 400)}`);

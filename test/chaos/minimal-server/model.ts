@@ -134,7 +134,8 @@ export class MinimalModel {
   moveMarkTo(ticks: number): void {
     this.markTicks = ticks;
     for (const account of this.accounts.values()) {
-      for (const order of account.orders) if (ACTIVE.has(order.status)) this.#match(account, order, true);
+      for (const order of account.orders)
+        if (ACTIVE.has(order.status)) this.#match(account, order, true);
     }
   }
 
@@ -226,7 +227,9 @@ export class MinimalModel {
 
   #crosses(order: OrderState): boolean {
     if (order.priceTicks === null) return true;
-    return order.side === 'buy' ? order.priceTicks >= this.markTicks : order.priceTicks <= this.markTicks;
+    return order.side === 'buy'
+      ? order.priceTicks >= this.markTicks
+      : order.priceTicks <= this.markTicks;
   }
 
   #match(account: AccountState, order: OrderState, maker: boolean): void {
@@ -235,7 +238,13 @@ export class MinimalModel {
     this.#fill(account, order, order.steps - order.filledSteps, order.priceTicks, maker);
   }
 
-  #fill(account: AccountState, order: OrderState, steps: number, ticks: number, maker: boolean): void {
+  #fill(
+    account: AccountState,
+    order: OrderState,
+    steps: number,
+    ticks: number,
+    maker: boolean,
+  ): void {
     const fill: FillState = {
       fill_id: `fill-min-${++this.#fillCounter}`,
       order_id: order.order_id,
@@ -315,7 +324,9 @@ export class MinimalModel {
       updated_at: iso(order.updated_at),
       filled_quantity: quantity(order.filledSteps),
       average_fill_price:
-        order.filledSteps === 0 ? null : (order.notionalTicks / order.filledSteps * TICK).toFixed(2),
+        order.filledSteps === 0
+          ? null
+          : ((order.notionalTicks / order.filledSteps) * TICK).toFixed(2),
       last_event_sequence: order.last_event_sequence,
     };
   }

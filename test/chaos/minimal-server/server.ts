@@ -29,13 +29,26 @@ import {
   quantity,
   ROUTE_ID,
 } from './model.ts';
-import { checkHttpRequest, checkSocketAuth, type KeyRecord, newKeyPair, NonceBook } from './svc1.ts';
+import {
+  checkHttpRequest,
+  checkSocketAuth,
+  type KeyRecord,
+  newKeyPair,
+  NonceBook,
+} from './svc1.ts';
 
 const MAX_BODY = 64 * 1024;
 const SIGNATURE_WINDOW_MS = 10_000;
 const HEARTBEAT_MS = 2_000;
 const WALK_MS = 100;
-const PUBLIC = new Set(['/health', '/ready', '/v1/time', '/v1/status', '/v1/routes', '/v1/markets']);
+const PUBLIC = new Set([
+  '/health',
+  '/ready',
+  '/v1/time',
+  '/v1/status',
+  '/v1/routes',
+  '/v1/markets',
+]);
 const ID = /^[A-Za-z0-9:_-]+$/;
 
 class Refusal extends Error {
@@ -67,7 +80,9 @@ export interface MinimalServer {
   readonly baseUrl: string;
   /** Creates an account and a key (all four scopes), writes the key file (0600); the account id. */
   writeKeyFile(path: string, apiBaseUrl: string): string;
-  orders(accountId: string): { order_id: string; client_order_id: string; request_id: string; status: string }[];
+  orders(
+    accountId: string,
+  ): { order_id: string; client_order_id: string; request_id: string; status: string }[];
   fills(accountId: string): { fill_id: string; order_id: string }[];
   crossRestingOrders(accountId: string): number;
   onDeadlineFired(accountId: string, listener: () => void): () => void;
@@ -78,7 +93,9 @@ export interface MinimalServer {
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (typeof value === 'object' && value !== null) {
-    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1));
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) =>
+      a < b ? -1 : 1,
+    );
     return `{${entries.map(([key, inner]) => `${JSON.stringify(key)}:${canonical(inner)}`).join(',')}}`;
   }
   return JSON.stringify(value);
@@ -138,11 +155,16 @@ function parseOrder(body: Record<string, unknown>) {
   const request_id = requestIdOf(body);
   const client = body.client_order_id;
   if (typeof client !== 'string' || client.length < 1 || client.length > 100 || !ID.test(client)) {
-    throw invalid('client_order_id', 'client_order_id must be 1..100 letters, digits, ":", "_" or "-"');
+    throw invalid(
+      'client_order_id',
+      'client_order_id must be 1..100 letters, digits, ":", "_" or "-"',
+    );
   }
   if (body.market_id !== MARKET_ID) throw new Refusal(404, 'UNKNOWN_MARKET', 'no such market');
-  if (body.side !== 'buy' && body.side !== 'sell') throw invalid('side', 'side must be buy or sell');
-  if ('expires_at' in body) throw new Refusal(422, 'UNSUPPORTED_ORDER', 'expires_at', { field: 'expires_at' });
+  if (body.side !== 'buy' && body.side !== 'sell')
+    throw invalid('side', 'side must be buy or sell');
+  if ('expires_at' in body)
+    throw new Refusal(422, 'UNSUPPORTED_ORDER', 'expires_at', { field: 'expires_at' });
   if ('trigger_price' in body && body.trigger_price !== null) {
     throw new Refusal(422, 'UNSUPPORTED_ORDER', 'trigger_price', { field: 'trigger_price' });
   }
@@ -330,7 +352,8 @@ export async function startMinimalServer(options: { seed: string }): Promise<Min
   ): { status: number; body: unknown } => {
     const path = url.pathname;
     const ok = (value: unknown, status = 200) => ({ status, body: value });
-    if (method === 'GET' && path === '/health') return ok({ healthy: true, checked_at: iso(now()) });
+    if (method === 'GET' && path === '/health')
+      return ok({ healthy: true, checked_at: iso(now()) });
     if (method === 'GET' && path === '/ready') return ok({ ready: true });
     if (method === 'GET' && path === '/v1/time') {
       return ok({ epoch_ms: now(), iso_time: iso(now()), source: 'minimal-server' });
@@ -380,14 +403,26 @@ export async function startMinimalServer(options: { seed: string }): Promise<Min
         return ok(page(orders, url.searchParams));
       }
       if (path === '/v1/fills') {
-        return ok(page([...account.fills].reverse().map((fill) => model.fillView(fill)), url.searchParams));
+        return ok(
+          page(
+            [...account.fills].reverse().map((fill) => model.fillView(fill)),
+            url.searchParams,
+          ),
+        );
       }
       if (path === '/v1/events') {
         const after = Number(url.searchParams.get('after_sequence') ?? '0');
-        const limit = Math.min(200, Math.max(1, Number(url.searchParams.get('limit') ?? '100') || 100));
-        if (!Number.isSafeInteger(after) || after < 0) throw invalid('after_sequence', 'after_sequence must be >= 0');
+        const limit = Math.min(
+          200,
+          Math.max(1, Number(url.searchParams.get('limit') ?? '100') || 100),
+        );
+        if (!Number.isSafeInteger(after) || after < 0)
+          throw invalid('after_sequence', 'after_sequence must be >= 0');
         const events = account.events.filter((event) => event.sequence > after);
-        return ok({ data: events.slice(0, limit).map((event) => event.frame), has_more: events.length > limit });
+        return ok({
+          data: events.slice(0, limit).map((event) => event.frame),
+          has_more: events.length > limit,
+        });
       }
       const byClient = /^\/v1\/orders\/by-client-id\/([^/]+)$/.exec(path);
       if (byClient !== null) {
@@ -395,7 +430,8 @@ export async function startMinimalServer(options: { seed: string }): Promise<Min
         return ok(model.orderView(findOrder(account, (order) => order.client_order_id === id)));
       }
       const byId = /^\/v1\/orders\/([^/]+)$/.exec(path);
-      if (byId !== null) return ok(model.orderView(findOrder(account, (order) => order.order_id === byId[1])));
+      if (byId !== null)
+        return ok(model.orderView(findOrder(account, (order) => order.order_id === byId[1])));
       const request = /^\/v1\/requests\/([^/]+)$/.exec(path);
       if (request !== null) {
         const stored = ledgers.get(account.account_id)?.get(decodeURIComponent(request[1] ?? ''));
@@ -445,7 +481,10 @@ export async function startMinimalServer(options: { seed: string }): Promise<Min
         const requestId = requestIdOf(body);
         return {
           status: 202,
-          body: { request_id: requestId, results: cancelled.map((order) => model.orderView(order)) },
+          body: {
+            request_id: requestId,
+            results: cancelled.map((order) => model.orderView(order)),
+          },
           result: null,
         };
       });
@@ -473,7 +512,10 @@ export async function startMinimalServer(options: { seed: string }): Promise<Min
         const deadline = model.setDeadline(account, timeout as number);
         return {
           status: 200,
-          body: { request_id: requestIdOf(body), deadline_at: deadline === null ? null : iso(deadline) },
+          body: {
+            request_id: requestIdOf(body),
+            deadline_at: deadline === null ? null : iso(deadline),
+          },
           result: null,
         };
       });
@@ -582,7 +624,8 @@ export async function startMinimalServer(options: { seed: string }): Promise<Min
   const sessions = new Set<Session>();
   const gateway = new WebSocketServer({ server, path: '/v1/ws', maxPayload: 64 * 1024 });
   const frame = (session: Session, value: Record<string, unknown>) => {
-    if (session.socket.readyState === session.socket.OPEN) session.socket.send(JSON.stringify({ version: 1, ...value }));
+    if (session.socket.readyState === session.socket.OPEN)
+      session.socket.send(JSON.stringify({ version: 1, ...value }));
   };
   const ticker = () => ({
     channel: `market:${MARKET_ID}:ticker`,
@@ -622,12 +665,23 @@ export async function startMinimalServer(options: { seed: string }): Promise<Min
       }
       const requestId = typeof message.request_id === 'string' ? message.request_id : null;
       const fail = (code: string, text: string) =>
-        frame(session, { type: 'error', request_id: requestId, error: { code, message: text, retryable: false, details: {} } });
+        frame(session, {
+          type: 'error',
+          request_id: requestId,
+          error: { code, message: text, retryable: false, details: {} },
+        });
       if (message.op === 'ping') {
         frame(session, { type: 'pong', request_id: requestId });
       } else if (message.op === 'auth') {
-        if (now() > expiresAt || session.account !== null) return fail('INVALID_SIGNATURE', 'challenge expired or used');
-        const key = checkSocketAuth({ frame: message, challenge: session.challenge, keys, nonces, nowMs: now() });
+        if (now() > expiresAt || session.account !== null)
+          return fail('INVALID_SIGNATURE', 'challenge expired or used');
+        const key = checkSocketAuth({
+          frame: message,
+          challenge: session.challenge,
+          keys,
+          nonces,
+          nowMs: now(),
+        });
         if (typeof key === 'string') return fail('INVALID_SIGNATURE', key);
         session.account = model.accounts.get(key.accountId) ?? null;
         session.lastSequence = message.last_sequence as number;
@@ -640,7 +694,9 @@ export async function startMinimalServer(options: { seed: string }): Promise<Min
           session_id: randomBytes(8).toString('hex'),
         });
       } else if (message.op === 'subscribe' || message.op === 'unsubscribe') {
-        const channels = Array.isArray(message.channels) ? message.channels.filter((c) => typeof c === 'string') : [];
+        const channels = Array.isArray(message.channels)
+          ? message.channels.filter((c) => typeof c === 'string')
+          : [];
         const privateOnes = channels.filter((channel) => !channel.startsWith('market:'));
         if (message.op === 'subscribe' && privateOnes.length > 0 && session.account === null) {
           return fail('SCOPE_REQUIRED', 'authenticate first');
@@ -660,7 +716,8 @@ export async function startMinimalServer(options: { seed: string }): Promise<Min
         if (channels.includes(`market:${MARKET_ID}:ticker`)) frame(session, ticker());
         if (session.account !== null && privateOnes.length > 0) {
           for (const event of session.account.events) {
-            if (event.sequence > session.lastSequence && privateOnes.includes(event.channel)) frame(session, event.frame);
+            if (event.sequence > session.lastSequence && privateOnes.includes(event.channel))
+              frame(session, event.frame);
           }
         }
       } else {
@@ -670,7 +727,8 @@ export async function startMinimalServer(options: { seed: string }): Promise<Min
   });
   model.onEvent((account, event) => {
     for (const session of sessions) {
-      if (session.account === account && session.channels.has(event.channel)) frame(session, event.frame);
+      if (session.account === account && session.channels.has(event.channel))
+        frame(session, event.frame);
     }
   });
 
@@ -680,7 +738,8 @@ export async function startMinimalServer(options: { seed: string }): Promise<Min
     model.walk();
     if (model.markTicks === before) return;
     const update = ticker();
-    for (const session of sessions) if (session.channels.has(update.channel)) frame(session, update);
+    for (const session of sessions)
+      if (session.channels.has(update.channel)) frame(session, update);
   }, WALK_MS);
   const heartbeat = setInterval(() => {
     for (const session of sessions) frame(session, { type: 'heartbeat', occurred_at: iso(now()) });

@@ -49,7 +49,8 @@ export class NonceBook {
   /** False when the nonce was used already. */
   take(keyId: string, nonce: string, nowMs: number): boolean {
     if (this.#seen.size > 50_000) {
-      for (const [entry, at] of this.#seen) if (at < nowMs - 2 * this.windowMs) this.#seen.delete(entry);
+      for (const [entry, at] of this.#seen)
+        if (at < nowMs - 2 * this.windowMs) this.#seen.delete(entry);
     }
     const entry = `${keyId}\n${nonce}`;
     const at = this.#seen.get(entry);
@@ -80,12 +81,20 @@ export function checkHttpRequest(parts: {
   const nonce = parts.header('svc-nonce');
   const signature = parts.header('svc-signature');
   if (parts.header('svc-signature-version') !== 'SVC1') return 'signature version is not SVC1';
-  if (keyId === undefined || timestamp === undefined || nonce === undefined || signature === undefined) {
+  if (
+    keyId === undefined ||
+    timestamp === undefined ||
+    nonce === undefined ||
+    signature === undefined
+  ) {
     return 'a signature header is missing';
   }
   const key = parts.keys.get(keyId);
   if (key === undefined) return 'unknown key';
-  if (!TIMESTAMP.test(timestamp) || Math.abs(Number(timestamp) - parts.nowMs) > parts.nonces.windowMs) {
+  if (
+    !TIMESTAMP.test(timestamp) ||
+    Math.abs(Number(timestamp) - parts.nowMs) > parts.nonces.windowMs
+  ) {
     return 'timestamp outside the window';
   }
   if (!NONCE.test(nonce)) return 'malformed nonce';
@@ -125,7 +134,8 @@ export function checkSocketAuth(parts: {
   }
   const stamp = typeof timestamp === 'number' ? String(timestamp) : timestamp;
   if (typeof stamp !== 'string' || !TIMESTAMP.test(stamp)) return 'malformed timestamp';
-  if (Math.abs(Number(stamp) - parts.nowMs) > parts.nonces.windowMs) return 'timestamp outside the window';
+  if (Math.abs(Number(stamp) - parts.nowMs) > parts.nonces.windowMs)
+    return 'timestamp outside the window';
   const key = parts.keys.get(keyId);
   if (key === undefined) return 'unknown key';
   const input = [
