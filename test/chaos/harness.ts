@@ -159,9 +159,10 @@ export async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
       venue.quiesce();
       await delay(QUIESCE_MS);
       options.beforeSignal?.();
+      const signalledAt = new Date(systemClock.now()).toISOString();
       child.process.kill('SIGTERM');
       return withLimit(child.exited, STOP_LIMIT_MS, 'the clean stop').catch(async () => {
-        notes.push('the bot did not stop within 30 s of SIGTERM; killed');
+        notes.push(`the bot did not stop within 30 s of SIGTERM (sent ${signalledAt}); killed`);
         const entry = children.find((candidate) => candidate.child === child);
         if (entry !== undefined) entry.stopTimedOut = true;
         child.process.kill('SIGKILL');
@@ -228,6 +229,15 @@ export async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
           (record) =>
             record.level === 'warn' || record.level === 'error' || record.level === 'fatal',
         );
+    const stopping = entry.child.records.findIndex((record) => record.event === 'bot.stopping');
+    if (stopping >= 0) {
+      const after = entry.child.records.slice(stopping);
+      notes.push(
+        `run ${index + 1}: stopping at ${String(after[0]?.time)}; then ${
+          after.filter((record) => record.msg === 'intent submitted').length
+        } intents submitted, last line at ${String(after.at(-1)?.time)}`,
+      );
+    }
     for (const record of worrying.slice(-6)) {
       notes.push(`run ${index + 1}: ${JSON.stringify(record).slice(0, 400)}`);
     }
