@@ -42,7 +42,8 @@ export interface ScenarioContext {
 
 export interface Scenario {
   readonly name: string;
-  readonly venue: 'emulator' | 'minimal';
+  /** `minimal-contract`: the minimal server with the contract's open shapes (a control). */
+  readonly venue: 'emulator' | 'minimal' | 'minimal-contract';
   readonly seed: number;
   /** The whole scenario, driving and stopping included. */
   readonly timeLimitMs: number;
@@ -124,7 +125,10 @@ export async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
   const venue =
     scenario.venue === 'emulator'
       ? await startEmulatorVenue({ seed: `chaos-${scenario.name}` })
-      : await startMinimalVenue({ seed: `chaos-${scenario.name}` });
+      : await startMinimalVenue({
+          seed: `chaos-${scenario.name}`,
+          shapes: scenario.venue === 'minimal' ? 'own' : 'contract',
+        });
   const proxy = await startChaosProxy({
     upstream: venue.baseUrl,
     cutWebSocketsEveryMs: scenario.cutWebSocketsEveryMs ?? null,
@@ -276,7 +280,7 @@ export async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
 export function formatResult(result: ScenarioResult): string {
   const extra = Object.entries(result.extra).map(([name, value]) => ` ${name}=${value}`);
   return (
-    `${result.name.padEnd(28)} faults=${result.faults} duplicates=${result.duplicates} ` +
+    `${result.name.padEnd(31)} faults=${result.faults} duplicates=${result.duplicates} ` +
     `lost_fills=${result.lost_fills} double_counted=${result.double_counted} ` +
     `left_open=${result.left_open} exit=${result.exit}${extra.join('')} ` +
     `(orders=${result.venueOrders} fills=${result.venueFills} ${result.seconds}s)`

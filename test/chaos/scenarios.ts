@@ -270,6 +270,14 @@ export function allScenarios(options: { short?: boolean } = {}): Scenario[] {
       timeLimitMs: trade + 60_000,
       drive: (context) => tradeThenStop(context, trade),
     },
+    {
+      // The control of the one above: the same server with the contract's open shapes.
+      name: 'minimal-server-contract-shapes',
+      venue: 'minimal-contract',
+      seed: 112,
+      timeLimitMs: trade + 60_000,
+      drive: (context) => tradeThenStop(context, trade),
+    },
   ];
 }
 

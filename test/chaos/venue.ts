@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { type RunningEmulator, startEmulator } from '../../src/emulator/index.ts';
 import { BUY, SELL } from '../../src/emulator/engine/order-book.ts';
 import { writeKeyFile } from '../../src/signing/index.ts';
-import { startMinimalServer } from './minimal-server/server.ts';
+import { type MinimalServerOptions, startMinimalServer } from './minimal-server/server.ts';
 
 export interface VenueOrder {
   readonly order_id: string;
@@ -135,8 +135,8 @@ export async function startEmulatorVenue(options: {
   };
 }
 
-export async function startMinimalVenue(options: { seed: string }): Promise<ChaosVenue> {
-  const server = await startMinimalServer({ seed: options.seed });
+export async function startMinimalVenue(options: MinimalServerOptions): Promise<ChaosVenue> {
+  const server = await startMinimalServer(options);
   return {
     baseUrl: server.baseUrl,
     kind: 'minimal',

@@ -81,6 +81,8 @@ export class MinimalModel {
   constructor(
     seed: string,
     readonly now: () => number,
+    /** The dead-man expiry event: this server's own (`deadline.expired`) or the contract's. */
+    readonly ownShapes = true,
   ) {
     let hash = 2166136261;
     for (const char of seed) hash = Math.imul(hash ^ char.charCodeAt(0), 16777619);
@@ -288,10 +290,16 @@ export class MinimalModel {
     account.deadlineAt = this.now() + timeoutSeconds * 1000;
     account.deadlineTimer = setTimeout(() => {
       account.deadlineTimer = null;
-      const cancelled = this.cancelAll(account, null);
-      this.#emit(account, 'risk', 'deadline.expired', {
-        cancelled: cancelled.map((order) => order.order_id),
-      });
+      const deadline = account.deadlineAt ?? this.now();
+      const cancelled = this.cancelAll(account, null).map((order) => order.order_id);
+      if (this.ownShapes) this.#emit(account, 'risk', 'deadline.expired', { cancelled });
+      else {
+        this.#emit(account, 'risk', 'cancel_all_after.triggered', {
+          deadline_at: iso(deadline),
+          triggered_at: iso(this.now()),
+          cancelled_order_ids: cancelled,
+        });
+      }
       account.deadlineAt = null;
       for (const listener of [...this.#deadlineListeners]) listener(account.account_id);
     }, timeoutSeconds * 1000);

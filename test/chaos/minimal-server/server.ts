@@ -195,9 +195,20 @@ function parseOrder(body: Record<string, unknown>) {
   } as const;
 }
 
-export async function startMinimalServer(options: { seed: string }): Promise<MinimalServer> {
+export interface MinimalServerOptions {
+  readonly seed: string;
+  /**
+   * `own` (default): this server's own open shapes, listed above. `contract`: the shapes
+   * contract.md fixes, as the emulator sends them; a control that tells a bot that cannot read
+   * the open shapes from a server that is wrong.
+   */
+  readonly shapes?: 'own' | 'contract';
+}
+
+export async function startMinimalServer(options: MinimalServerOptions): Promise<MinimalServer> {
   const now = () => Date.now();
-  const model = new MinimalModel(options.seed, now);
+  const own = (options.shapes ?? 'own') === 'own';
+  const model = new MinimalModel(options.seed, now, own);
   const keys = new Map<string, KeyRecord>();
   const nonces = new NonceBook(SIGNATURE_WINDOW_MS);
   const ledgers = new Map<string, Map<string, Stored>>();
@@ -352,14 +363,28 @@ export async function startMinimalServer(options: { seed: string }): Promise<Min
   ): { status: number; body: unknown } => {
     const path = url.pathname;
     const ok = (value: unknown, status = 200) => ({ status, body: value });
-    if (method === 'GET' && path === '/health')
-      return ok({ healthy: true, checked_at: iso(now()) });
+    if (method === 'GET' && path === '/health') {
+      return ok(own ? { healthy: true, checked_at: iso(now()) } : { status: 'ok' });
+    }
     if (method === 'GET' && path === '/ready') return ok({ ready: true });
     if (method === 'GET' && path === '/v1/time') {
-      return ok({ epoch_ms: now(), iso_time: iso(now()), source: 'minimal-server' });
+      return ok(
+        own
+          ? { epoch_ms: now(), iso_time: iso(now()), source: 'minimal-server' }
+          : { server_time: iso(now()), epoch_ms: now() },
+      );
     }
     if (method === 'GET' && path === '/v1/status') {
-      return ok({ state: 'running', api_version: '1.0.0', server_time: iso(now()), uptime_s: 1 });
+      return ok(
+        own
+          ? { state: 'running', api_version: '1.0.0', server_time: iso(now()), uptime_s: 1 }
+          : {
+              status: 'ok',
+              environment: 'practice',
+              api_version: '1.0.0',
+              server_time: iso(now()),
+            },
+      );
     }
     if (method === 'GET' && path === '/v1/routes') return ok([routeView()]);
     if (method === 'GET' && path === '/v1/markets') return ok([marketView()]);
@@ -393,7 +418,20 @@ export async function startMinimalServer(options: { seed: string }): Promise<Min
         ]);
       }
       if (path === '/v1/positions') return ok(page(positionsOf(account), url.searchParams));
-      if (path === '/v1/routes/readiness') return ok([{ route_id: ROUTE_ID, ready: true }]);
+      if (path === '/v1/routes/readiness') {
+        return ok([
+          own
+            ? { route_id: ROUTE_ID, ready: true }
+            : {
+                route_id: ROUTE_ID,
+                ready: true,
+                health: 'ready',
+                order_submission_enabled: true,
+                reasons: [],
+                observed_at: iso(now()),
+              },
+        ]);
+      }
       if (path === '/v1/orders') {
         const status = url.searchParams.get('status');
         const orders = account.orders
@@ -419,9 +457,11 @@ export async function startMinimalServer(options: { seed: string }): Promise<Min
         if (!Number.isSafeInteger(after) || after < 0)
           throw invalid('after_sequence', 'after_sequence must be >= 0');
         const events = account.events.filter((event) => event.sequence > after);
+        const data = events.slice(0, limit);
         return ok({
-          data: events.slice(0, limit).map((event) => event.frame),
+          data: data.map((event) => event.frame),
           has_more: events.length > limit,
+          ...(own ? {} : { next_after_sequence: data.at(-1)?.sequence ?? after }),
         });
       }
       const byClient = /^\/v1\/orders\/by-client-id\/([^/]+)$/.exec(path);
@@ -691,7 +731,7 @@ export async function startMinimalServer(options: { seed: string }): Promise<Min
           key_id: key.keyId,
           scopes: message.scopes,
           sequence: session.account?.sequence ?? 0,
-          session_id: randomBytes(8).toString('hex'),
+          ...(own ? { session_id: randomBytes(8).toString('hex') } : {}),
         });
       } else if (message.op === 'subscribe' || message.op === 'unsubscribe') {
         const channels = Array.isArray(message.channels)
@@ -709,8 +749,7 @@ export async function startMinimalServer(options: { seed: string }): Promise<Min
           type: message.op === 'subscribe' ? 'subscribed' : 'unsubscribed',
           request_id: requestId,
           channels,
-          active_channels: [...session.channels],
-          at: iso(now()),
+          ...(own ? { active_channels: [...session.channels], at: iso(now()) } : {}),
         });
         if (message.op !== 'subscribe') return;
         if (channels.includes(`market:${MARKET_ID}:ticker`)) frame(session, ticker());
@@ -742,7 +781,13 @@ export async function startMinimalServer(options: { seed: string }): Promise<Min
       if (session.channels.has(update.channel)) frame(session, update);
   }, WALK_MS);
   const heartbeat = setInterval(() => {
-    for (const session of sessions) frame(session, { type: 'heartbeat', occurred_at: iso(now()) });
+    for (const session of sessions) {
+      frame(session, {
+        type: 'heartbeat',
+        occurred_at: iso(now()),
+        ...(own ? {} : { sequence: session.account?.sequence ?? null }),
+      });
+    }
   }, HEARTBEAT_MS);
 
   const address = await new Promise<AddressInfo>((resolve, reject) => {
