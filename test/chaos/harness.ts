@@ -143,7 +143,10 @@ export async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
   const extra: Record<string, number> = {};
   let injectedHere = 0;
   const notes: string[] = [];
+  // Set once the driving has ended or run out of time: a late step may not start a bot.
+  let over = false;
   const spawn = () => {
+    if (over) throw new Error('the scenario is over; no new bot process');
     const child = spawnBot(configPath);
     children.push({ child, killed: false, stopTimedOut: false });
     return child;
@@ -208,6 +211,7 @@ export async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
     failure = message.split('\n')[0] ?? 'failed';
     notes.push(`driving failed: ${message.slice(0, 2_000)}`);
   }
+  over = true;
   // Whatever is still running is stopped now (counted as a failure above if unexpected).
   for (const { child } of children) {
     if (child.process.exitCode === null && child.process.signalCode === null) {

@@ -217,7 +217,7 @@ export function allScenarios(options: { short?: boolean } = {}): Scenario[] {
           const until = systemClock.now() + 10_000;
           while (fired === 0 && systemClock.now() < until) await delay(100);
           // The venue cancelled everything while the bot was stopped (the scenario's premise).
-          if (fired === 0) context.note('deadline_not_fired');
+          context.note('deadline_not_fired', fired === 0 ? 1 : 0);
           await delay(1_000);
           child.process.kill('SIGCONT');
           await context.submissions(child, 3);
@@ -255,7 +255,7 @@ export function allScenarios(options: { short?: boolean } = {}): Scenario[] {
           const accepted = child.records.filter(
             (record) => record.event === 'intent.accepted' && record.kind === 'place',
           ).length;
-          if (accepted === 0) context.note('no_order_flow');
+          context.note('no_order_flow', accepted === 0 ? 1 : 0);
           await context.stopCleanly(child);
         } finally {
           stop();
