@@ -33,8 +33,16 @@ function extraCopies(values: readonly (string | null)[]): number {
   return extra;
 }
 
-/** Orders no journaled intent knows by its client order id (null when unreadable). */
-function unknownToJournal(orders: readonly VenueOrder[], journalPath: string): number | null {
+/**
+ * From the journal after the run: orders no journaled intent knows by its client order id, and
+ * venue fills the journal has not marked seen (a diagnostic note; the figure is the log's).
+ * Null when the journal cannot be read.
+ */
+function readJournal(
+  orders: readonly VenueOrder[],
+  fills: readonly VenueFill[],
+  journalPath: string,
+): { unknownOrders: number; unseenFills: number } | null {
   let journal: Journal;
   try {
     journal = Journal.open(journalPath, { now: () => systemClock.now() });
@@ -42,11 +50,14 @@ function unknownToJournal(orders: readonly VenueOrder[], journalPath: string): n
     return null;
   }
   try {
-    return orders.filter(
-      (order) =>
-        order.client_order_id === null ||
-        journal.intentByClientOrderId(order.client_order_id) === undefined,
-    ).length;
+    return {
+      unknownOrders: orders.filter(
+        (order) =>
+          order.client_order_id === null ||
+          journal.intentByClientOrderId(order.client_order_id) === undefined,
+      ).length,
+      unseenFills: fills.filter((fill) => !journal.hasSeenFill(fill.fill_id)).length,
+    };
   } finally {
     journal.close();
   }
@@ -62,10 +73,17 @@ export function countFigures(input: {
   const { orders, fills, records } = input;
   const byClientId = extraCopies(orders.map((order) => order.client_order_id));
   const byRequestId = extraCopies(orders.map((order) => order.request_id));
-  const unknown = unknownToJournal(orders, input.journalPath);
-  if (unknown === null) notes.push('the journal could not be opened after the run');
-  else if (unknown > 0) notes.push(`${unknown} venue orders unknown to the journal`);
-  const duplicates = Math.max(byClientId, byRequestId) + (unknown ?? 0);
+  const journal = readJournal(orders, fills, input.journalPath);
+  if (journal === null) notes.push('the journal could not be opened after the run');
+  else {
+    if (journal.unknownOrders > 0) {
+      notes.push(`${journal.unknownOrders} venue orders unknown to the journal`);
+    }
+    if (journal.unseenFills > 0) {
+      notes.push(`${journal.unseenFills} venue fills not marked seen in the journal`);
+    }
+  }
+  const duplicates = Math.max(byClientId, byRequestId) + (journal?.unknownOrders ?? 0);
 
   const logged = records
     .filter((record) => record.event === 'fill' && typeof record.fill_id === 'string')
