@@ -72,12 +72,9 @@ export interface ChaosProxy {
   /** Faults injected so far, by kind. */
   counts(): FaultCounts;
   totalFaults(): number;
-  /** Every request seen, `METHOD path` (bounded to the last 10,000). */
-  readonly seen: string[];
   close(): Promise<void>;
 }
 
-const SEEN_LIMIT = 10_000;
 const HOP_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'host']);
 
 function envelope(error: InjectedError): string {
@@ -188,7 +185,6 @@ export async function startChaosProxy(options: ProxyOptions): Promise<ChaosProxy
   const httpCounts: Record<string, number> = {};
   const frameCounts: Record<string, number> = {};
   let cuts = 0;
-  const seen: string[] = [];
   const count = (table: Record<string, number>, kind: string) => {
     table[kind] = (table[kind] ?? 0) + 1;
   };
@@ -201,7 +197,6 @@ export async function startChaosProxy(options: ProxyOptions): Promise<ChaosProxy
       Object.values(httpCounts).reduce((a, b) => a + b, 0) +
       Object.values(frameCounts).reduce((a, b) => a + b, 0) +
       cuts,
-    seen,
     close: async () => undefined,
   };
 
@@ -218,8 +213,6 @@ export async function startChaosProxy(options: ProxyOptions): Promise<ChaosProxy
         body,
         mutation: method !== 'GET' && method !== 'HEAD',
       };
-      seen.push(`${method} ${info.path}`);
-      if (seen.length > SEEN_LIMIT) seen.shift();
       const action = proxy.policy.http?.(info) ?? { kind: 'forward' };
       if (action.kind !== 'forward') count(httpCounts, action.kind);
       if (action.kind === 'error_before_commit') {
