@@ -16,7 +16,6 @@ import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { type Command, CommanderError, Option } from 'commander';
-import pino from 'pino';
 import { isPaperbotError, PaperbotError } from '../../core/errors.ts';
 import {
   type BacktestResult,
@@ -41,6 +40,8 @@ import {
 } from '../../replay/report/index.ts';
 import { Journal } from '../../runtime/journal/index.ts';
 import { type KernelLogger, silentKernelLogger } from '../../runtime/kernel.ts';
+import { systemClock } from '../../core/clock.ts';
+import { createLogger, type LogFormat, logFormatOption } from '../logging.ts';
 
 export const DEFAULT_BACKTEST_CONFIG_PATH = 'config/backtest.yaml';
 
@@ -52,7 +53,8 @@ export interface BacktestCommandDependencies {
   readonly printError: (text: string) => void;
   /** Whether stdout is a terminal (progress bars are drawn only then). */
   readonly interactive: boolean;
-  readonly logger: (level: string) => KernelLogger;
+  /** The kernel's logger (stderr, the shape of every command's logs). */
+  readonly logger: (level: string, format: LogFormat) => KernelLogger;
 }
 
 const defaultDependencies: BacktestCommandDependencies = {
@@ -63,10 +65,10 @@ const defaultDependencies: BacktestCommandDependencies = {
     process.stderr.write(text);
   },
   interactive: process.stdout.isTTY === true,
-  logger: (level) =>
+  logger: (level, format) =>
     level === 'silent'
       ? silentKernelLogger
-      : pino({ name: 'paperbot-backtest', level }, pino.destination(2)),
+      : createLogger({ name: 'paperbot-backtest', level, format, clock: systemClock, fd: 2 }),
 };
 
 interface BacktestOptions {
@@ -82,6 +84,7 @@ interface BacktestOptions {
   readonly liveJournal?: string;
   readonly timeTolerance?: string;
   readonly cache: 'auto' | 'off' | 'rebuild';
+  readonly logFormat?: LogFormat;
 }
 
 function collect(value: string, previous: string[] | undefined): string[] {
@@ -215,7 +218,7 @@ async function execute(
       config,
       strategies: loaded.strategies,
       source,
-      logger: dependencies.logger(config.logging.level),
+      logger: dependencies.logger(config.logging.level, options.logFormat ?? config.logging.format),
       onProgress: (delivered) => progress.update(delivered),
     });
   } finally {
@@ -290,6 +293,7 @@ export function registerBacktestCommand(
         .choices(['auto', 'off', 'rebuild'])
         .default('auto'),
     )
+    .addOption(logFormatOption())
     .action(async (options: BacktestOptions) => {
       try {
         await execute(options, resolved);
