@@ -201,8 +201,8 @@ export async function resolveBotConfig(
   source = '(inline)',
 ): Promise<LoadedBotConfig> {
   const issues: ConfigIssue[] = [];
-  const parsed = BotConfig.safeParse(document ?? {});
-  if (!parsed.success) issues.push(...issuesOf(parsed.error));
+  const parsed = BotConfig.safeParse(document ?? {}, { reportInput: true });
+  if (!parsed.success) issues.push(...issuesOf(parsed.error, [], BotConfig));
   const raw = (typeof document === 'object' && document !== null ? document : {}) as Record<
     string,
     unknown
@@ -242,8 +242,8 @@ function section<T extends z.ZodType>(
   schema: T,
   source: string,
 ): z.output<T> {
-  const result = schema.safeParse(document[key] ?? {});
-  if (!result.success) throw invalidConfigError(source, issuesOf(result.error, [key]));
+  const result = schema.safeParse(document[key] ?? {}, { reportInput: true });
+  if (!result.success) throw invalidConfigError(source, issuesOf(result.error, [key], schema));
   return result.data;
 }
 

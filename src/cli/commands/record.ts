@@ -38,6 +38,7 @@ import {
   invalidConfigError,
   readConfigDocument,
 } from '../bot/config.ts';
+import { configIssuesOf } from '../../runtime/config-file.ts';
 
 /** Exit codes of `paperbot record`. */
 export const RECORD_EXIT = { ok: 0, failed: 1, invalidArguments: 2 } as const;
@@ -223,18 +224,12 @@ async function recordFromService(
   dependencies: RecordCommandDependencies,
 ): Promise<RecordingManifest> {
   const document = readConfigDocument(options.config);
-  const sections = RecordSections.safeParse({
-    venue: document.venue ?? {},
-    market_data: document.market_data ?? {},
-  });
+  const sections = RecordSections.safeParse(
+    { venue: document.venue ?? {}, market_data: document.market_data ?? {} },
+    { reportInput: true },
+  );
   if (!sections.success) {
-    throw invalidConfigError(
-      options.config,
-      sections.error.issues.map((issue) => ({
-        path: issue.path.map(String).join('.'),
-        message: issue.message,
-      })),
-    );
+    throw invalidConfigError(options.config, configIssuesOf(sections.error, [], RecordSections));
   }
   const { venue, market_data: marketData } = sections.data;
   const clock = dependencies.clock;

@@ -85,8 +85,8 @@ export async function resolveBacktestConfig(
   source = '(inline)',
 ): Promise<LoadedBacktestConfig> {
   const issues: ConfigIssue[] = [];
-  const parsed = BacktestConfig.safeParse(document ?? {});
-  if (!parsed.success) issues.push(...issuesOf(parsed.error));
+  const parsed = BacktestConfig.safeParse(document ?? {}, { reportInput: true });
+  if (!parsed.success) issues.push(...issuesOf(parsed.error, [], BacktestConfig));
   const raw = (typeof document === 'object' && document !== null ? document : {}) as Record<
     string,
     unknown
