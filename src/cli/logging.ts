@@ -141,6 +141,7 @@ export function createLogger(options: CreateLoggerOptions): Logger {
       sync: true,
       colorize: terminal,
       ignore: 'pid,hostname',
+      singleLine: true,
       translateTime: 'SYS:yyyy-mm-dd HH:MM:ss.l',
     });
     return pino(settings, pretty);
