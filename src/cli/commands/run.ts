@@ -1,8 +1,9 @@
 /**
- * `paperbot run [--config FILE] [--log-format auto|pretty|json]`: the long-lived bot process. It checks the whole config first
- * (every problem listed with its path, exit code 2, nothing started), then runs until SIGINT or
- * SIGTERM and shuts down cleanly: every order cancelled, the dead-man switch disarmed, exit 0.
- * A second signal during shutdown forces the exit (code 130).
+ * `paperbot run [--config FILE] [--log-format auto|pretty|json]`: the long-lived bot process.
+ * It checks the whole config first (every problem listed with its path, exit code 2, nothing
+ * started), then runs until SIGINT or SIGTERM and shuts down cleanly: every order cancelled,
+ * the dead-man switch disarmed, exit 0. A second signal during shutdown forces the exit (code
+ * 130). `--log-format` replaces the config's `logging.format`.
  */
 import { type Command, CommanderError } from 'commander';
 import { systemClock } from '../../core/clock.ts';
