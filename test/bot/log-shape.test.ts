@@ -4,6 +4,10 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
+import { Command } from 'commander';
+import { resolveBotConfig } from '../../src/cli/bot/config.ts';
+import { registerRunCommand } from '../../src/cli/commands/run.ts';
+import { PaperbotError } from '../../src/core/errors.ts';
 import { createBotLogger } from '../../src/cli/bot/logging.ts';
 import { createLogger, intentLogFields, isPrettyFormat } from '../../src/cli/logging.ts';
 import { VirtualClock } from '../../src/core/clock.ts';
@@ -193,5 +197,53 @@ describe('intent lines', () => {
     expect(intentLogFields({ kind: 'cancel_all', marketId: 'ETH-PERP' })).toEqual({
       market: 'ETH-PERP',
     });
+  });
+});
+
+describe('logging.format in the bot config', () => {
+  const strategies = [{ id: 'mm', name: 'market-maker', params: { markets: ['BTC-PERP'] } }];
+
+  it('defaults to auto and reads the older logging.pretty as a format', async () => {
+    const formatOf = async (logging: Record<string, unknown>) =>
+      (await resolveBotConfig({ strategies, logging })).config.logging;
+    expect(await formatOf({})).toEqual({ level: 'info', format: 'auto' });
+    expect(await formatOf({ format: 'json' })).toEqual({ level: 'info', format: 'json' });
+    expect(await formatOf({ pretty: true })).toEqual({ level: 'info', format: 'pretty' });
+    expect(await formatOf({ pretty: false })).toEqual({ level: 'info', format: 'json' });
+  });
+
+  it('refuses both names at once, and an unknown format with a suggestion', async () => {
+    await expect(
+      resolveBotConfig({ strategies, logging: { format: 'pretty', pretty: true } }),
+    ).rejects.toThrow(
+      'logging.pretty: set format or pretty, not both (pretty is the older name of format)',
+    );
+    await expect(resolveBotConfig({ strategies, logging: { format: 'jsn' } })).rejects.toThrow(
+      "logging.format: must be one of 'auto', 'pretty', 'json'; did you mean 'json'?",
+    );
+  });
+});
+
+describe('paperbot run --log-format', () => {
+  it('replaces the config format for the bot it starts', async () => {
+    const loaded = await resolveBotConfig({
+      strategies: [{ id: 'mm', name: 'market-maker', params: { markets: ['BTC-PERP'] } }],
+      logging: { format: 'pretty' },
+    });
+    const formats: string[] = [];
+    const run = new Command('paperbot').exitOverride();
+    registerRunCommand(run, {
+      printError: () => {},
+      load: () => Promise.resolve(loaded),
+      start: (options) => {
+        formats.push(options.loaded.config.logging.format);
+        return Promise.reject(new PaperbotError('BOT_START_ABORTED', 'test: not started'));
+      },
+      onSignal: () => () => {},
+      exit: () => {},
+    });
+    await run.parseAsync(['node', 'paperbot', 'run', '--log-format', 'json']);
+    await run.parseAsync(['node', 'paperbot', 'run']);
+    expect(formats).toEqual(['json', 'pretty']);
   });
 });
