@@ -16,6 +16,7 @@ import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { type Command, CommanderError, Option } from 'commander';
+import { systemClock } from '../../core/clock.ts';
 import { isPaperbotError, PaperbotError } from '../../core/errors.ts';
 import {
   type BacktestResult,
@@ -40,7 +41,6 @@ import {
 } from '../../replay/report/index.ts';
 import { Journal } from '../../runtime/journal/index.ts';
 import { type KernelLogger, silentKernelLogger } from '../../runtime/kernel.ts';
-import { systemClock } from '../../core/clock.ts';
 import { createLogger, type LogFormat, logFormatOption } from '../logging.ts';
 
 export const DEFAULT_BACKTEST_CONFIG_PATH = 'config/backtest.yaml';

@@ -15,10 +15,10 @@
  */
 import { BehaviorSubject, type Observable, Subject } from 'rxjs';
 import type { Clock, TimerHandle } from '../../core/clock.ts';
-import { DenialLog } from './denial-log.ts';
 import { type Decimal, parseDecimal } from '../../core/decimal.ts';
 import type { Denial, StampedIntent } from '../intents.ts';
 import type { RiskConfig } from './config.ts';
+import { DenialLog } from './denial-log.ts';
 import { evaluateIntent, type GateDecision } from './evaluate.ts';
 import {
   type LossSource,
