@@ -8,7 +8,7 @@
  *   and the service core the HTTP server also uses, never the server's or engine's files);
  * - runtime reaches the venue only through its venue interface, never the emulator directly;
  *   only src/runtime/live (the adapter behind that interface) imports the client;
- * - strategies see only the runtime's public strategy API and core.
+ * - strategies see only the package's public API (paperbot/strategy and paperbot/testing).
  */
 module.exports = {
   forbidden: [
@@ -61,6 +61,12 @@ module.exports = {
       to: { path: '^src/client/' },
     },
     {
+      name: 'strategies-use-the-package-api',
+      severity: 'error',
+      from: { path: '^strategies/' },
+      to: { path: '^src/', pathNot: '^src/runtime/(strategy|testing)/index\\.ts$' },
+    },
+    {
       name: 'no-circular',
       severity: 'error',
       from: {},
@@ -73,7 +79,7 @@ module.exports = {
     tsConfig: { fileName: 'tsconfig.json' },
     enhancedResolveOptions: {
       exportsFields: ['exports'],
-      conditionNames: ['import', 'require', 'node', 'default'],
+      conditionNames: ['paperbot-source', 'import', 'require', 'node', 'default'],
     },
   },
 };

@@ -4,7 +4,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'backtest-data/**', 'coverage/**', '**/*.html'] },
+  { ignores: ['node_modules/**', 'dist/**', 'backtest-data/**', 'coverage/**', '**/*.html'] },
   js.configs.recommended,
   {
     files: ['**/*.cjs'],

@@ -2,6 +2,7 @@
  * The `paperbot` command line. Each command group lives in its own file under
  * `commands/` and registers itself on the program here.
  */
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { registerBacktestCommand } from './commands/backtest.ts';
 import { registerEmulatorCommands } from './commands/emulator.ts';
@@ -16,11 +17,20 @@ import { isPaperbotError } from '../core/errors.ts';
 /** Every command exits 2 on a config file it refuses (the file's path is in the message). */
 export const EXIT_INVALID_CONFIG = 2;
 
+/** The package's version, from its package.json (two folders up, from src/ and from dist/). */
+export function packageVersion(): string {
+  const manifest = JSON.parse(
+    readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
+  ) as { version: string };
+  return manifest.version;
+}
+
 export function buildProgram(): Command {
   const program = new Command('paperbot')
     .description(
       'Trading runtime, emulator and backtester for the Practice Trading Service (paper trading).',
     )
+    .version(packageVersion(), '-V, --version', 'print the version')
     .showHelpAfterError()
     .exitOverride();
   registerKeysCommands(program);

@@ -10,6 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { type ConfigProblem, explainConfigIssues } from '../core/config-messages.ts';
 import { PaperbotError } from '../core/errors.ts';
 import { parseScaled } from './engine/fixed.ts';
 
@@ -301,24 +302,28 @@ export const DEFAULT_EMULATOR_CONFIG_INPUT: EmulatorConfigInput = {
   ],
 };
 
-function describeIssues(error: z.ZodError): string {
-  return error.issues
-    .map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(root)'}: ${issue.message}`)
+function describeProblems(problems: readonly ConfigProblem[]): string {
+  return problems
+    .map(
+      (problem) =>
+        `${problem.path.length > 0 ? problem.path.map(String).join('.') : '(root)'}: ${problem.message}`,
+    )
     .join('; ');
 }
 
 /** Parses a config object; every problem is listed in one `INVALID_CONFIG` error. */
 export function parseEmulatorConfig(input: unknown): EmulatorConfig {
-  const result = EmulatorConfig.safeParse(input);
+  const result = EmulatorConfig.safeParse(input, { reportInput: true });
   if (!result.success) {
+    const problems = explainConfigIssues(result.error.issues, EmulatorConfig);
     throw new PaperbotError(
       'INVALID_CONFIG',
-      `invalid emulator config: ${describeIssues(result.error)}`,
+      `invalid emulator config: ${describeProblems(problems)}`,
       {
         details: {
-          issues: result.error.issues.map((issue) => ({
-            path: issue.path.map((part) => (typeof part === 'symbol' ? String(part) : part)),
-            message: issue.message,
+          issues: problems.map((problem) => ({
+            path: problem.path.map((part) => (typeof part === 'symbol' ? String(part) : part)),
+            message: problem.message,
           })),
         },
       },

@@ -83,9 +83,11 @@ export async function resolveStrategies(
       });
       continue;
     }
-    const parsed = definition.params.safeParse(params);
+    const parsed = definition.params.safeParse(params, { reportInput: true });
     if (!parsed.success) {
-      issues.push(...configIssuesOf(parsed.error, ['strategies', index, 'params']));
+      issues.push(
+        ...configIssuesOf(parsed.error, ['strategies', index, 'params'], definition.params),
+      );
       continue;
     }
     resolved.push({ id, name, definition, rawParams: params, params: parsed.data, file });

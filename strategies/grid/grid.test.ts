@@ -1,8 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseDecimal } from '../../src/core/decimal.ts';
-import { isOnIncrement } from '../../src/core/grid.ts';
-import type { StampedIntent } from '../../src/runtime/strategy/index.ts';
-import { createStrategyHarness, testOrder } from '../../src/runtime/testing/index.ts';
+import { isOnIncrement, parseDecimal, type StampedIntent } from 'paperbot/strategy';
+import { createStrategyHarness, testOrder } from 'paperbot/testing';
 import grid, { gridTag, parseGridTag } from './index.ts';
 
 const MARKET = 'BTC-PERP';

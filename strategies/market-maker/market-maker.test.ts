@@ -1,8 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { parseDecimal } from '../../src/core/decimal.ts';
-import { isOnIncrement } from '../../src/core/grid.ts';
-import type { PlaceIntent, StampedIntent } from '../../src/runtime/strategy/index.ts';
-import { createStrategyHarness, testPosition } from '../../src/runtime/testing/index.ts';
+import {
+  isOnIncrement,
+  parseDecimal,
+  type PlaceIntent,
+  type StampedIntent,
+} from 'paperbot/strategy';
+import { createStrategyHarness, testPosition } from 'paperbot/testing';
 import marketMaker, { ASK_TAG, BID_TAG } from './index.ts';
 
 const MARKET = 'BTC-PERP';

@@ -1,11 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseDecimal } from '../../src/core/decimal.ts';
-import type { StampedIntent } from '../../src/runtime/strategy/index.ts';
-import {
-  createStrategyHarness,
-  type StrategyHarness,
-  TEST_START_TIME,
-} from '../../src/runtime/testing/index.ts';
+import { parseDecimal, type StampedIntent } from 'paperbot/strategy';
+import { createStrategyHarness, type StrategyHarness, TEST_START_TIME } from 'paperbot/testing';
 import trendFollower, { TREND_TAG, type TrendFollowerParams } from './index.ts';
 
 const MARKET = 'BTC-PERP';

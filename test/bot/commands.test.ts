@@ -63,8 +63,8 @@ describe('paperbot run', () => {
     expect(started).toBe(false);
     const text = errors.join('');
     expect(text).toContain(`invalid config ${path} (4 problems)`);
-    expect(text).toContain('  - risk.max_orders_per_second: expected number, received string');
-    expect(text).toContain('  - metrics.port: ');
+    expect(text).toContain('  - risk.max_orders_per_second: must be a number\n');
+    expect(text).toContain('  - metrics.port: must be at most 65535\n');
     expect(text).toContain('  - metrics.extra: unknown key');
     expect(text).toContain('  - strategies[0].params.halfSpreadTicks: ');
   });

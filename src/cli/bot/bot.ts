@@ -34,6 +34,7 @@ import {
 } from '../../runtime/config.ts';
 import { deadmanSettings, type LoadedBotConfig } from './config.ts';
 import { type BotHttpServer, type HealthReport, startBotHttpServer } from './http.ts';
+import { intentLogFields } from '../logging.ts';
 import { createBotLogger, executionLoggerOf } from './logging.ts';
 import { type BotMetrics, createBotMetrics } from './metrics.ts';
 import { loadVenueKeyFile } from './venue-key.ts';
@@ -252,7 +253,7 @@ export class Bot {
     const clock = options.clock ?? systemClock;
     const logger =
       options.logger ??
-      createBotLogger({ level: config.logging.level, pretty: config.logging.pretty, clock });
+      createBotLogger({ level: config.logging.level, format: config.logging.format, clock });
     const resources: Resources = {
       emulator: null,
       rest: null,
@@ -474,6 +475,7 @@ export class Bot {
           request_id: intent.requestId,
           client_order_id: intent.clientOrderId,
           kind: intent.intent.kind,
+          ...intentLogFields(intent.intent),
         };
         switch (outcome.status) {
           case 'accepted':

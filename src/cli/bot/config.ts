@@ -37,6 +37,7 @@ import {
   TrackerSection,
 } from '../../runtime/config.ts';
 import { RiskConfig } from '../../runtime/risk/index.ts';
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../logging.ts';
 
 export const DEFAULT_BOT_CONFIG_PATH = 'config/bot.yaml';
 export const DEFAULT_METRICS_PORT = 9464;
@@ -125,11 +126,27 @@ const MetricsSection = z.strictObject({
   port: z.int().min(0).max(65_535).default(DEFAULT_METRICS_PORT),
 });
 
-const LoggingSection = z.strictObject({
-  level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
-  /** Human-readable lines through pino-pretty, when that package is installed. */
-  pretty: z.boolean().default(false),
-});
+const LoggingSection = z
+  .strictObject({
+    level: z.enum(LOG_LEVELS).default('info'),
+    /** `auto`: readable lines on a terminal, JSON lines otherwise (a file, a pipe). */
+    format: z.enum(LOG_FORMATS).optional(),
+    /** The older name: `true` is `format: pretty`, `false` is `format: json`. */
+    pretty: z.boolean().optional(),
+  })
+  .superRefine((value, context) => {
+    if (value.format !== undefined && value.pretty !== undefined) {
+      context.addIssue({
+        code: 'custom',
+        path: ['pretty'],
+        message: 'set format or pretty, not both (pretty is the older name of format)',
+      });
+    }
+  })
+  .transform(({ level, format, pretty }): { level: LogLevel; format: LogFormat } => ({
+    level,
+    format: format ?? (pretty === undefined ? 'auto' : pretty ? 'pretty' : 'json'),
+  }));
 
 const MarketDataSection = z.strictObject({
   /** Markets whose books and trades are read; null: every market the venue lists. */
@@ -200,8 +217,8 @@ export async function resolveBotConfig(
   source = '(inline)',
 ): Promise<LoadedBotConfig> {
   const issues: ConfigIssue[] = [];
-  const parsed = BotConfig.safeParse(document ?? {});
-  if (!parsed.success) issues.push(...issuesOf(parsed.error));
+  const parsed = BotConfig.safeParse(document ?? {}, { reportInput: true });
+  if (!parsed.success) issues.push(...issuesOf(parsed.error, [], BotConfig));
   const raw = (typeof document === 'object' && document !== null ? document : {}) as Record<
     string,
     unknown
@@ -241,8 +258,8 @@ function section<T extends z.ZodType>(
   schema: T,
   source: string,
 ): z.output<T> {
-  const result = schema.safeParse(document[key] ?? {});
-  if (!result.success) throw invalidConfigError(source, issuesOf(result.error, [key]));
+  const result = schema.safeParse(document[key] ?? {}, { reportInput: true });
+  if (!result.success) throw invalidConfigError(source, issuesOf(result.error, [key], schema));
   return result.data;
 }
 

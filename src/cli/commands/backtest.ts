@@ -17,7 +17,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { type Command, CommanderError, Option } from 'commander';
-import pino from 'pino';
+import { systemClock } from '../../core/clock.ts';
 import { isPaperbotError, PaperbotError } from '../../core/errors.ts';
 import {
   type BacktestResult,
@@ -45,6 +45,7 @@ import {
 } from '../../replay/report/index.ts';
 import { Journal } from '../../runtime/journal/index.ts';
 import { type KernelLogger, silentKernelLogger } from '../../runtime/kernel.ts';
+import { createLogger, type LogFormat, logFormatOption } from '../logging.ts';
 
 export const DEFAULT_BACKTEST_CONFIG_PATH = 'config/backtest.yaml';
 
@@ -56,7 +57,8 @@ export interface BacktestCommandDependencies {
   readonly printError: (text: string) => void;
   /** Whether stdout is a terminal (progress bars are drawn only then). */
   readonly interactive: boolean;
-  readonly logger: (level: string) => KernelLogger;
+  /** The kernel's logger (stderr, the shape of every command's logs). */
+  readonly logger: (level: string, format: LogFormat) => KernelLogger;
 }
 
 const defaultDependencies: BacktestCommandDependencies = {
@@ -67,10 +69,10 @@ const defaultDependencies: BacktestCommandDependencies = {
     process.stderr.write(text);
   },
   interactive: process.stdout.isTTY === true,
-  logger: (level) =>
+  logger: (level, format) =>
     level === 'silent'
       ? silentKernelLogger
-      : pino({ name: 'paperbot-backtest', level }, pino.destination(2)),
+      : createLogger({ name: 'paperbot-backtest', level, format, clock: systemClock, fd: 2 }),
 };
 
 interface BacktestOptions {
@@ -88,6 +90,7 @@ interface BacktestOptions {
   readonly liveJournal?: string;
   readonly timeTolerance?: string;
   readonly cache: 'auto' | 'off' | 'rebuild';
+  readonly logFormat?: LogFormat;
 }
 
 function collect(value: string, previous: string[] | undefined): string[] {
@@ -255,7 +258,7 @@ async function execute(
       config,
       strategies: loaded.strategies,
       source,
-      logger: dependencies.logger(config.logging.level),
+      logger: dependencies.logger(config.logging.level, options.logFormat ?? config.logging.format),
       onProgress: (delivered) => progress.update(delivered),
       skipMissingMarkets: options.skipMissingMarkets === true,
     });
@@ -347,6 +350,7 @@ export function registerBacktestCommand(
         .choices(['auto', 'off', 'rebuild'])
         .default('auto'),
     )
+    .addOption(logFormatOption())
     .action(async (options: BacktestOptions) => {
       try {
         await execute(options, resolved);

@@ -1,20 +1,16 @@
 /**
  * `paperbot new strategy NAME`: scaffolds `strategies/NAME/` with a working plugin, its README
  * and a passing test, from the templates below. The generated code imports the strategy API
- * and the test harness by relative path, so it runs under tsx and vitest with no build step.
+ * and the test harness from the package (`paperbot/strategy`, `paperbot/testing`), so it works
+ * the same inside this checkout and in a project of its own that installed paperbot.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
-import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { PaperbotError } from '../../core/errors.ts';
 
 /** Lower case letters, digits and '-', starting with a letter or digit (also a valid plugin name). */
 export const SCAFFOLD_NAME_PATTERN = /^[a-z0-9][a-z0-9-]{0,63}$/;
-
-const here = dirname(fileURLToPath(import.meta.url));
-const STRATEGY_API = resolve(here, '../../runtime/strategy/index.ts');
-const TESTING_API = resolve(here, '../../runtime/testing/index.ts');
 
 export interface ScaffoldOptions {
   readonly strategiesDirectory: string;
@@ -25,12 +21,7 @@ export interface ScaffoldResult {
   readonly files: readonly string[];
 }
 
-function importPath(fromDirectory: string, target: string): string {
-  const path = relative(fromDirectory, target).split('\\').join('/');
-  return path.startsWith('.') ? path : `./${path}`;
-}
-
-function indexTemplate(name: string, strategyApi: string): string {
+function indexTemplate(name: string): string {
   return `/**
  * ${name}: keeps one post-only limit bid \`offsetTicks\` ticks below the mark of each market.
  * A starting point: replace \`bidBelowMark\` with your own logic.
@@ -46,7 +37,7 @@ import {
   priceOnTick,
   type StrategyContext,
   smallestOrderQuantity,
-} from '${strategyApi}';
+} from 'paperbot/strategy';
 
 export const TAG = '${name}-bid';
 
@@ -92,9 +83,9 @@ export default defineStrategy({
 `;
 }
 
-function testTemplate(name: string, testingApi: string): string {
+function testTemplate(name: string): string {
   return `import { describe, expect, it } from 'vitest';
-import { createStrategyHarness } from '${testingApi}';
+import { createStrategyHarness } from 'paperbot/testing';
 import strategy, { TAG } from './index.ts';
 
 const MARKET = 'BTC-PERP';
@@ -176,8 +167,8 @@ export async function scaffoldStrategy(
     throw error;
   }
   const files = [
-    [join(directory, 'index.ts'), indexTemplate(name, importPath(directory, STRATEGY_API))],
-    [join(directory, `${name}.test.ts`), testTemplate(name, importPath(directory, TESTING_API))],
+    [join(directory, 'index.ts'), indexTemplate(name)],
+    [join(directory, `${name}.test.ts`), testTemplate(name)],
     [join(directory, 'README.md'), readmeTemplate(name)],
   ] as const;
   for (const [file, text] of files) await writeFile(file, text, { flag: 'wx' });

@@ -1,7 +1,7 @@
 /**
  * The public strategy API: everything a plugin needs, and nothing that reaches a venue.
- * Plugins import from here (and from `src/core` for decimals); the kernel imports the host,
- * the loader and the environment type.
+ * Plugins import it as `paperbot/strategy` (the package's exports map); the kernel imports the
+ * host, the loader and the environment type.
  */
 export {
   type Decimal,
@@ -12,6 +12,7 @@ export {
   toWire,
   ZERO,
 } from '../../core/decimal.ts';
+export { isOnIncrement } from '../../core/grid.ts';
 export type {
   Account,
   Book,
@@ -86,7 +87,12 @@ export {
   quantityOnStep,
   smallestOrderQuantity,
 } from './market-info.ts';
-export { formatParamsPath, type ParamsIssue, parseStrategyParams } from './params.ts';
+export {
+  formatParamsPath,
+  type ParamsIssue,
+  parseStrategyParams,
+  positiveDecimalString,
+} from './params.ts';
 export {
   TARGET_POSITION_TAG,
   type TargetPositionContext,

@@ -1,6 +1,8 @@
 /**
  * Loads strategy plugins by name from a strategies directory. A plugin is TypeScript, loaded
- * with a dynamic `import()`: the CLI runs under tsx, so no build step is needed.
+ * with a dynamic `import()`. When the runtime itself runs as built JavaScript (the installed
+ * package, `paperbot` from dist/), tsx is registered on the first TypeScript plugin, so user
+ * strategies still need no build step.
  *
  * `<directory>/<name>/index.ts` (a folder with code, README and test) is tried first, then
  * `<directory>/<name>.ts` (a single file). The module exports the `defineStrategy` result as
@@ -92,6 +94,28 @@ export async function resolveStrategyFile(
   );
 }
 
+let typeScriptLoader: Promise<void> | undefined;
+
+/** Registers tsx once, for a process that runs as plain JavaScript. */
+function registerTypeScriptLoader(): Promise<void> {
+  typeScriptLoader ??= import('tsx/esm/api').then(({ register }) => {
+    register();
+  });
+  return typeScriptLoader;
+}
+
+/** `import()` of a TypeScript module, registering tsx first when Node cannot load it alone. */
+async function importTypeScript(url: string): Promise<Record<string, unknown>> {
+  try {
+    return (await import(url)) as Record<string, unknown>;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ERR_UNKNOWN_FILE_EXTENSION') throw error;
+    await registerTypeScriptLoader();
+    // Node remembers the failed load of `url`; the query makes it a fresh module.
+    return (await import(`${url}?typescript`)) as Record<string, unknown>;
+  }
+}
+
 /** Imports a plugin and checks that it exports a strategy definition. */
 export async function loadStrategyDefinition(
   name: string,
@@ -100,7 +124,7 @@ export async function loadStrategyDefinition(
   const file = await resolveStrategyFile(name, options);
   let module: Record<string, unknown>;
   try {
-    module = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+    module = await importTypeScript(pathToFileURL(file).href);
   } catch (error) {
     throw new PaperbotError(
       'STRATEGY_LOAD_FAILED',

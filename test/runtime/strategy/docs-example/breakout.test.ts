@@ -1,13 +1,13 @@
 // The tests of docs/strategies.md, kept here so that they run.
 import { TestScheduler } from 'rxjs/testing';
 import { describe, expect, it } from 'vitest';
-import { marketOrder } from '../../../../src/runtime/strategy/index.ts';
+import { marketOrder } from 'paperbot/strategy';
 import {
   createStrategyHarness,
   strategyIntents$,
   TEST_START_TIME,
   testTrade,
-} from '../../../../src/runtime/testing/index.ts';
+} from 'paperbot/testing';
 import breakout from './breakout.ts';
 
 const MINUTE = 60_000;

@@ -1,11 +1,7 @@
 // The example of docs/strategies.md, kept here so that it compiles and its test runs.
 import { map, mergeMap, pairwise } from 'rxjs';
 import { z } from 'zod';
-import {
-  defineStrategy,
-  parseDecimal,
-  targetPosition,
-} from '../../../../src/runtime/strategy/index.ts';
+import { defineStrategy, parseDecimal, targetPosition } from 'paperbot/strategy';
 
 export default defineStrategy({
   name: 'breakout',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createStrategyHarness } from '../../../../../src/runtime/testing/index.ts';
+import { createStrategyHarness } from 'paperbot/testing';
 import strategy, { TAG } from './index.ts';
 
 const MARKET = 'BTC-PERP';

@@ -13,7 +13,7 @@ import {
   priceOnTick,
   type StrategyContext,
   smallestOrderQuantity,
-} from '../../../../../src/runtime/strategy/index.ts';
+} from 'paperbot/strategy';
 
 export const TAG = 'example-strategy-bid';
 
