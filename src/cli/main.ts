@@ -12,6 +12,10 @@ import { registerNewCommands } from './commands/new.ts';
 import { registerRecordCommand } from './commands/record.ts';
 import { registerRunCommand } from './commands/run.ts';
 import { registerStatusCommand } from './commands/status.ts';
+import { isPaperbotError } from '../core/errors.ts';
+
+/** Every command exits 2 on a config file it refuses (the file's path is in the message). */
+export const EXIT_INVALID_CONFIG = 2;
 
 /** The package's version, from its package.json (two folders up, from src/ and from dist/). */
 export function packageVersion(): string {
@@ -52,6 +56,6 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     const message = error instanceof Error ? error.message : String(error);
     process.stderr.write(`paperbot: ${message}\n`);
-    return 1;
+    return isPaperbotError(error) && error.code === 'INVALID_CONFIG' ? EXIT_INVALID_CONFIG : 1;
   }
 }

@@ -15,6 +15,11 @@ export const CLIENT_ERROR_CODES = [
   'TRANSPORT_FAILURE',
   /** The answer is not what the interface allows: broken JSON, wrong types, unknown fields. */
   'MALFORMED_RESPONSE',
+  /**
+   * A placement answer for another command: its `request_id` or `client_order_id` differs from
+   * the request's. The outcome of the request sent is unknown; recover it by request id.
+   */
+  'RESPONSE_ID_MISMATCH',
   /** A 3xx answer. Redirects are never followed, so signed headers never leave their origin. */
   'REDIRECT_REFUSED',
   /** The caller's AbortSignal fired. */

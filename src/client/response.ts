@@ -1,9 +1,11 @@
 /**
  * Turns an HTTP answer into a typed result or a `VenueError`. Pure: the status, the headers and
  * the body text go in; nothing is read from the network or the clock here. Success bodies are
- * parsed with the endpoint's strict schema; anything the interface does not allow (broken JSON,
- * wrong types, unknown fields, an HTML error page) becomes MALFORMED_RESPONSE with the status,
- * an excerpt of the body and the server request id.
+ * parsed with the endpoint's `read` schema (contract section 7): strict for resources whose
+ * fields the interface lists, liberal (fields the client uses checked, others kept) for shapes
+ * it leaves open. Anything that schema refuses (broken JSON, wrong types, an unknown field of a
+ * listed resource, an HTML error page) becomes MALFORMED_RESPONSE with the status, an excerpt of
+ * the body and the server request id.
  */
 import {
   type EndpointName,
@@ -100,7 +102,7 @@ export function interpretResponse<E extends EndpointName>(
     }
     const json = parseJson(raw.text);
     if (!json.ok) throw malformed('the body is not JSON');
-    const parsed = definition.response.safeParse(json.value);
+    const parsed = definition.read.safeParse(json.value);
     if (!parsed.success) {
       throw malformed('the body does not match the interface', {
         issues: toServiceIssues(parsed.error, 'body', json.value),
@@ -178,6 +180,54 @@ function throwServiceError(
       details: fields.details,
       outcome: endpoints[endpoint].mutation ? serviceOutcome(fields.code, raw.status) : null,
       retryAfterMs: parseRetryAfter(headerValue(raw.headers, 'retry-after'), context.serverNowMs),
+    },
+  );
+}
+
+function differs(sent: unknown, answered: unknown): boolean {
+  return typeof sent === 'string' && typeof answered === 'string' && sent !== answered;
+}
+
+/**
+ * A placement's answer must be the order of this request: a `request_id` or `client_order_id`
+ * that differs from the one sent means the answer belongs to another command, so what became of
+ * this one is unknown (design rule 4). Throws RESPONSE_ID_MISMATCH with outcome `unknown`; the
+ * executor then resolves it by GET /v1/requests/{request_id}. A null id in the answer says
+ * nothing and passes.
+ */
+export function checkPlacementIds(endpoint: EndpointName, body: unknown, response: unknown): void {
+  if (endpoint !== 'placeOrder') return;
+  const sent = body as { readonly request_id?: unknown; readonly client_order_id?: unknown };
+  const answered = response as {
+    readonly request_id?: unknown;
+    readonly client_order_id?: unknown;
+  };
+  const mismatched: string[] = [];
+  if (differs(sent.request_id, answered.request_id)) mismatched.push('request_id');
+  if (differs(sent.client_order_id, answered.client_order_id)) mismatched.push('client_order_id');
+  if (mismatched.length === 0) return;
+  throw new VenueError(
+    'RESPONSE_ID_MISMATCH',
+    `${endpoint}: the answer carries another command's ${mismatched.join(' and ')} (sent ${mismatched
+      .map((field) => `${field} ${String(sent[field as keyof typeof sent])}`)
+      .join(', ')}; answered ${mismatched
+      .map((field) => `${field} ${String(answered[field as keyof typeof answered])}`)
+      .join(', ')}); the outcome of request ${String(sent.request_id)} is unknown`,
+    {
+      source: 'transport',
+      endpoint,
+      outcome: 'unknown',
+      details: {
+        mismatched,
+        sent: {
+          request_id: sent.request_id ?? null,
+          client_order_id: sent.client_order_id ?? null,
+        },
+        answered: {
+          request_id: answered.request_id ?? null,
+          client_order_id: answered.client_order_id ?? null,
+        },
+      },
     },
   );
 }

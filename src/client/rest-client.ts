@@ -22,10 +22,12 @@ import {
   type HttpMethod,
   type MutationStatus,
   matchEndpoint,
+  nextAfterSequence,
   type PathParamsOf,
-  type PrivateEvent,
+  type PrivateEventReading,
   type QueryInputOf,
   type ResponseOf,
+  serviceTimeMs,
 } from '../protocol/index.ts';
 import {
   bodySha256Hex,
@@ -60,7 +62,7 @@ import {
   parseStoredBody,
   serializeBody,
 } from './request-parts.ts';
-import { interpretResponse } from './response.ts';
+import { checkPlacementIds, interpretResponse } from './response.ts';
 
 export interface RetryPolicy extends BackoffPolicy {
   /** Attempts of one GET in all, the first included. 1 turns retries off. */
@@ -303,7 +305,15 @@ export class RestClient {
   async syncClock(options: CallOptions = {}): Promise<ClockOffsetEstimate> {
     const sentAt = this.clock.now();
     const time = await this.call('getTime', {}, options);
-    const estimate = estimateClockOffset(sentAt, this.clock.now(), time.epoch_ms);
+    const serverMs = serviceTimeMs(time);
+    if (serverMs === null) {
+      throw new VenueError(
+        'MALFORMED_RESPONSE',
+        'getTime: the answer has neither a numeric epoch_ms nor an RFC 3339 server_time',
+        { source: 'transport', endpoint: 'getTime', details: { fields: Object.keys(time) } },
+      );
+    }
+    const estimate = estimateClockOffset(sentAt, this.clock.now(), serverMs);
     this.offset = estimate;
     return estimate;
   }
@@ -476,7 +486,9 @@ export class RestClient {
       target: `${this.pathPrefix}${prepared.path}`,
       bodyBytes: prepared.bodyBytes,
     };
-    return (await this.executeOnce(spec, options)) as ResponseOf<E>;
+    const response = await this.executeOnce(spec, options);
+    checkPlacementIds(prepared.endpoint, prepared.body, response);
+    return response as ResponseOf<E>;
   }
 
   /**
@@ -738,7 +750,10 @@ export class RestClient {
     return itemsOf(this.pages('listFills', query, options));
   }
 
-  /** Pages of GET /v1/events, passing `next_after_sequence` on until `has_more` is false. */
+  /**
+   * Pages of GET /v1/events, passing `next_after_sequence` on (derived from the events when the
+   * service leaves it out, `nextAfterSequence`) until `has_more` is false.
+   */
   async *eventPages(
     query: QueryInputOf<'listEvents'> = {},
     options: CallOptions = {},
@@ -748,21 +763,22 @@ export class RestClient {
       const page = await this.listEvents({ ...query, after_sequence: afterSequence }, options);
       yield page;
       if (!page.has_more) return;
-      if (page.next_after_sequence <= afterSequence) {
+      const next = nextAfterSequence(page, afterSequence);
+      if (next <= afterSequence) {
         throw new VenueError(
           'MALFORMED_RESPONSE',
-          `listEvents: has_more is true but next_after_sequence ${page.next_after_sequence} does not pass ${afterSequence}`,
+          `listEvents: has_more is true but the next after_sequence ${next} does not pass ${afterSequence}`,
           { source: 'transport', endpoint: 'listEvents' },
         );
       }
-      afterSequence = page.next_after_sequence;
+      afterSequence = next;
     }
   }
 
   async *iterateEvents(
     query: QueryInputOf<'listEvents'> = {},
     options: CallOptions = {},
-  ): AsyncGenerator<PrivateEvent, void, undefined> {
+  ): AsyncGenerator<PrivateEventReading, void, undefined> {
     for await (const page of this.eventPages(query, options)) yield* page.data;
   }
 

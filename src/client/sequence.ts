@@ -20,6 +20,12 @@
  */
 import type { PrivateEvent } from '../protocol/index.ts';
 
+/** What the tracker needs of an event: its place in the sequence and its identity. */
+export interface SequencedEvent {
+  readonly sequence: number;
+  readonly event_id: string;
+}
+
 export type ResyncReason =
   /** A head below the last delivered sequence, or a sequence seen twice with different events. */
   | 'sequence_backwards'
@@ -39,9 +45,9 @@ export interface SequenceProblem {
   readonly sequence: number | null;
 }
 
-export interface SequenceOffer {
+export interface SequenceOffer<E extends SequencedEvent = PrivateEvent> {
   /** Events to hand on now, in order. */
-  readonly delivered: readonly PrivateEvent[];
+  readonly delivered: readonly E[];
   readonly duplicate: boolean;
   readonly problem: SequenceProblem | null;
 }
@@ -55,22 +61,22 @@ export interface SequenceTrackerOptions {
   readonly recentLimit?: number;
 }
 
-const NOTHING: SequenceOffer = Object.freeze({
+const NOTHING: SequenceOffer<never> = Object.freeze({
   delivered: [],
   duplicate: false,
   problem: null,
 });
-const DUPLICATE: SequenceOffer = Object.freeze({
+const DUPLICATE: SequenceOffer<never> = Object.freeze({
   delivered: [],
   duplicate: true,
   problem: null,
 });
 
-export class SequenceTracker {
+export class SequenceTracker<E extends SequencedEvent = PrivateEvent> {
   private last: number;
   private highest: number;
   private halt: SequenceProblem | null = null;
-  private readonly buffer = new Map<number, PrivateEvent>();
+  private readonly buffer = new Map<number, E>();
   private readonly recent = new Map<number, string>();
   private readonly bufferLimit: number;
   private readonly recentLimit: number;
@@ -115,7 +121,7 @@ export class SequenceTracker {
     return this.halt === null && (this.buffer.size > 0 || this.highest > this.last);
   }
 
-  offerLive(event: PrivateEvent): SequenceOffer {
+  offerLive(event: E): SequenceOffer<E> {
     const sequence = event.sequence;
     if (this.halt !== null) return this.holdWhileHalted(event);
     if (sequence <= this.last) return this.alreadyDelivered(event);
@@ -139,7 +145,7 @@ export class SequenceTracker {
     return this.hold(event);
   }
 
-  offerLogged(event: PrivateEvent): SequenceOffer {
+  offerLogged(event: E): SequenceOffer<E> {
     const sequence = event.sequence;
     if (this.halt !== null) return this.holdWhileHalted(event);
     if (sequence <= this.last) return this.alreadyDelivered(event);
@@ -170,7 +176,7 @@ export class SequenceTracker {
   }
 
   /** A head: the service's highest sequence now (heartbeat, `authenticated`). */
-  observeHead(sequence: number): SequenceOffer {
+  observeHead(sequence: number): SequenceOffer<E> {
     if (this.halt !== null) return NOTHING;
     if (sequence < this.last) {
       return this.stop(
@@ -192,7 +198,7 @@ export class SequenceTracker {
    * Resumes from `sequence` (reconciled by the caller, or the head on a fresh start): held
    * events above it follow on, those at or below it are dropped.
    */
-  reset(sequence: number): readonly PrivateEvent[] {
+  reset(sequence: number): readonly E[] {
     checkSequence(sequence);
     this.halt = null;
     this.last = sequence;
@@ -208,7 +214,7 @@ export class SequenceTracker {
     return this.deliverAndDrain(first);
   }
 
-  private alreadyDelivered(event: PrivateEvent): SequenceOffer {
+  private alreadyDelivered(event: E): SequenceOffer<E> {
     const known = this.recent.get(event.sequence);
     if (known !== undefined && known !== event.event_id) {
       return this.stop(
@@ -220,7 +226,7 @@ export class SequenceTracker {
     return this.countDuplicate();
   }
 
-  private countDuplicate(): SequenceOffer {
+  private countDuplicate(): SequenceOffer<E> {
     this.duplicateCount += 1;
     return DUPLICATE;
   }
@@ -229,7 +235,7 @@ export class SequenceTracker {
    * While halted the counter cannot be trusted (it may have restarted), so every event is held,
    * whatever its sequence, until `reset` says where to resume.
    */
-  private holdWhileHalted(event: PrivateEvent): SequenceOffer {
+  private holdWhileHalted(event: E): SequenceOffer<E> {
     const held = this.buffer.get(event.sequence);
     if (held?.event_id === event.event_id) return this.countDuplicate();
     if (held === undefined && this.buffer.size >= this.bufferLimit) return NOTHING;
@@ -237,7 +243,7 @@ export class SequenceTracker {
     return NOTHING;
   }
 
-  private hold(event: PrivateEvent): SequenceOffer {
+  private hold(event: E): SequenceOffer<E> {
     if (this.buffer.size >= this.bufferLimit) {
       return this.stop(
         'buffer_overflow',
@@ -250,7 +256,7 @@ export class SequenceTracker {
   }
 
   /** Halts delivery; reports the problem only the first time, so one halt is one signal. */
-  private stop(reason: ResyncReason, message: string, sequence: number | null): SequenceOffer {
+  private stop(reason: ResyncReason, message: string, sequence: number | null): SequenceOffer<E> {
     if (this.halt !== null) return NOTHING;
     const problem: SequenceProblem = {
       reason,
@@ -262,9 +268,9 @@ export class SequenceTracker {
     return { delivered: [], duplicate: false, problem };
   }
 
-  private deliverAndDrain(first: PrivateEvent): PrivateEvent[] {
-    const out: PrivateEvent[] = [];
-    let next: PrivateEvent | undefined = first;
+  private deliverAndDrain(first: E): E[] {
+    const out: E[] = [];
+    let next: E | undefined = first;
     while (next !== undefined) {
       this.last = next.sequence;
       this.remember(next);
@@ -276,7 +282,7 @@ export class SequenceTracker {
     return out;
   }
 
-  private remember(event: PrivateEvent): void {
+  private remember(event: E): void {
     this.recent.set(event.sequence, event.event_id);
     if (this.recent.size > this.recentLimit) {
       const oldest = this.recent.keys().next().value;

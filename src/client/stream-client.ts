@@ -25,10 +25,13 @@ import {
   type PositionEvent,
   type PrivateChannel,
   PrivateChannel as PrivateChannelSchema,
+  isKnownPrivateEvent,
+  type OtherPrivateEvent,
   type PrivateEvent,
+  type PrivateEventReading,
   type PublicChannel,
-  type ServerFrame,
-  ServerFrame as ServerFrameSchema,
+  readServerFrame,
+  type ServerFrameReading,
   type TickerSnapshotFrame,
   type TickerUpdateFrame,
   tickerChannel,
@@ -85,6 +88,10 @@ export interface StreamStatistics {
   readonly gapFills: number;
   readonly reconnects: number;
   readonly malformedFrames: number;
+  /** Frames of unknown types without a private sequence (`otherFrames$`). */
+  readonly otherFrames: number;
+  /** Private events of unknown types (`otherEvents$`). */
+  readonly otherEvents: number;
   readonly resyncs: number;
 }
 
@@ -138,10 +145,20 @@ const DEFAULT_RECONNECT: BackoffPolicy = {
 const EVENTS_PAGE_LIMIT = 200;
 
 interface Waiter {
-  readonly resolve: (frame: ServerFrame) => void;
+  readonly resolve: (reading: ServerFrameReading) => void;
   readonly reject: (error: unknown) => void;
   readonly timer: TimerHandle;
+  /** The confirmation kind that answers it (`authenticated` for auth); null for the challenge. */
+  readonly answeredBy: ServerFrameReading['kind'] | null;
 }
+
+/** The confirmation that answers each client frame. */
+const ANSWER_OF: Readonly<Record<string, ServerFrameReading['kind']>> = {
+  auth: 'authenticated',
+  subscribe: 'subscribed',
+  unsubscribe: 'unsubscribed',
+  ping: 'pong',
+};
 
 function deepFreeze<T>(value: T): T {
   if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
@@ -149,10 +166,6 @@ function deepFreeze<T>(value: T): T {
     for (const inner of Object.values(value)) deepFreeze(inner);
   }
   return value;
-}
-
-function isPrivateEvent(frame: ServerFrame): frame is PrivateEvent {
-  return 'sequence' in frame && 'event_id' in frame;
 }
 
 function streamError(
@@ -181,11 +194,13 @@ export class StreamClient {
   private readonly reconnectPolicy: BackoffPolicy;
   private readonly maxPayloadBytes: number;
   private readonly userAgent: string;
-  private readonly tracker: SequenceTracker;
+  private readonly tracker: SequenceTracker<PrivateEventReading>;
   private startFromHead: boolean;
 
   private readonly stateSubject = new BehaviorSubject<ConnectionState>('idle');
   private readonly eventSubject = new Subject<PrivateEvent>();
+  private readonly otherEventSubject = new Subject<OtherPrivateEvent>();
+  private readonly otherFrameSubject = new Subject<Readonly<Record<string, unknown>>>();
   private readonly tickerSubject = new Subject<TickerFrame>();
   private readonly resyncSubject = new Subject<ResyncSignal>();
   private readonly errorSubject = new Subject<VenueError>();
@@ -209,6 +224,14 @@ export class StreamClient {
   readonly risk$: Observable<RiskEvent> = this.events$.pipe(
     filter((event): event is RiskEvent => event.channel === 'risk'),
   );
+  /**
+   * Private events of types the project does not know, in sequence order among the others and
+   * counted in the sequence; their payload as sent (contract section 7: passed on, not refused).
+   */
+  readonly otherEvents$: Observable<OtherPrivateEvent> = this.otherEventSubject.asObservable();
+  /** Frames of unknown types without a private sequence, as sent. */
+  readonly otherFrames$: Observable<Readonly<Record<string, unknown>>> =
+    this.otherFrameSubject.asObservable();
   /** Fail-closed signals: the private sequence cannot be trusted until reconciled. */
   readonly resync$: Observable<ResyncSignal> = this.resyncSubject.asObservable();
   /** Error frames, unreadable frames and connection failures, for logs and metrics. */
@@ -239,6 +262,8 @@ export class StreamClient {
     gapFills: 0,
     reconnects: 0,
     malformedFrames: 0,
+    otherFrames: 0,
+    otherEvents: 0,
     resyncs: 0,
   };
 
@@ -281,7 +306,7 @@ export class StreamClient {
     this.userAgent = options.userAgent ?? 'paperbot-client/0.1';
     const start = options.startAfterSequence ?? 'latest';
     this.startFromHead = start === 'latest';
-    this.tracker = new SequenceTracker({
+    this.tracker = new SequenceTracker<PrivateEventReading>({
       lastSequence: start === 'latest' ? 0 : start,
       bufferLimit: options.bufferLimit,
     });
@@ -329,6 +354,8 @@ export class StreamClient {
     this.settleConnectWaiters(streamError('CLIENT_CLOSED', 'the stream client was closed'));
     await this.filling?.catch(() => undefined);
     this.eventSubject.complete();
+    this.otherEventSubject.complete();
+    this.otherFrameSubject.complete();
     this.tickerSubject.complete();
     this.resyncSubject.complete();
     this.errorSubject.complete();
@@ -480,10 +507,10 @@ export class StreamClient {
     this.assertCurrent(generation);
     this.armWatchdog(generation);
 
-    if (isPrivate && challenge.type === 'challenge') {
+    if (isPrivate && challenge.kind === 'challenge') {
       this.setState('authenticating');
       const fields = await this.rest.signWebSocketAuth(
-        challenge.challenge,
+        challenge.frame.challenge,
         this.scopes,
         this.tracker.lastSequence,
       );
@@ -494,13 +521,9 @@ export class StreamClient {
         timestamp: String(fields.timestamp),
       });
       this.assertCurrent(generation);
-      if (authenticated.type === 'authenticated') {
-        if (this.startFromHead) {
-          this.startFromHead = false;
-          this.deliver(this.tracker.reset(authenticated.sequence));
-        } else {
-          this.handleOffer(this.tracker.observeHead(authenticated.sequence));
-        }
+      if (authenticated.kind === 'authenticated') {
+        // Gaps found here are filled once live (below), not during the session's setup.
+        this.observeHead(authenticated.frame.sequence, false);
       }
     }
 
@@ -607,7 +630,7 @@ export class StreamClient {
     return `ws-${this.generation}-${this.frameCounter}`;
   }
 
-  private waitForChallenge(): Promise<ServerFrame> {
+  private waitForChallenge(): Promise<ServerFrameReading> {
     return new Promise((resolve, reject) => {
       const timer = this.clock.setTimeout(() => {
         this.challengeWaiter = null;
@@ -617,12 +640,12 @@ export class StreamClient {
           }),
         );
       }, this.connectTimeoutMs);
-      this.challengeWaiter = { resolve, reject, timer };
+      this.challengeWaiter = { resolve, reject, timer, answeredBy: null };
     });
   }
 
   /** Sends a client frame and waits for the reply carrying its request id. */
-  private request(frame: Record<string, unknown>): Promise<ServerFrame> {
+  private request(frame: Record<string, unknown>): Promise<ServerFrameReading> {
     const socket = this.socket;
     if (socket === null || socket.readyState !== WebSocket.OPEN) {
       return Promise.reject(
@@ -632,7 +655,7 @@ export class StreamClient {
       );
     }
     const requestId = this.nextRequestId();
-    return new Promise<ServerFrame>((resolve, reject) => {
+    return new Promise<ServerFrameReading>((resolve, reject) => {
       const timer = this.clock.setTimeout(() => {
         this.replyWaiters.delete(requestId);
         reject(
@@ -643,7 +666,12 @@ export class StreamClient {
           ),
         );
       }, this.replyTimeoutMs);
-      this.replyWaiters.set(requestId, { resolve, reject, timer });
+      this.replyWaiters.set(requestId, {
+        resolve,
+        reject,
+        timer,
+        answeredBy: ANSWER_OF[String(frame.op)] ?? null,
+      });
       socket.send(JSON.stringify({ ...frame, request_id: requestId }), (error) => {
         if (error === undefined || error === null) return;
         const waiter = this.replyWaiters.get(requestId);
@@ -677,12 +705,12 @@ export class StreamClient {
       this.malformed('a frame is not JSON', text);
       return;
     }
-    const parsed = ServerFrameSchema.safeParse(document);
-    if (!parsed.success) {
-      this.malformed('a frame does not match the interface', text);
+    const reading = readServerFrame(document);
+    if (reading.kind === 'malformed') {
+      this.malformed(reading.problem, text);
       return;
     }
-    this.onFrame(generation, deepFreeze(parsed.data));
+    this.onFrame(generation, deepFreeze(reading));
   }
 
   private malformed(problem: string, text: string): void {
@@ -695,34 +723,36 @@ export class StreamClient {
     );
   }
 
-  private onFrame(generation: number, frame: ServerFrame): void {
-    switch (frame.type) {
+  private onFrame(generation: number, reading: ServerFrameReading): void {
+    switch (reading.kind) {
       case 'challenge': {
         const waiter = this.challengeWaiter;
         this.challengeWaiter = null;
         if (waiter !== null) {
           this.clock.clearTimeout(waiter.timer);
-          waiter.resolve(frame);
+          waiter.resolve(reading);
         }
         return;
       }
       case 'pong':
         this.armWatchdog(generation);
-        this.resolveReply(frame.request_id, frame);
+        this.resolveReply(reading.frame.request_id, reading);
         return;
       case 'authenticated':
       case 'subscribed':
       case 'unsubscribed':
-        this.resolveReply(frame.request_id, frame);
+        this.resolveReply(reading.frame.request_id, reading);
         return;
-      case 'heartbeat':
+      case 'heartbeat': {
         this.armWatchdog(generation);
-        if (frame.sequence !== null && this.privateChannels.length > 0 && !this.startFromHead) {
-          this.handleOffer(this.tracker.observeHead(frame.sequence));
-          if (this.tracker.hasGap()) void this.fill(false);
+        const sequence = reading.frame.sequence;
+        if (typeof sequence === 'number' && this.privateChannels.length > 0) {
+          this.observeHead(sequence, true);
         }
         return;
+      }
       case 'error': {
+        const frame = reading.frame;
         const error = new VenueError(
           frame.error.code,
           `stream: ${frame.error.code}: ${frame.error.message}`,
@@ -732,10 +762,10 @@ export class StreamClient {
             details: frame.error.details,
           },
         );
-        const waiter =
-          frame.request_id === null ? undefined : this.replyWaiters.get(frame.request_id);
-        if (waiter !== undefined && frame.request_id !== null) {
-          this.replyWaiters.delete(frame.request_id);
+        const requestId = typeof frame.request_id === 'string' ? frame.request_id : null;
+        const waiter = requestId === null ? undefined : this.replyWaiters.get(requestId);
+        if (waiter !== undefined && requestId !== null) {
+          this.replyWaiters.delete(requestId);
           this.clock.clearTimeout(waiter.timer);
           waiter.reject(error);
         } else {
@@ -745,35 +775,76 @@ export class StreamClient {
         }
         return;
       }
-      case 'ticker.snapshot':
-      case 'ticker.update':
+      case 'ticker': {
+        const frame = reading.frame;
         if (!this.publicChannels.has(frame.channel)) return;
         this.latestTicker.set(frame.channel, frame);
         this.tickerSubject.next(frame);
         return;
-      default:
-        if (isPrivateEvent(frame) && this.privateChannels.length > 0 && !this.startFromHead) {
-          this.handleOffer(this.tracker.offerLive(frame));
+      }
+      case 'event':
+        if (this.privateChannels.length > 0 && !this.startFromHead) {
+          this.handleOffer(this.tracker.offerLive(reading.frame));
           if (this.tracker.hasGap()) void this.fill(false);
         }
+        return;
+      case 'other':
+        this.counters.otherFrames += 1;
+        this.otherFrameSubject.next(reading.frame);
+        return;
     }
   }
 
-  private resolveReply(requestId: string, frame: ServerFrame): void {
-    const waiter = this.replyWaiters.get(requestId);
-    if (waiter === undefined) return;
-    this.replyWaiters.delete(requestId);
+  /**
+   * A head from `authenticated` or a heartbeat. Starting from the head, the first one known
+   * sets it; a missing sequence (a service that does not send one) leaves the tracker as is.
+   */
+  private observeHead(sequence: number | null | undefined, fillGaps: boolean): void {
+    if (typeof sequence !== 'number') return;
+    if (this.startFromHead) {
+      this.startFromHead = false;
+      this.deliver(this.tracker.reset(sequence));
+      return;
+    }
+    this.handleOffer(this.tracker.observeHead(sequence));
+    if (fillGaps && this.tracker.hasGap()) void this.fill(false);
+  }
+
+  /**
+   * Answers the waiter of `requestId`; a confirmation without a request id we sent (the
+   * interface does not show its fields) answers the oldest waiter of its kind instead.
+   */
+  private resolveReply(requestId: string | null | undefined, reading: ServerFrameReading): void {
+    let id = typeof requestId === 'string' && this.replyWaiters.has(requestId) ? requestId : null;
+    if (id === null) {
+      for (const [candidate, waiter] of this.replyWaiters) {
+        if (waiter.answeredBy === reading.kind) {
+          id = candidate;
+          break;
+        }
+      }
+    }
+    if (id === null) return;
+    const waiter = this.replyWaiters.get(id)!;
+    this.replyWaiters.delete(id);
     this.clock.clearTimeout(waiter.timer);
-    waiter.resolve(frame);
+    waiter.resolve(reading);
   }
 
   // ---------------------------------------------------------------- private sequence
 
-  private deliver(events: readonly PrivateEvent[]): void {
-    for (const event of events) this.eventSubject.next(event);
+  private deliver(events: readonly PrivateEventReading[]): void {
+    for (const event of events) {
+      if (isKnownPrivateEvent(event)) {
+        this.eventSubject.next(event);
+      } else {
+        this.counters.otherEvents += 1;
+        this.otherEventSubject.next(event);
+      }
+    }
   }
 
-  private handleOffer(offer: SequenceOffer): void {
+  private handleOffer(offer: SequenceOffer<PrivateEventReading>): void {
     this.deliver(offer.delivered);
     if (offer.problem !== null) this.signalResync(offer.problem, true, null);
   }

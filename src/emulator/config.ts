@@ -10,6 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { type ConfigProblem, explainConfigIssues } from '../core/config-messages.ts';
 import { PaperbotError } from '../core/errors.ts';
 import { parseScaled } from './engine/fixed.ts';
 
@@ -179,6 +180,36 @@ export const EmulatorConfig = z
         candles: z.int().min(1).max(100_000).default(1000),
       })
       .prefault({}),
+    /** Transport bounds: what one client can hold open or make the emulator buffer. */
+    limits: z
+      .strictObject({
+        /** TCP connections at once, HTTP and WebSocket together; more are answered 503. */
+        max_connections: z.int().min(1).max(1_000_000).default(1024),
+        /** Time to receive a request's headers (408 beyond), in wall-clock ms. */
+        headers_timeout_ms: z.int().min(1).max(3_600_000).default(10_000),
+        /** Time to receive a whole request, headers and body (408 beyond), in wall-clock ms. */
+        request_timeout_ms: z.int().min(1).max(3_600_000).default(30_000),
+        /** Request line and headers together (431 beyond). */
+        max_header_bytes: z.int().min(1024).max(1_048_576).default(16_384),
+        websocket: z
+          .strictObject({
+            /** WebSocket connections at once; more upgrades are answered 503. */
+            max_connections: z.int().min(1).max(1_000_000).default(256),
+            /** Largest client frame (the connection is closed with 1009 beyond). */
+            max_frame_bytes: z.int().min(1024).max(16_777_216).default(65_536),
+            /**
+             * Bytes waiting to be sent to one client that does not read; beyond, the connection
+             * is closed with 1008 rather than buffered further.
+             */
+            max_buffered_bytes: z.int().min(1024).max(268_435_456).default(1_048_576),
+          })
+          .prefault({}),
+      })
+      .prefault({})
+      .refine((limits) => limits.headers_timeout_ms <= limits.request_timeout_ms, {
+        path: ['headers_timeout_ms'],
+        message: 'must not be above request_timeout_ms',
+      }),
     markets: z.array(MarketConfig).min(1),
   })
   .superRefine((config, context) => {
@@ -271,24 +302,28 @@ export const DEFAULT_EMULATOR_CONFIG_INPUT: EmulatorConfigInput = {
   ],
 };
 
-function describeIssues(error: z.ZodError): string {
-  return error.issues
-    .map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(root)'}: ${issue.message}`)
+function describeProblems(problems: readonly ConfigProblem[]): string {
+  return problems
+    .map(
+      (problem) =>
+        `${problem.path.length > 0 ? problem.path.map(String).join('.') : '(root)'}: ${problem.message}`,
+    )
     .join('; ');
 }
 
 /** Parses a config object; every problem is listed in one `INVALID_CONFIG` error. */
 export function parseEmulatorConfig(input: unknown): EmulatorConfig {
-  const result = EmulatorConfig.safeParse(input);
+  const result = EmulatorConfig.safeParse(input, { reportInput: true });
   if (!result.success) {
+    const problems = explainConfigIssues(result.error.issues, EmulatorConfig);
     throw new PaperbotError(
       'INVALID_CONFIG',
-      `invalid emulator config: ${describeIssues(result.error)}`,
+      `invalid emulator config: ${describeProblems(problems)}`,
       {
         details: {
-          issues: result.error.issues.map((issue) => ({
-            path: issue.path.map((part) => (typeof part === 'symbol' ? String(part) : part)),
-            message: issue.message,
+          issues: problems.map((problem) => ({
+            path: problem.path.map((part) => (typeof part === 'symbol' ? String(part) : part)),
+            message: problem.message,
           })),
         },
       },
@@ -311,11 +346,15 @@ export function loadEmulatorConfig(yamlPath: string): EmulatorConfig {
   }
   let document: unknown;
   try {
-    document = parseYaml(text);
+    // The yaml package's alias cap (100), stated so an alias bomb is refused here by name.
+    document = parseYaml(text, { maxAliasCount: 100 });
   } catch (cause) {
-    throw new PaperbotError('INVALID_CONFIG', `emulator config ${yamlPath} is not valid YAML`, {
-      cause,
-    });
+    const message = cause instanceof Error ? (cause.message.split('\n')[0] ?? '') : '';
+    throw new PaperbotError(
+      'INVALID_CONFIG',
+      `emulator config ${yamlPath} is not valid YAML${message === '' ? '' : `: ${message}`}`,
+      { cause, details: { source: yamlPath, issues: [{ path: '(yaml)', message }] } },
+    );
   }
   return parseEmulatorConfig(document);
 }

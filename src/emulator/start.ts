@@ -4,8 +4,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { type Clock, systemClock } from '../core/clock.ts';
 import { PaperbotError } from '../core/errors.ts';
@@ -28,23 +28,19 @@ import {
 import { Authenticator } from './server/auth.ts';
 import { createControls, type EmulatorControls } from './server/controls.ts';
 import { ServiceCore } from './service/core.ts';
-import { envelopeOf, invalidRequestError, ServerError } from './service/errors.ts';
+import { invalidRequestError } from './service/errors.ts';
 import { FaultController } from './server/faults.ts';
 import {
   createHttpDispatcher,
   DEFAULT_MAX_BODY_BYTES,
-  HEADER_REQUEST_ID,
   responseChecker,
   type ServerStats,
 } from './server/http.ts';
 import { KeyRegistry } from './server/keys.ts';
 import { describeError, type EmulatorLogger, silentLogger } from './server/logger.ts';
 import { DEFAULT_RATE_LIMIT, RateLimiter, type RateLimitSettings } from './server/rate-limit.ts';
-import {
-  DEFAULT_CHALLENGE_TTL_MS,
-  DEFAULT_MAX_FRAME_BYTES,
-  WebSocketGateway,
-} from './server/ws.ts';
+import { DEFAULT_CHALLENGE_TTL_MS, WebSocketGateway } from './server/ws.ts';
+import { createTransport } from './server/transport.ts';
 import { sharedSignaturePool } from './server/signature-pool.ts';
 import { MemoryStore } from './store/memory-store.ts';
 import { SqliteStore } from './store/sqlite-store.ts';
@@ -109,6 +105,8 @@ export interface CreateKeyOptions {
 
 export interface EmulatorStats extends ServerStats {
   readonly webSocketConnections: number;
+  /** WebSocket connections closed (1008) because their client did not read its messages. */
+  readonly webSocketSlowConsumerCloses: number;
 }
 
 export interface RunningEmulator {
@@ -264,7 +262,9 @@ export async function startEmulator(options: StartEmulatorOptions = {}): Promise
     nextRequestId,
     heartbeatIntervalMs: options.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS,
     challengeTtlMs: options.challengeTtlMs ?? DEFAULT_CHALLENGE_TTL_MS,
-    maxFrameBytes: DEFAULT_MAX_FRAME_BYTES,
+    maxFrameBytes: config.limits.websocket.max_frame_bytes,
+    maxConnections: config.limits.websocket.max_connections,
+    maxBufferedBytes: config.limits.websocket.max_buffered_bytes,
   });
   const controls = createControls({ exchange, faults, gateway, rateLimiter });
   const keys = createKeyService({
@@ -287,25 +287,10 @@ export async function startEmulator(options: StartEmulatorOptions = {}): Promise
     stats,
   });
 
-  const server = createServer((request, response) => dispatcher.handle(request, response));
-  const sockets = new Set<Socket>();
-  server.on('connection', (socket: Socket) => {
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
-  });
-  // Unparseable HTTP gets the envelope too.
-  server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
-    if (!socket.writable || error.code === 'ECONNRESET') {
-      socket.destroy();
-      return;
-    }
-    const requestId = nextRequestId();
-    const body = JSON.stringify(
-      envelopeOf(new ServerError('BAD_REQUEST', 'the request is not valid HTTP'), requestId),
-    );
-    socket.end(
-      `HTTP/1.1 400 Bad Request\r\n${HEADER_REQUEST_ID}: ${requestId}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
-    );
+  const { server, sockets } = createTransport({
+    limits: config.limits,
+    nextRequestId,
+    handle: (request, response) => dispatcher.handle(request, response),
   });
   gateway.attach(server);
 
@@ -398,7 +383,11 @@ export async function startEmulator(options: StartEmulatorOptions = {}): Promise
     revokeKey(keyId: string): void {
       keys.revoke(keyId);
     },
-    stats: () => ({ ...stats, webSocketConnections: gateway.connectionCount }),
+    stats: () => ({
+      ...stats,
+      webSocketConnections: gateway.connectionCount,
+      webSocketSlowConsumerCloses: gateway.slowConsumerCloses,
+    }),
     close,
   };
 }

@@ -6,13 +6,18 @@
 import { z } from 'zod';
 import { Account, PositionPage, VenueAccountList } from './account.ts';
 import {
+  HealthReading,
   HealthResponse,
+  ReadyReading,
   ReadyResponse,
+  RouteReadinessItemList,
   RouteReadinessList,
+  StatusReading,
   StatusResponse,
+  TimeReading,
   TimeResponse,
 } from './bodies.ts';
-import { EventsPage } from './frames.ts';
+import { EventsPage, EventsPageReading } from './frames.ts';
 import { Book, CandleList, Market, MarketList, PublicTradeList, RouteList } from './market.ts';
 import {
   AmendOrderRequest,
@@ -80,7 +85,13 @@ export interface EndpointDefinition {
   readonly query: z.ZodObject | null;
   readonly body: z.ZodType | null;
   readonly successStatus: 200 | 202;
+  /** What the emulator sends (and checks it sends). */
   readonly response: z.ZodType;
+  /**
+   * What a client accepts (contract section 7): the same schema where the interface lists the
+   * fields; a liberal one, keeping unknown fields, where it leaves the shape open.
+   */
+  readonly read: z.ZodType;
   /** Changes state: idempotent on request_id, recoverable, never resent by a transport. */
   readonly mutation: boolean;
 }
@@ -96,6 +107,7 @@ export const endpoints = {
     body: null,
     successStatus: 200,
     response: TimeResponse,
+    read: TimeReading,
     mutation: false,
   },
   getStatus: {
@@ -108,6 +120,7 @@ export const endpoints = {
     body: null,
     successStatus: 200,
     response: StatusResponse,
+    read: StatusReading,
     mutation: false,
   },
   listRoutes: {
@@ -120,6 +133,7 @@ export const endpoints = {
     body: null,
     successStatus: 200,
     response: RouteList,
+    read: RouteList,
     mutation: false,
   },
   listMarkets: {
@@ -132,6 +146,7 @@ export const endpoints = {
     body: null,
     successStatus: 200,
     response: MarketList,
+    read: MarketList,
     mutation: false,
   },
   getMarket: {
@@ -144,6 +159,7 @@ export const endpoints = {
     body: null,
     successStatus: 200,
     response: Market,
+    read: Market,
     mutation: false,
   },
   getBook: {
@@ -156,6 +172,7 @@ export const endpoints = {
     body: null,
     successStatus: 200,
     response: Book,
+    read: Book,
     mutation: false,
   },
   listTrades: {
@@ -168,6 +185,7 @@ export const endpoints = {
     body: null,
     successStatus: 200,
     response: PublicTradeList,
+    read: PublicTradeList,
     mutation: false,
   },
   listCandles: {
@@ -180,6 +198,7 @@ export const endpoints = {
     body: null,
     successStatus: 200,
     response: CandleList,
+    read: CandleList,
     mutation: false,
   },
   getAccount: {
@@ -192,6 +211,7 @@ export const endpoints = {
     body: null,
     successStatus: 200,
     response: Account,
+    read: Account,
     mutation: false,
   },
   listAccounts: {
@@ -204,6 +224,7 @@ export const endpoints = {
     body: null,
     successStatus: 200,
     response: VenueAccountList,
+    read: VenueAccountList,
     mutation: false,
   },
   listPositions: {
@@ -216,6 +237,7 @@ export const endpoints = {
     body: null,
     successStatus: 200,
     response: PositionPage,
+    read: PositionPage,
     mutation: false,
   },
   listOrders: {
@@ -228,6 +250,7 @@ export const endpoints = {
     body: null,
     successStatus: 200,
     response: OrderPage,
+    read: OrderPage,
     mutation: false,
   },
   placeOrder: {
@@ -240,6 +263,7 @@ export const endpoints = {
     body: OrderRequest,
     successStatus: 202,
     response: Order,
+    read: Order,
     mutation: true,
   },
   getOrderByClientId: {
@@ -252,6 +276,7 @@ export const endpoints = {
     body: null,
     successStatus: 200,
     response: Order,
+    read: Order,
     mutation: false,
   },
   getOrder: {
@@ -264,6 +289,7 @@ export const endpoints = {
     body: null,
     successStatus: 200,
     response: Order,
+    read: Order,
     mutation: false,
   },
   amendOrder: {
@@ -276,6 +302,7 @@ export const endpoints = {
     body: AmendOrderRequest,
     successStatus: 202,
     response: Order,
+    read: Order,
     mutation: true,
   },
   cancelOrder: {
@@ -288,6 +315,7 @@ export const endpoints = {
     body: CancelOrderRequest,
     successStatus: 202,
     response: Order,
+    read: Order,
     mutation: true,
   },
   cancelAllOrders: {
@@ -300,6 +328,7 @@ export const endpoints = {
     body: CancelAllRequest,
     successStatus: 202,
     response: CancelAllResponse,
+    read: CancelAllResponse,
     mutation: true,
   },
   placeBatch: {
@@ -312,6 +341,7 @@ export const endpoints = {
     body: BatchOrderRequest,
     successStatus: 202,
     response: BatchOrderResponse,
+    read: BatchOrderResponse,
     mutation: true,
   },
   simulateOrder: {
@@ -324,6 +354,7 @@ export const endpoints = {
     body: OrderRequest,
     successStatus: 200,
     response: SimulationResult,
+    read: SimulationResult,
     // Creates nothing, so it is neither recorded under its request_id nor recoverable.
     mutation: false,
   },
@@ -337,6 +368,7 @@ export const endpoints = {
     body: ClosePositionRequest,
     successStatus: 202,
     response: Order,
+    read: Order,
     mutation: true,
   },
   setCancelAllAfter: {
@@ -349,6 +381,7 @@ export const endpoints = {
     body: CancelAllAfterRequest,
     successStatus: 200,
     response: CancelAllAfterResponse,
+    read: CancelAllAfterResponse,
     mutation: true,
   },
   getRequest: {
@@ -361,6 +394,7 @@ export const endpoints = {
     body: null,
     successStatus: 200,
     response: MutationStatus,
+    read: MutationStatus,
     mutation: false,
   },
   listFills: {
@@ -373,6 +407,7 @@ export const endpoints = {
     body: null,
     successStatus: 200,
     response: FillPage,
+    read: FillPage,
     mutation: false,
   },
   getRoutesReadiness: {
@@ -385,6 +420,7 @@ export const endpoints = {
     body: null,
     successStatus: 200,
     response: RouteReadinessList,
+    read: RouteReadinessItemList,
     mutation: false,
   },
   listEvents: {
@@ -397,6 +433,7 @@ export const endpoints = {
     body: null,
     successStatus: 200,
     response: EventsPage,
+    read: EventsPageReading,
     mutation: false,
   },
   health: {
@@ -409,6 +446,7 @@ export const endpoints = {
     body: null,
     successStatus: 200,
     response: HealthResponse,
+    read: HealthReading,
     mutation: false,
   },
   ready: {
@@ -421,6 +459,7 @@ export const endpoints = {
     body: null,
     successStatus: 200,
     response: ReadyResponse,
+    read: ReadyReading,
     mutation: false,
   },
 } as const satisfies Record<string, EndpointDefinition>;
@@ -444,8 +483,10 @@ export type QueryInputOf<E extends EndpointName> = Partial<QueryOf<E>>;
 export type BodyOf<E extends EndpointName> = OutputOrNever<Endpoint<E>['body']>;
 /** What a caller passes as the body (defaulted fields optional, numbers allowed). */
 export type BodyInputOf<E extends EndpointName> = InputOrNever<Endpoint<E>['body']>;
-/** The parsed success response. */
-export type ResponseOf<E extends EndpointName> = z.output<Endpoint<E>['response']>;
+/** The success response as a client reads it (`read`). */
+export type ResponseOf<E extends EndpointName> = z.output<Endpoint<E>['read']>;
+/** The success response as the emulator sends it (`response`). */
+export type EmittedResponseOf<E extends EndpointName> = z.output<Endpoint<E>['response']>;
 /** What a server may send as the success response (defaulted fields optional). */
 export type ResponseInputOf<E extends EndpointName> = z.input<Endpoint<E>['response']>;
 

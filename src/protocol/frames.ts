@@ -340,3 +340,190 @@ export const EventsPage = z.strictObject({
   next_after_sequence: z.int().min(0),
 });
 export type EventsPage = z.infer<typeof EventsPage>;
+
+// ---------------------------------------------------------------------------------------------
+// What a client reads (contract section 7). The schemas above are what the emulator sends. The
+// interface does not show the confirmation, `authenticated`, `pong`, heartbeat and error frames,
+// nor event types beyond the order event: a client reads the fields it uses from them, keeps
+// the rest, and passes unknown frame and event types on instead of refusing them.
+
+const FrameRequestIdReading = z.string().nullable().optional();
+
+export const ChallengeReading = z.looseObject({
+  type: z.literal('challenge'),
+  challenge: z.string().min(1),
+});
+export type ChallengeReading = z.infer<typeof ChallengeReading>;
+
+/** `sequence` may be missing: then the stream learns the head from a heartbeat or the log. */
+export const AuthenticatedReading = z.looseObject({
+  type: z.literal('authenticated'),
+  request_id: FrameRequestIdReading,
+  sequence: z.int().min(0).nullable().optional(),
+});
+export type AuthenticatedReading = z.infer<typeof AuthenticatedReading>;
+
+export const SubscribedReading = z.looseObject({
+  type: z.literal('subscribed'),
+  request_id: FrameRequestIdReading,
+});
+export type SubscribedReading = z.infer<typeof SubscribedReading>;
+
+export const UnsubscribedReading = z.looseObject({
+  type: z.literal('unsubscribed'),
+  request_id: FrameRequestIdReading,
+});
+export type UnsubscribedReading = z.infer<typeof UnsubscribedReading>;
+
+export const PongReading = z.looseObject({
+  type: z.literal('pong'),
+  request_id: FrameRequestIdReading,
+});
+export type PongReading = z.infer<typeof PongReading>;
+
+/** `sequence` may be missing or null: the heartbeat then only proves the connection alive. */
+export const HeartbeatReading = z.looseObject({
+  type: z.literal('heartbeat'),
+  sequence: z.int().min(0).nullable().optional(),
+});
+export type HeartbeatReading = z.infer<typeof HeartbeatReading>;
+
+export const FrameErrorReading = z.looseObject({
+  code: z.string(),
+  message: z.string(),
+  retryable: z.boolean().default(false),
+  details: z.record(z.string(), z.unknown()).default({}),
+});
+export type FrameErrorReading = z.infer<typeof FrameErrorReading>;
+
+export const ErrorFrameReading = z.looseObject({
+  type: z.literal('error'),
+  request_id: FrameRequestIdReading,
+  error: FrameErrorReading,
+});
+export type ErrorFrameReading = z.infer<typeof ErrorFrameReading>;
+
+export function isKnownPrivateEventType(type: unknown): type is PrivateEventType {
+  return typeof type === 'string' && Object.hasOwn(privateEventChannel, type);
+}
+
+/**
+ * A private event of a type the project does not know. It carries the shared sequence, so the
+ * stream counts it (no false gap) and passes it on; its payload is kept as sent.
+ */
+export const OtherPrivateEvent = z.looseObject({
+  channel: z.string(),
+  type: z.string().refine((type) => !isKnownPrivateEventType(type), {
+    error: 'a known event type must match its schema',
+  }),
+  sequence: z.int().min(1),
+  event_id: z.string().min(1),
+});
+export type OtherPrivateEvent = z.infer<typeof OtherPrivateEvent>;
+
+/** An item of GET /v1/events or a private frame as read: a known event, or another one. */
+export const PrivateEventReading = z.union([PrivateEvent, OtherPrivateEvent]);
+export type PrivateEventReading = z.infer<typeof PrivateEventReading>;
+
+export function isKnownPrivateEvent(event: PrivateEventReading): event is PrivateEvent {
+  return isKnownPrivateEventType(event.type);
+}
+
+/**
+ * GET /v1/events as read: `data` and `has_more` are the interface's; `next_after_sequence` may
+ * be missing (`nextAfterSequence` derives it); further fields are kept.
+ */
+export const EventsPageReading = z.looseObject({
+  data: z.array(PrivateEventReading),
+  has_more: z.boolean(),
+  next_after_sequence: z.int().min(0).optional(),
+});
+export type EventsPageReading = z.infer<typeof EventsPageReading>;
+
+/**
+ * The `after_sequence` of the page after `page`: its `next_after_sequence` when sent, else the
+ * highest sequence among its events, else the `after_sequence` it was read with.
+ */
+export function nextAfterSequence(page: EventsPageReading, afterSequence: number): number {
+  if (page.next_after_sequence !== undefined) return page.next_after_sequence;
+  let highest = afterSequence;
+  for (const event of page.data) highest = Math.max(highest, event.sequence);
+  return highest;
+}
+
+/** A server frame as read (`readServerFrame`). */
+export type ServerFrameReading =
+  | { readonly kind: 'challenge'; readonly frame: ChallengeReading }
+  | { readonly kind: 'authenticated'; readonly frame: AuthenticatedReading }
+  | { readonly kind: 'subscribed'; readonly frame: SubscribedReading }
+  | { readonly kind: 'unsubscribed'; readonly frame: UnsubscribedReading }
+  | { readonly kind: 'pong'; readonly frame: PongReading }
+  | { readonly kind: 'heartbeat'; readonly frame: HeartbeatReading }
+  | { readonly kind: 'error'; readonly frame: ErrorFrameReading }
+  | { readonly kind: 'ticker'; readonly frame: TickerSnapshotFrame | TickerUpdateFrame }
+  | { readonly kind: 'event'; readonly frame: PrivateEventReading }
+  /** A frame of a type the project does not know and without a private sequence: kept as sent. */
+  | { readonly kind: 'other'; readonly frame: Readonly<Record<string, unknown>> }
+  | { readonly kind: 'malformed'; readonly problem: string };
+
+const frameReadings = {
+  challenge: ChallengeReading,
+  authenticated: AuthenticatedReading,
+  subscribed: SubscribedReading,
+  unsubscribed: UnsubscribedReading,
+  pong: PongReading,
+  heartbeat: HeartbeatReading,
+  error: ErrorFrameReading,
+} as const;
+
+type ControlKind = keyof typeof frameReadings;
+
+function isControlKind(type: string): type is ControlKind {
+  return Object.hasOwn(frameReadings, type);
+}
+
+function issueText(error: z.ZodError): string {
+  return error.issues
+    .slice(0, 3)
+    .map((issue) => `${issue.path.join('.') || '(frame)'}: ${issue.message}`)
+    .join('; ');
+}
+
+/**
+ * Reads one server frame (already JSON-parsed). Known types are checked: strictly where the
+ * interface lists the fields (ticker data, the known private events), liberally where it does
+ * not. A frame of an unknown type is an event when it carries a channel, an integer sequence
+ * and an event id, and "other" otherwise; neither is refused.
+ */
+export function readServerFrame(document: unknown): ServerFrameReading {
+  if (typeof document !== 'object' || document === null || Array.isArray(document)) {
+    return { kind: 'malformed', problem: 'a frame is not a JSON object' };
+  }
+  const type = (document as { type?: unknown }).type;
+  if (typeof type !== 'string') return { kind: 'malformed', problem: 'a frame has no type' };
+  if (isControlKind(type)) {
+    const parsed = frameReadings[type].safeParse(document);
+    if (!parsed.success) {
+      return { kind: 'malformed', problem: `a ${type} frame: ${issueText(parsed.error)}` };
+    }
+    return { kind: type, frame: parsed.data } as ServerFrameReading;
+  }
+  if (type === 'ticker.snapshot' || type === 'ticker.update') {
+    const schema = type === 'ticker.snapshot' ? TickerSnapshotFrame : TickerUpdateFrame;
+    const parsed = schema.safeParse(document);
+    if (!parsed.success) {
+      return { kind: 'malformed', problem: `a ${type} frame: ${issueText(parsed.error)}` };
+    }
+    return { kind: 'ticker', frame: parsed.data };
+  }
+  if (isKnownPrivateEventType(type)) {
+    const parsed = PrivateEvent.safeParse(document);
+    if (!parsed.success) {
+      return { kind: 'malformed', problem: `a ${type} event: ${issueText(parsed.error)}` };
+    }
+    return { kind: 'event', frame: parsed.data };
+  }
+  const other = OtherPrivateEvent.safeParse(document);
+  if (other.success) return { kind: 'event', frame: other.data };
+  return { kind: 'other', frame: document as Readonly<Record<string, unknown>> };
+}

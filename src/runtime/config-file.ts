@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
+import { explainConfigIssues } from '../core/config-messages.ts';
 import { PaperbotError } from '../core/errors.ts';
 
 /** One problem of a config file: where (`risk.max_orders_per_second`) and what. */
@@ -25,25 +26,20 @@ export function formatConfigPath(path: readonly PropertyKey[]): string {
   return text;
 }
 
+/**
+ * A failed parse's problems in plain sentences, one per path (src/core/config-messages.ts).
+ * `schema`, the schema that was parsed, lets an unknown key get the nearest allowed one
+ * suggested. Parse with `{ reportInput: true }` for the most specific sentences.
+ */
 export function configIssuesOf(
   error: z.ZodError,
   prefix: readonly PropertyKey[] = [],
+  schema?: z.ZodType,
 ): ConfigIssue[] {
-  const issues: ConfigIssue[] = [];
-  for (const issue of error.issues) {
-    const path = [...prefix, ...issue.path];
-    if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys) {
-        issues.push({ path: formatConfigPath([...path, key]), message: 'unknown key' });
-      }
-      continue;
-    }
-    issues.push({
-      path: formatConfigPath(path),
-      message: issue.message.replace(/^Invalid input: /, ''),
-    });
-  }
-  return issues;
+  return explainConfigIssues(error.issues, schema).map((problem) => ({
+    path: formatConfigPath([...prefix, ...problem.path]),
+    message: problem.message,
+  }));
 }
 
 /** The INVALID_CONFIG error: every issue in `details.issues`, one per line in the message. */
@@ -71,7 +67,25 @@ function parseYamlText(text: string, issues: ConfigIssue[]): unknown {
     });
   }
   if (document.errors.length > 0) return undefined;
-  return document.toJS() as unknown;
+  try {
+    return document.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) as unknown;
+  } catch (error) {
+    // An alias bomb (aliases of aliases, billions of nodes once expanded) stops here.
+    issues.push({ path: '(yaml)', message: yamlFailureOf(error) });
+    return undefined;
+  }
+}
+
+/**
+ * Aliases expanded per document at most (the yaml package's default). Config files use a few
+ * anchors at most; a file that needs more is an alias bomb.
+ */
+export const MAX_ALIAS_COUNT = 100;
+
+/** The first line of a YAML failure, without the text of the file it may quote. */
+export function yamlFailureOf(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return (message.split('\n')[0] ?? message).replace(/ at line \d+, column \d+:?$/, '');
 }
 
 /** Reads a config file's YAML without checking it (`INVALID_CONFIG` for unreadable YAML). */

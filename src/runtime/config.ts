@@ -1,12 +1,13 @@
 /**
  * The runtime's own config sections (`strategies`, `execution`, `tracker`, `reconciler`), shared
  * by the bot's config (config/bot.yaml) and the backtest's (config/backtest.yaml), so a section
- * means the same in both files. Keys are snake_case like the rest of the YAML; the functions
+ * means the same in both files, and the bot's `shutdown` section. Keys are snake_case like the rest of the YAML; the functions
  * below turn each parsed section into the settings its component takes.
  */
 import { z } from 'zod';
 import { isPaperbotError } from '../core/errors.ts';
 import { type ConfigIssue, configIssuesOf } from './config-file.ts';
+import type { ShutdownConfig } from './deadman/shutdown.ts';
 import type { ExecutorConfig, OrderTrackerConfig, ReconcilerConfig } from './execution/index.ts';
 import { loadStrategyDefinition } from './strategy/loader.ts';
 import type { StrategyDefinition } from './strategy/types.ts';
@@ -82,9 +83,11 @@ export async function resolveStrategies(
       });
       continue;
     }
-    const parsed = definition.params.safeParse(params);
+    const parsed = definition.params.safeParse(params, { reportInput: true });
     if (!parsed.success) {
-      issues.push(...configIssuesOf(parsed.error, ['strategies', index, 'params']));
+      issues.push(
+        ...configIssuesOf(parsed.error, ['strategies', index, 'params'], definition.params),
+      );
       continue;
     }
     resolved.push({ id, name, definition, rawParams: params, params: parsed.data, file });
@@ -133,6 +136,30 @@ export const ReconcilerSection = z.strictObject({
   read_timeout_ms: PositiveInteger.nullable().default(15_000),
 });
 export type ReconcilerSection = z.infer<typeof ReconcilerSection>;
+
+/**
+ * The clean shutdown: cancel all, confirm by reading the open orders that none is left, disarm
+ * the dead-man deadline, all within `deadline_ms`; every command retried by the interface's
+ * rules within `max_attempts`. When it cannot confirm, the bot exits 3 naming the orders.
+ */
+export const ShutdownSection = z.strictObject({
+  deadline_ms: PositiveInteger.default(30_000),
+  request_timeout_ms: PositiveInteger.default(10_000),
+  max_attempts: PositiveInteger.default(8),
+  retry_base_delay_ms: PositiveInteger.default(500),
+  retry_max_delay_ms: PositiveInteger.default(5_000),
+});
+export type ShutdownSection = z.infer<typeof ShutdownSection>;
+
+export function shutdownSettings(section: ShutdownSection): Partial<ShutdownConfig> {
+  return {
+    deadlineMs: section.deadline_ms,
+    requestTimeoutMs: section.request_timeout_ms,
+    maxAttempts: section.max_attempts,
+    retryBaseDelayMs: section.retry_base_delay_ms,
+    retryMaxDelayMs: section.retry_max_delay_ms,
+  };
+}
 
 /** The executor's settings from the `execution:` section. */
 export function executorSettings(section: ExecutionSection): Partial<ExecutorConfig> {

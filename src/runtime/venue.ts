@@ -129,6 +129,64 @@ export interface ResyncSignal {
 
 export type RiskEvent = CancelAllAfterTriggeredEvent | LiquidationEvent;
 
+/**
+ * One step of the account's private stream as the runtime applies it, in sequence order. `gap`
+ * says that events between `after` and `next` will never be delivered (the venue's event log no
+ * longer reaches back, or delivery resumed at the account head after a halt): fills among them
+ * must be read back over REST.
+ */
+export type PrivateStreamItem =
+  | { readonly kind: 'order'; readonly sequence: number; readonly event: OrderStatusEvent }
+  | {
+      readonly kind: 'fill';
+      readonly sequence: number;
+      readonly occurredAt: string;
+      readonly fill: Fill;
+    }
+  /** An event the execution side does not apply (account, positions, risk, unknown types). */
+  | { readonly kind: 'other'; readonly sequence: number; readonly occurredAt: string }
+  | {
+      readonly kind: 'gap';
+      /** The last sequence delivered before the gap (null: none yet). */
+      readonly after: number | null;
+      /**
+       * The next sequence that will be delivered (null: not known yet). At or below `after`:
+       * the counter went backwards (a reset account) and starts over after `next - 1`.
+       */
+      readonly next: number | null;
+      readonly reason: string;
+    };
+
+/** Where a read-back of GET /v1/fills stops. */
+export interface FillReadBackStop {
+  /** The newest fill known: reading stops once it is met (it is not returned). */
+  readonly stopFillId: string | null;
+  /** Fills that occurred before this time are not returned, and end the reading. */
+  readonly stopOccurredAt: string | null;
+  /** Most fills returned; the read ends there, reported incomplete. */
+  readonly maximumFills: number;
+}
+
+export interface FillReadBack {
+  /** Oldest first. */
+  readonly fills: readonly Fill[];
+  /** False when the read ended at `maximumFills` before reaching the stop. */
+  readonly complete: boolean;
+}
+
+/**
+ * The private stream with its sequences, for a venue whose events can be resumed after a
+ * restart (the live service). The runtime keeps the highest sequence applied in its journal and
+ * the caller resumes the stream after it; the venue hands on every event from there exactly
+ * once, buffering (bounded) until the first subscriber.
+ */
+export interface PrivateStreamFeed {
+  /** Orders, fills, other events and gaps, in sequence order; replays what arrived before. */
+  readonly items$: Observable<PrivateStreamItem>;
+  /** GET /v1/fills back to the stop (bounded), every page of it. */
+  readFillsBack(stop: FillReadBackStop): Promise<FillReadBack>;
+}
+
 export interface ExecutionVenue {
   /**
    * True when `send` stops its transport work on an aborted signal (a network venue). Callers
@@ -172,6 +230,12 @@ export interface ExecutionVenue {
   readonly riskEvents$: Observable<RiskEvent>;
   /** Emits whenever private-stream continuity was lost; consumers fail closed until reconciled. */
   readonly resync$: Observable<ResyncSignal>;
+  /**
+   * The private stream with its sequences, where the venue has one that survives a restart.
+   * When present, the order tracker takes order events and fills from here (not from
+   * `orderEvents$` and `fills$`) and applies each exactly once by sequence and `fill_id`.
+   */
+  readonly privateStream?: PrivateStreamFeed;
 }
 
 const encoder = new TextEncoder();

@@ -8,6 +8,7 @@
  * names, never from file contents.
  */
 import { randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
 import { type FileHandle, link, lstat, mkdir, open, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
@@ -273,7 +274,9 @@ function keyFileExists(path: string): PaperbotError {
 export async function loadKeyFile(path: string): Promise<Credential> {
   let handle: FileHandle;
   try {
-    handle = await open(path, 'r');
+    // Non-blocking, so a FIFO or a device is opened at once and refused by the check below
+    // instead of waiting (deaf to signals) for a writer that never comes.
+    handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (error) {
     const code = fileErrorCode(error);
     throw new PaperbotError(
@@ -310,7 +313,15 @@ export async function loadKeyFile(path: string): Promise<Credential> {
         { details: { path } },
       );
     }
-    bytes = await handle.readFile();
+    bytes = await readAtMost(handle, KEY_FILE_MAX_BYTES + 1);
+    if (bytes.length > KEY_FILE_MAX_BYTES) {
+      bytes.fill(0);
+      throw new PaperbotError(
+        'KEY_FILE_INVALID',
+        `key file ${path} is larger than ${KEY_FILE_MAX_BYTES} bytes`,
+        { details: { path } },
+      );
+    }
   } catch (error) {
     if (error instanceof PaperbotError) throw error;
     throw new PaperbotError(
@@ -326,6 +337,20 @@ export async function loadKeyFile(path: string): Promise<Credential> {
   } finally {
     bytes.fill(0);
   }
+}
+
+/** Reads from the start of `handle` until its end or `limit` bytes, whichever comes first. */
+async function readAtMost(handle: FileHandle, limit: number): Promise<Buffer> {
+  const buffer = Buffer.alloc(limit);
+  let length = 0;
+  while (length < limit) {
+    const { bytesRead } = await handle.read(buffer, length, limit - length, length);
+    if (bytesRead === 0) break;
+    length += bytesRead;
+  }
+  const bytes = Buffer.from(buffer.subarray(0, length));
+  buffer.fill(0);
+  return bytes;
 }
 
 /** Checks key-file content; `source` names it in messages. */
@@ -378,8 +403,9 @@ function describeIssues(issues: readonly Issue[]): string {
   return issues
     .map((issue) => {
       if (issue.code === 'unrecognized_keys') {
-        const names = issue.keys.map((key) => JSON.stringify(key.slice(0, 40))).join(', ');
-        return `unknown field${issue.keys.length === 1 ? '' : 's'} ${names}`;
+        // Never quoted: a pasted key can end up as a field name.
+        const count = issue.keys.length;
+        return `it has ${count} unknown field${count === 1 ? '' : 's'} (allowed: ${Object.keys(fieldRules).join(', ')})`;
       }
       const path = formatPath(issue.path);
       const field = issue.path[0];

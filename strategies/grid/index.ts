@@ -19,17 +19,15 @@ import {
   defineStrategy,
   limitOrder,
   nearestTick,
-  type OrderIntent,
   offsetByTicks,
+  type OrderIntent,
   parseDecimal,
-  type StrategyContext,
+  positiveDecimalString,
   smallestOrderQuantity,
+  type StrategyContext,
 } from 'paperbot/strategy';
 
-const positiveDecimal = z
-  .string()
-  .regex(/^(?:\d+(?:\.\d*)?|\.\d+)$/, 'must be a decimal string')
-  .refine((text) => parseDecimal(text).gt(0), 'must be greater than 0');
+const positiveDecimal = positiveDecimalString();
 
 export const params = z.strictObject({
   /** Markets to run a grid on; empty runs one on every market the runtime knows. */

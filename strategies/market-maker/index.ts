@@ -21,16 +21,14 @@ import {
   limitOrder,
   type OrderIntent,
   parseDecimal,
+  positiveDecimalString,
   priceOnTick,
-  type StrategyContext,
   smallestOrderQuantity,
+  type StrategyContext,
   type Ticker,
 } from 'paperbot/strategy';
 
-const positiveDecimal = z
-  .string()
-  .regex(/^(?:\d+(?:\.\d*)?|\.\d+)$/, 'must be a decimal string')
-  .refine((text) => parseDecimal(text).gt(0), 'must be greater than 0');
+const positiveDecimal = positiveDecimalString();
 
 export const params = z.strictObject({
   /** Markets to quote; empty quotes every market the runtime knows. */

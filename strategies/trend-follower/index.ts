@@ -18,15 +18,13 @@ import {
   defineStrategy,
   type OrderIntent,
   parseDecimal,
-  type StrategyContext,
+  positiveDecimalString,
   smallestOrderQuantity,
+  type StrategyContext,
   targetPosition,
 } from 'paperbot/strategy';
 
-const positiveDecimal = z
-  .string()
-  .regex(/^(?:\d+(?:\.\d*)?|\.\d+)$/, 'must be a decimal string')
-  .refine((text) => parseDecimal(text).gt(0), 'must be greater than 0');
+const positiveDecimal = positiveDecimalString();
 
 export const params = z
   .strictObject({

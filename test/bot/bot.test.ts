@@ -75,7 +75,9 @@ describe('the bot in-process, on its embedded emulator', () => {
     const lines = new LineCollector();
     const signals = new EventEmitter();
     const bot = await startBot(lines, signals);
-    onTestFinished(() => bot.stop('test cleanup'));
+    onTestFinished(async () => {
+      await bot.stop('test cleanup');
+    });
     const emulator = bot.emulator;
     const url = bot.httpUrl;
     expect(emulator).not.toBeNull();

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Bot } from '../../src/cli/bot/bot.ts';
+import type { Bot, BotStopReport } from '../../src/cli/bot/bot.ts';
 import { type LoadedBotConfig, resolveBotConfig } from '../../src/cli/bot/config.ts';
 import { startBotHttpServer } from '../../src/cli/bot/http.ts';
 import { createBotMetrics } from '../../src/cli/bot/metrics.ts';
@@ -63,8 +63,8 @@ describe('paperbot run', () => {
     expect(started).toBe(false);
     const text = errors.join('');
     expect(text).toContain(`invalid config ${path} (4 problems)`);
-    expect(text).toContain('  - risk.max_orders_per_second: expected number, received string');
-    expect(text).toContain('  - metrics.port: ');
+    expect(text).toContain('  - risk.max_orders_per_second: must be a number\n');
+    expect(text).toContain('  - metrics.port: must be at most 65535\n');
     expect(text).toContain('  - metrics.extra: unknown key');
     expect(text).toContain('  - strategies[0].params.halfSpreadTicks: ');
   });
@@ -97,8 +97,8 @@ describe('paperbot run', () => {
     const fakeBot = {
       stop: (reason: string) => {
         stopReasons.push(reason);
-        return new Promise<void>((resolve) => {
-          finishStop = resolve;
+        return new Promise<BotStopReport>((resolve) => {
+          finishStop = () => resolve({ confirmed: true, remainingOrderIds: [] });
         });
       },
       logger: { warn: () => {} },
@@ -136,6 +136,40 @@ describe('paperbot run', () => {
     await running;
     expect(exits).toEqual([RUN_EXIT.ok]);
     expect(handlers).toHaveLength(0);
+  });
+
+  it('exits 3 naming the orders when the shutdown cannot confirm every order closed', async () => {
+    const loaded = await resolveBotConfig({ strategies: [{ id: 'a', name: 'market-maker' }] });
+    const handlers: ((signal: NodeJS.Signals) => void)[] = [];
+    const exits: number[] = [];
+    const printed: string[] = [];
+    const fakeBot = {
+      stop: async (): Promise<BotStopReport> => ({
+        confirmed: false,
+        remainingOrderIds: ['o-1', 'o-2'],
+      }),
+      logger: { warn: () => {} },
+    } as unknown as Bot;
+    const run = program();
+    registerRunCommand(run, {
+      load: async () => loaded,
+      start: async () => fakeBot,
+      onSignal: (handler) => {
+        handlers.push(handler);
+        return () => handlers.splice(handlers.indexOf(handler), 1);
+      },
+      exit: (code) => exits.push(code),
+      forceExit: () => {},
+      now: () => 0,
+      printError: (text) => printed.push(text),
+    });
+    const running = run.parseAsync(['node', 'paperbot', 'run']);
+    while (handlers.length === 0) await new Promise((resolve) => setImmediate(resolve));
+    handlers[0]?.('SIGTERM');
+    await expect(running).rejects.toMatchObject({ exitCode: RUN_EXIT.ordersMayRemain });
+    expect(exits).toEqual([RUN_EXIT.ordersMayRemain]);
+    expect(RUN_EXIT.ordersMayRemain).toBe(3);
+    expect(printed.join('')).toMatch(/may remain open: o-1, o-2/);
   });
 
   it('aborts a start still under way on the first signal and exits 0', async () => {

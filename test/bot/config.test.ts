@@ -12,7 +12,8 @@ import {
   readRiskSection,
   resolveBotConfig,
 } from '../../src/cli/bot/config.ts';
-import { executorSettings } from '../../src/runtime/config.ts';
+import { executorSettings, shutdownSettings } from '../../src/runtime/config.ts';
+import { resolveDeadmanConfig } from '../../src/runtime/deadman/index.ts';
 
 const directory = mkdtempSync(join(tmpdir(), 'paperbot-config-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
@@ -87,16 +88,18 @@ describe('bot config', () => {
       }),
     );
     const byPath = new Map(issues.map((issue) => [issue.path, issue.message]));
-    expect(byPath.get('venue.key_file')).toMatch(/expected string/);
-    expect(byPath.get('venue.emulator.port')).toMatch(/65535/);
-    expect(byPath.get('risk.max_orders_per_second')).toMatch(/expected number/);
+    expect(byPath.get('venue.key_file')).toBe("must be a string such as '7'; quote it in YAML");
+    expect(byPath.get('venue.emulator.port')).toBe('must be at most 65535');
+    expect(byPath.get('risk.max_orders_per_second')).toBe('must be a number');
     expect(byPath.get('risk.surprise')).toBe('unknown key');
     expect(byPath.get('metrics.port')).toBeDefined();
     expect(byPath.get('deadman.refresh_interval_ms')).toMatch(/quarter/);
     expect(byPath.get('logging.level')).toBeDefined();
     expect(byPath.get('unexpected')).toBe('unknown key');
-    expect(byPath.get('strategies[0].params.halfSpreadTicks')).toMatch(/expected number/);
-    expect(byPath.get('strategies[0].params.spread_ticks')).toBe('unknown key');
+    expect(byPath.get('strategies[0].params.halfSpreadTicks')).toBe('must be a number');
+    expect(byPath.get('strategies[0].params.spread_ticks')).toBe(
+      'unknown key; did you mean `halfSpreadTicks`?',
+    );
     expect(byPath.get('strategies[1].id')).toMatch(/duplicate id "mm"/);
     expect(byPath.get('strategies[2].name')).toMatch(/no strategy named no-such-plugin/);
     expect(issues.length).toBeGreaterThanOrEqual(12);
@@ -172,5 +175,87 @@ describe('bot config', () => {
       execution: { simulate: { place: true, twice: true } },
     });
     expect(result.success).toBe(false);
+  });
+
+  it('refuses a dead-man timeout that cannot survive the latency margin, and says why', async () => {
+    // A 5 s timeout refreshed every 1.25 s cannot ride out 3 s round trips: the refresh may be
+    // confirmed 4.25 s after the last one and trading stops 3 s before the deadline.
+    const issues = await issuesOf(() =>
+      resolveBotConfig({ ...minimal, deadman: { timeout_seconds: 5, latency_margin_ms: 3_000 } }),
+    );
+    expect(issues).toHaveLength(1);
+    expect(issues[0]?.path).toBe('deadman.timeout_seconds');
+    expect(issues[0]?.message).toMatch(/cannot survive latency_margin_ms 3000/);
+    expect(issues[0]?.message).toMatch(/longer than 1250 \+ 2 x 3000 = 7250 ms/);
+    // A request timeout shorter than the margin would abandon answers the margin allows.
+    const second = await issuesOf(() =>
+      resolveBotConfig({
+        ...minimal,
+        deadman: { timeout_seconds: 30, latency_margin_ms: 3_000, request_timeout_ms: 2_000 },
+      }),
+    );
+    expect(second.map((issue) => issue.path)).toEqual(['deadman.request_timeout_ms']);
+    expect(second[0]?.message).toMatch(/longer than latency_margin_ms/);
+    // Too few refreshes in flight for the margin's round trips.
+    const third = await issuesOf(() =>
+      resolveBotConfig({
+        ...minimal,
+        deadman: {
+          timeout_seconds: 60,
+          refresh_interval_ms: 1_000,
+          latency_margin_ms: 3_000,
+          max_refreshes_in_flight: 2,
+        },
+      }),
+    );
+    expect(third.map((issue) => issue.path)).toEqual(['deadman.max_refreshes_in_flight']);
+    // A disabled switch is not checked.
+    await expect(
+      resolveBotConfig({
+        ...minimal,
+        deadman: { enabled: false, timeout_seconds: 5, latency_margin_ms: 3_000 },
+      }),
+    ).resolves.toBeDefined();
+  });
+
+  it('accepts a dead-man timeout sound for its margin, and the switch takes the same settings', async () => {
+    const loaded = await resolveBotConfig({
+      ...minimal,
+      deadman: { timeout_seconds: 10, latency_margin_ms: 3_000 },
+    });
+    const settings = deadmanSettings(loaded.config.deadman);
+    expect(settings).toMatchObject({
+      timeoutSeconds: 10,
+      latencyMarginMs: 3_000,
+      maxRefreshesInFlight: 3,
+    });
+    if (settings === false) return;
+    expect(resolveDeadmanConfig(settings)).toMatchObject({
+      refreshIntervalMs: 2_500,
+      requestTimeoutMs: 7_000,
+    });
+    // The switch refuses what the file refuses.
+    expect(() => resolveDeadmanConfig({ timeoutSeconds: 5, latencyMarginMs: 3_000 })).toThrow(
+      /cannot survive/,
+    );
+  });
+
+  it('has a shutdown section with a deadline, strict like the rest', async () => {
+    const loaded = await resolveBotConfig(minimal);
+    expect(loaded.config.shutdown).toEqual({
+      deadline_ms: 30_000,
+      request_timeout_ms: 10_000,
+      max_attempts: 8,
+      retry_base_delay_ms: 500,
+      retry_max_delay_ms: 5_000,
+    });
+    expect(shutdownSettings(loaded.config.shutdown)).toMatchObject({ deadlineMs: 30_000 });
+    const issues = await issuesOf(() =>
+      resolveBotConfig({ ...minimal, shutdown: { deadline_ms: 0, linger: true } }),
+    );
+    expect(issues.map((issue) => issue.path).sort()).toEqual([
+      'shutdown.deadline_ms',
+      'shutdown.linger',
+    ]);
   });
 });

@@ -50,7 +50,8 @@ describe('the dead-man switch outlives the bot', () => {
         },
       ],
       risk: { kill_switch: { file: null, signal: null } },
-      deadman: { timeout_seconds: TIMEOUT_SECONDS },
+      // A short timeout needs a margin it can survive: 1250 + 2 x 1000 ms < 5 s.
+      deadman: { timeout_seconds: TIMEOUT_SECONDS, latency_margin_ms: 1_000 },
       journal: { path: join(directory, 'journal.sqlite') },
       metrics: { enabled: false },
       market_data: { markets: ['BTC-PERP'] },

@@ -1,6 +1,9 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Subject } from 'rxjs';
 import { request } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { VirtualClock } from '../../src/core/clock.ts';
 import {
   type BotHttpServer,
@@ -13,7 +16,16 @@ import {
   type MetricsStatus,
   type ReconciliationSummary,
 } from '../../src/cli/bot/metrics.ts';
+import { renderStatus, StatusDocument } from '../../src/cli/bot/status-view.ts';
 import type { IntentOutcome, StampedIntent } from '../../src/runtime/intents.ts';
+import {
+  delay,
+  FIXTURE_STRATEGIES,
+  spawnBot,
+  startPacedEmulator,
+  writeBotConfig,
+  writeEmulatorKey,
+} from './helpers.ts';
 
 const servers: BotHttpServer[] = [];
 afterEach(async () => {
@@ -267,5 +279,194 @@ describe('the bot HTTP endpoint', () => {
     await expect(startBotHttpServer({ ...options, port: first.port })).rejects.toMatchObject({
       code: 'METRICS_LISTEN_FAILED',
     });
+  });
+});
+
+describe('a gate that refuses every intent is visible', () => {
+  const refusing = [
+    {
+      gate: 'route readiness',
+      reason:
+        'route readiness read failed: MALFORMED_RESPONSE: getRoutesReadiness: the body does not match the interface (HTTP 200)',
+    },
+  ];
+  const readiness = {
+    ready: false,
+    reason: refusing[0]!.reason,
+    error: {
+      code: 'MALFORMED_RESPONSE',
+      message: 'getRoutesReadiness: the body does not match the interface (HTTP 200)',
+      cause: '[{"type":"list_type","loc":["body"],"msg":"Input should be a valid list"}]',
+    },
+    checkedAt: Date.UTC(2030, 0, 1, 0, 5, 0),
+    routes: [],
+  };
+
+  it('/health says degraded, which gate refuses and why, and the readiness error with its cause', async () => {
+    const metrics = createBotMetrics({ clock: new VirtualClock(0), processMetrics: false });
+    let health: HealthReport = {
+      phase: 'running',
+      tradingState: 'ACTIVE',
+      mayTrade: false,
+      refusing,
+      routeReadiness: readiness,
+    };
+    const status = { mayTrade: false, refusing, routeReadiness: readiness };
+    const server = await startBotHttpServer({
+      host: '127.0.0.1',
+      port: 0,
+      registry: metrics.registry,
+      health: () => health,
+      status: () => status,
+    });
+    servers.push(server);
+    const answer = await get(`${server.url}/health`);
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(answer.text)).toEqual({
+      status: 'degraded',
+      trading_state: 'ACTIVE',
+      may_trade: false,
+      refusing,
+      route_readiness: {
+        ready: false,
+        reason: readiness.reason,
+        error: readiness.error,
+        checked_at: '2030-01-01T00:05:00.000Z',
+      },
+    });
+    expect(JSON.parse((await get(`${server.url}/status`)).text)).toEqual(status);
+
+    // Ready again, the last read clean: the body is the plain one.
+    health = {
+      phase: 'running',
+      tradingState: 'ACTIVE',
+      mayTrade: true,
+      refusing: [],
+      routeReadiness: { ...readiness, ready: true, reason: null, error: null },
+    };
+    expect(JSON.parse((await get(`${server.url}/health`)).text)).toEqual({
+      status: 'ok',
+      trading_state: 'ACTIVE',
+      may_trade: true,
+    });
+  });
+
+  it('paperbot status prints the refusing gate and the readiness error with its cause', () => {
+    const document = StatusDocument.parse({
+      bot: {
+        pid: 7,
+        startedAt: '2030-01-01T00:00:00.000Z',
+        now: '2030-01-01T00:05:12.000Z',
+        venue: { baseUrl: 'http://127.0.0.1:8787', embedded: false, accountId: 'acct_1' },
+        journal: '/tmp/journal.sqlite',
+      },
+      tradingState: 'ACTIVE',
+      tradingReason: null,
+      mayTrade: false,
+      refusing,
+      routeReadiness: readiness,
+      reconciled: true,
+      deadman: null,
+      unknownIntents: 0,
+      unresolvedIntents: 0,
+      account: null,
+      positions: [],
+      openOrders: [],
+      strategies: [],
+      counters: { intents: 3, denied: 3, rejected: 0, accepted: 0, unknown: 0, fills: 0 },
+      pnl: { equity: null, startEquity: null, session: null, unrealized: null },
+    });
+    const text = renderStatus(document, 'http://127.0.0.1:9464');
+    expect(text).toContain(`Refusing:   route readiness: ${refusing[0]!.reason}`);
+    expect(text).toContain(
+      `Route:      not ready: MALFORMED_RESPONSE: ${readiness.error.message} (cause: ${readiness.error.cause})`,
+    );
+  });
+});
+
+describe('a real bot whose route readiness cannot be read', () => {
+  it('shows the error and its cause on /health and /status, and logs the refusal, never "trading permitted"', async () => {
+    const paced = await startPacedEmulator();
+    const directory = mkdtempSync(join(tmpdir(), 'paperbot-readiness-'));
+    onTestFinished(async () => {
+      await paced.close();
+      rmSync(directory, { recursive: true, force: true });
+    });
+    paced.emulator.controls.failRequests({
+      code: 'EXECUTION_UNAVAILABLE',
+      endpoint: 'getRoutesReadiness',
+      count: 1_000_000,
+    });
+    const key = await writeEmulatorKey(paced.emulator, directory);
+    const configPath = writeBotConfig(directory, {
+      venue: { key_file: key.path },
+      strategies_dir: FIXTURE_STRATEGIES,
+      strategies: [
+        {
+          id: 'rest',
+          name: 'steady-submitter',
+          params: { marketId: 'BTC-PERP', intervalMs: 50, maxOpen: 1, churn: false },
+        },
+      ],
+      risk: { kill_switch: { file: null, signal: null } },
+      journal: { path: join(directory, 'journal.sqlite') },
+      metrics: { host: '127.0.0.1', port: 0 },
+      market_data: { markets: ['BTC-PERP'] },
+    });
+    const child = spawnBot(configPath);
+    onTestFinished(async () => {
+      if (child.process.exitCode === null) child.process.kill('SIGKILL');
+      await child.exited;
+    });
+    const started = await child.waitFor((record) => record.event === 'bot.started', 'the start');
+    const base = String(started.metrics).replace(/\/metrics$/, '');
+    const refusal =
+      'trading refused, no new exposure (route readiness: route readiness read failed: EXECUTION_UNAVAILABLE';
+    await child.waitFor(
+      (record) => typeof record.msg === 'string' && record.msg.startsWith(refusal),
+      'the refusal that names only the route',
+    );
+    // The strategy keeps emitting; the gate denies each (counted in /status).
+    let denied = 0;
+    for (let attempt = 0; attempt < 200 && denied === 0; attempt += 1) {
+      const document = JSON.parse((await get(`${base}/status`)).text) as {
+        counters?: { denied?: number };
+      };
+      denied = document.counters?.denied ?? 0;
+      if (denied === 0) await delay(25);
+    }
+    expect(denied).toBeGreaterThan(0);
+
+    const health = await get(`${base}/health`);
+    expect(health.status).toBe(200);
+    const body = JSON.parse(health.text) as Record<string, unknown>;
+    expect(body).toMatchObject({
+      status: 'degraded',
+      may_trade: false,
+      refusing: [{ gate: 'route readiness' }],
+      route_readiness: {
+        ready: false,
+        error: { code: 'EXECUTION_UNAVAILABLE' },
+      },
+    });
+    const readiness = body.route_readiness as { error: { cause: string } };
+    expect(readiness.error.cause).toMatch(/^the service answered HTTP 503 \(request .+\)$/);
+
+    const status = JSON.parse((await get(`${base}/status`)).text) as Record<string, unknown>;
+    expect(status).toMatchObject({
+      mayTrade: false,
+      refusing: [{ gate: 'route readiness' }],
+      routeReadiness: { ready: false, error: { code: 'EXECUTION_UNAVAILABLE' } },
+    });
+
+    const messages = child.records.map((record) => record.msg);
+    expect(messages).not.toContain('trading permitted');
+    expect(
+      messages.filter((msg) => typeof msg === 'string' && msg.startsWith(refusal)),
+    ).toHaveLength(1);
+    expect(paced.emulator.exchange.listOrders(key.accountId, { limit: 10 }).data).toEqual([]);
+
+    child.process.kill('SIGTERM');
+    await child.exited;
   });
 });

@@ -519,7 +519,14 @@ describe('signing and resending', () => {
 
   it('resends a mutation with the same request_id and body, and a fresh nonce, timestamp and signature', async () => {
     const { clock, client, credential } = setup();
-    serve(clock, (_request, response) => json(response, 202, fixtures.order()));
+    serve(clock, (request, response) => {
+      const sent = JSON.parse(request.body.toString('utf8')) as Record<string, unknown>;
+      json(response, 202, {
+        ...fixtures.order(),
+        request_id: sent.request_id,
+        client_order_id: sent.client_order_id,
+      });
+    });
     await fc.assert(
       fc.asyncProperty(
         fc.record({

@@ -223,9 +223,9 @@ describe('Sharpe ratio', () => {
     );
   });
 
-  it('follows the documented formula on a worked example', () => {
+  it('follows the documented formula on a worked example, per period', () => {
     // Per-minute returns +10%, -10%, +10%: mean 1/30, sample stdev sqrt(0.08/3 / 2), so
-    // 0.288675... per minute, times sqrt(525,600 minutes a year).
+    // 0.288675... per minute; downside deviation sqrt(0.01/3), so Sortino 0.57735... per minute.
     const samples = parseSamples(samplesOf([110, 99, 108.9]));
     const result = sharpeRatio(new Big(100), samples, T0, T0 + 180_000, 60_000);
     const returns = [new Big('0.1'), new Big('-0.1'), new Big('0.1')];
@@ -233,10 +233,36 @@ describe('Sharpe ratio', () => {
     const deviation = sumDecimals(returns.map((value) => value.minus(mean).pow(2)))
       .div(2)
       .sqrt();
-    const expected = mean.div(deviation).times(new Big(525_600).sqrt());
     expect(result.periods).toBe(3);
-    expect(result.ratio!.minus(expected).abs().lt('1e-24')).toBe(true);
-    expect(result.ratio!.toFixed(4)).toBe('209.2845');
+    expect(result.ratio!.minus(mean.div(deviation)).abs().lt('1e-24')).toBe(true);
+    expect(result.ratio!.toFixed(4)).toBe('0.2887');
+    expect(result.sortino!.toFixed(4)).toBe('0.5774');
+    // Three minutes say nothing about a year: no annualized copies.
+    expect(result.annualizedRatio).toBeNull();
+    expect(result.annualizedSortino).toBeNull();
+    expect(result.annualization.toFixed(2)).toBe(new Big(525_600).sqrt().toFixed(2));
+  });
+
+  it('annualizes only runs of at least 30 days', () => {
+    const day = 86_400_000;
+    const values = Array.from({ length: 30 }, (_, index) => 100 + (index % 3) - index / 10);
+    const samples = values.map((value, index) => ({
+      t: T0 + (index + 1) * day,
+      equity: String(value),
+    }));
+    const short = sharpeRatio(new Big(100), parseSamples(samples), T0, T0 + 30 * day - 1, day);
+    expect(short.ratio).not.toBeNull();
+    expect(short.annualizedRatio).toBeNull();
+    const long = sharpeRatio(new Big(100), parseSamples(samples), T0, T0 + 30 * day, day);
+    expect(long.annualizedRatio!.eq(long.ratio!.times(new Big(365).sqrt()))).toBe(true);
+    expect(long.annualizedSortino!.eq(long.sortino!.times(new Big(365).sqrt()))).toBe(true);
+  });
+
+  it('has no Sortino without a losing period', () => {
+    const rising = parseSamples(samplesOf([101, 103, 104]));
+    const result = sharpeRatio(new Big(100), rising, T0, T0 + 180_000, 60_000);
+    expect(result.ratio).not.toBeNull();
+    expect(result.sortino).toBeNull();
   });
 });
 

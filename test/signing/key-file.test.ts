@@ -174,7 +174,7 @@ describe('key file validation', () => {
   const invalidDocuments: Array<[string, (document: Record<string, unknown>) => unknown, string]> =
     [
       ['version 2', (d) => ({ ...d, version: 2 }), 'version'],
-      ['an unknown field', (d) => ({ ...d, comment: 'hi' }), 'comment'],
+      ['an unknown field', (d) => ({ ...d, comment: 'hi' }), '1 unknown field'],
       ['a missing key id', ({ key_id: _, ...d }) => d, 'key_id'],
       ['an empty account id', (d) => ({ ...d, account_id: '' }), 'account_id'],
       ['an ftp API URL', (d) => ({ ...d, api_base_url: 'ftp://127.0.0.1' }), 'api_base_url'],

@@ -19,14 +19,25 @@ import { RestClient, StreamClient } from '../../client/index.ts';
 import { type RunningEmulator, startEmulator } from '../../emulator/index.ts';
 import { Journal } from '../../runtime/journal/index.ts';
 import { Kernel, type KernelStatus } from '../../runtime/kernel.ts';
-import { createLiveVenue, type LiveVenue } from '../../runtime/live/index.ts';
+import {
+  createLiveVenue,
+  type LiveVenue,
+  type RouteReadinessStatus,
+} from '../../runtime/live/index.ts';
 import { installKillSignal, type SignalSource, watchKillFile } from '../../runtime/risk/index.ts';
-import { type Credential, loadKeyFile } from '../../signing/index.ts';
-import { executorSettings, reconcilerSettings, trackerSettings } from '../../runtime/config.ts';
+import type { Credential } from '../../signing/index.ts';
+import {
+  executorSettings,
+  reconcilerSettings,
+  shutdownSettings,
+  trackerSettings,
+} from '../../runtime/config.ts';
 import { deadmanSettings, type LoadedBotConfig } from './config.ts';
 import { type BotHttpServer, type HealthReport, startBotHttpServer } from './http.ts';
+import { intentLogFields } from '../logging.ts';
 import { createBotLogger, executionLoggerOf } from './logging.ts';
 import { type BotMetrics, createBotMetrics } from './metrics.ts';
+import { loadVenueKeyFile } from './venue-key.ts';
 import { sessionPnl } from './status-view.ts';
 
 /** Where the embedded emulator's account is remembered between runs (no secret in it). */
@@ -51,6 +62,14 @@ export interface StartBotOptions {
   readonly signal?: AbortSignal;
 }
 
+/** How the bot's shutdown ended, for its exit status. */
+export interface BotStopReport {
+  /** A read of the account's open orders came back empty (or no kernel had started). */
+  readonly confirmed: boolean;
+  /** Orders that may still be open when not confirmed. */
+  readonly remainingOrderIds: readonly string[];
+}
+
 export interface BotVenueInfo {
   readonly baseUrl: string;
   readonly embedded: boolean;
@@ -59,6 +78,8 @@ export interface BotVenueInfo {
 
 /** What `/status` answers. */
 export interface BotStatusDocument extends KernelStatus {
+  /** The venue's route readiness, with the last read's error and its cause. */
+  readonly routeReadiness: RouteReadinessStatus | null;
   readonly bot: {
     readonly pid: number;
     readonly startedAt: string | null;
@@ -142,7 +163,8 @@ export class Bot {
   private phaseValue: BotPhase = 'starting';
   private startedAt: number | null = null;
   private startEquity: string | null = null;
-  private stopping: Promise<void> | null = null;
+  private stopping: Promise<BotStopReport> | null = null;
+  private stopReport: BotStopReport = { confirmed: true, remainingOrderIds: [] };
 
   private constructor(
     private readonly loaded: LoadedBotConfig,
@@ -184,7 +206,13 @@ export class Bot {
       return { phase: this.phaseValue, tradingState: null, mayTrade: false };
     }
     const status = kernel.status();
-    return { phase: 'running', tradingState: status.tradingState, mayTrade: status.mayTrade };
+    return {
+      phase: 'running',
+      tradingState: status.tradingState,
+      mayTrade: status.mayTrade,
+      refusing: status.refusing,
+      routeReadiness: this.resources.live?.routeReadiness() ?? null,
+    };
   }
 
   /** The `/status` document; null until the kernel exists. */
@@ -196,6 +224,7 @@ export class Bot {
     if (this.startEquity === null && equity !== null) this.startEquity = equity;
     return {
       ...status,
+      routeReadiness: this.resources.live?.routeReadiness() ?? null,
       bot: {
         pid: process.pid,
         startedAt: this.startedAt === null ? null : isoTimestamp(this.startedAt),
@@ -224,7 +253,7 @@ export class Bot {
     const clock = options.clock ?? systemClock;
     const logger =
       options.logger ??
-      createBotLogger({ level: config.logging.level, pretty: config.logging.pretty, clock });
+      createBotLogger({ level: config.logging.level, format: config.logging.format, clock });
     const resources: Resources = {
       emulator: null,
       rest: null,
@@ -282,7 +311,9 @@ export class Bot {
     // 1. Local checks first, before any connection: the key file (its mode checked as it is
     //    read), then the journal (exclusive, so a second bot on the same file is refused).
     let credential: Credential | null =
-      config.venue.key_file === null ? null : await loadKeyFile(resolve(config.venue.key_file));
+      config.venue.key_file === null
+        ? null
+        : await loadVenueKeyFile(resolve(config.venue.key_file));
     checkAborted();
     const journalPath = this.journalPath;
     await mkdir(dirname(journalPath), { recursive: true });
@@ -340,7 +371,14 @@ export class Bot {
       requestTimeoutMs: config.venue.request_timeout_ms,
       rateLimiter: true,
     });
-    resources.stream = new StreamClient({ rest: resources.rest, clock });
+    // The private stream resumes after the last sequence the journal applied (from the head on a
+    // new journal): what happened while the bot was down is read from the event log.
+    const resumeAfterSequence = resources.journal.privateCursor()?.lastSequence ?? null;
+    resources.stream = new StreamClient({
+      rest: resources.rest,
+      clock,
+      startAfterSequence: resumeAfterSequence ?? 'latest',
+    });
     metrics.attachStream(resources.stream);
     resources.subscriptions.push(
       resources.stream.state$.pipe(filter((state) => state !== 'idle')).subscribe((state) => {
@@ -356,6 +394,7 @@ export class Bot {
       bookPollMs: config.market_data.book_poll_ms,
       tradesPollMs: config.market_data.trades_poll_ms,
       marketIds: config.market_data.markets,
+      resumeAfterSequence,
     });
     await resources.live.start();
     checkAborted();
@@ -376,9 +415,10 @@ export class Bot {
       tracker: trackerSettings(config.tracker),
       reconciler: reconcilerSettings(config.reconciler),
       deadman: deadmanSettings(config.deadman),
+      shutdown: shutdownSettings(config.shutdown),
       // The kernel names its parts itself (`component`); a binding here would repeat the key.
       logger,
-      routeReady$: resources.live.routeReady$,
+      routeReady$: resources.live.routeReadiness$,
     });
     resources.kernel = kernel;
     metrics.attachKernel(kernel);
@@ -435,6 +475,7 @@ export class Bot {
           request_id: intent.requestId,
           client_order_id: intent.clientOrderId,
           kind: intent.intent.kind,
+          ...intentLogFields(intent.intent),
         };
         switch (outcome.status) {
           case 'accepted':
@@ -442,7 +483,12 @@ export class Bot {
             break;
           case 'rejected':
             logger.warn(
-              { ...fields, code: outcome.code, reason: outcome.message },
+              {
+                ...fields,
+                code: outcome.code,
+                reason: outcome.message,
+                ...(outcome.issues === undefined ? {} : { issues: outcome.issues }),
+              },
               'intent submitted',
             );
             break;
@@ -489,17 +535,19 @@ export class Bot {
   }
 
   /**
-   * Stops the kernel (strategies stop, the executor drains, every order is cancelled and the
-   * dead-man disarmed), then closes the venue connection, the journal, the HTTP endpoint and
-   * the embedded emulator. Safe to call twice.
+   * Stops the kernel (strategies stop, every order is cancelled and the account read back until
+   * none is open, the dead-man disarmed), then closes the venue connection, the journal, the
+   * HTTP endpoint and the embedded emulator. Resolves with whether every order was confirmed
+   * closed (`paperbot run` exits 3 when not). Safe to call twice.
    */
-  stop(reason: string): Promise<void> {
+  stop(reason: string): Promise<BotStopReport> {
     this.stopping ??= (async () => {
       this.phaseValue = 'stopping';
       this.logger.info({ event: 'bot.stopping', reason }, `stopping: ${reason}`);
       await this.release(reason);
       this.phaseValue = 'stopped';
       this.logger.info({ event: 'bot.stopped', reason }, 'stopped');
+      return this.stopReport;
     })();
     return this.stopping;
   }
@@ -538,20 +586,32 @@ export class Bot {
     });
     for (const cleanup of cleanups) await attempt('kill switch', cleanup);
     if (kernel !== null) {
+      // Until the kernel says otherwise (a throw included), nothing is confirmed.
+      this.stopReport = { confirmed: false, remainingOrderIds: [] };
       await attempt('kernel', async () => {
         const report = await kernel.stop(reason);
-        const level = report.error === null ? 'info' : 'error';
-        this.logger[level](
-          {
-            event: 'bot.shutdown',
-            cancelled: report.cancelled,
-            disarmed: report.disarmed,
-            error: report.error,
-          },
-          report.error === null
-            ? 'orders cancelled and the dead-man switch disarmed'
-            : 'shutdown could not cancel every order; the dead-man deadline is left armed',
-        );
+        this.stopReport = {
+          confirmed: report.confirmed,
+          remainingOrderIds: report.remainingOrderIds,
+        };
+        const fields = {
+          event: 'bot.shutdown',
+          cancelled: report.cancelled,
+          confirmed: report.confirmed,
+          disarmed: report.disarmed,
+          remaining_order_ids: report.remainingOrderIds,
+          error: report.error,
+        };
+        if (!report.confirmed) {
+          this.logger.error(
+            fields,
+            `shutdown could not confirm every order closed; the dead-man deadline is left armed; may remain open: ${report.remainingOrderIds.join(', ') || '(none known)'}`,
+          );
+        } else if (report.error !== null) {
+          this.logger.error(fields, 'orders closed, but the dead-man switch could not be disarmed');
+        } else {
+          this.logger.info(fields, 'orders cancelled and the dead-man switch disarmed');
+        }
       });
     }
     for (const subscription of subscriptions) subscription.unsubscribe();

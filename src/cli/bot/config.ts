@@ -21,17 +21,23 @@ import {
   invalidConfigError,
   readConfigDocument,
 } from '../../runtime/config-file.ts';
-import type { DeadmanConfig } from '../../runtime/deadman/index.ts';
+import {
+  type DeadmanConfig,
+  deadmanConfigIssues,
+  defaultDeadmanConfig,
+} from '../../runtime/deadman/index.ts';
 import {
   ExecutionSection,
   ReconcilerSection,
   type ResolvedStrategy,
   resolveStrategies,
+  ShutdownSection,
   StrategyEntry,
   strategiesDirectoryOf,
   TrackerSection,
 } from '../../runtime/config.ts';
 import { RiskConfig } from '../../runtime/risk/index.ts';
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../logging.ts';
 
 export const DEFAULT_BOT_CONFIG_PATH = 'config/bot.yaml';
 export const DEFAULT_METRICS_PORT = 9464;
@@ -65,6 +71,18 @@ const VenueSection = z.strictObject({
   request_timeout_ms: PositiveInteger.default(10_000),
 });
 
+/** The dead-man keys as the file spells them, for the problems `deadmanConfigIssues` finds. */
+const DEADMAN_KEYS: Readonly<Record<keyof DeadmanConfig, string>> = {
+  timeoutSeconds: 'timeout_seconds',
+  refreshIntervalMs: 'refresh_interval_ms',
+  latencyMarginMs: 'latency_margin_ms',
+  maxFailedRefreshes: 'max_failed_refreshes',
+  maxRefreshesInFlight: 'max_refreshes_in_flight',
+  requestTimeoutMs: 'request_timeout_ms',
+  retryBaseDelayMs: 'retry_base_delay_ms',
+  retryMaxDelayMs: 'retry_max_delay_ms',
+};
+
 const DeadmanSection = z
   .strictObject({
     /** false runs without a cancel-all-after deadline: not advised outside tests. */
@@ -72,27 +90,25 @@ const DeadmanSection = z
     timeout_seconds: z.int().min(1).max(86_400).default(60),
     /** null: a quarter of the timeout, which is also the most allowed. */
     refresh_interval_ms: PositiveInteger.nullable().default(null),
+    /** The slowest refresh round trip to ride out; trading also stops this long before the deadline. */
     latency_margin_ms: NonNegativeInteger.default(2_000),
     max_failed_refreshes: PositiveInteger.default(2),
+    /** Refreshes sent and not yet answered, at most (a slow venue gets the next one anyway). */
+    max_refreshes_in_flight: PositiveInteger.default(3),
+    /** null: the timeout minus the latency margin. */
     request_timeout_ms: PositiveInteger.nullable().default(null),
     retry_base_delay_ms: PositiveInteger.default(1_000),
     retry_max_delay_ms: PositiveInteger.default(30_000),
   })
   .superRefine((value, context) => {
-    const ceiling = (value.timeout_seconds * 1000) / 4;
-    const refresh = value.refresh_interval_ms ?? ceiling;
-    if (refresh > ceiling) {
+    if (!value.enabled) return;
+    const settings = deadmanSettings(value);
+    if (settings === false) return;
+    for (const issue of deadmanConfigIssues({ ...defaultDeadmanConfig, ...settings })) {
       context.addIssue({
         code: 'custom',
-        path: ['refresh_interval_ms'],
-        message: `must be at most a quarter of timeout_seconds (${ceiling} ms)`,
-      });
-    }
-    if (value.latency_margin_ms >= value.timeout_seconds * 1000 - refresh) {
-      context.addIssue({
-        code: 'custom',
-        path: ['latency_margin_ms'],
-        message: 'must leave room for a refresh before the deadline',
+        path: [DEADMAN_KEYS[issue.field]],
+        message: issue.message,
       });
     }
   });
@@ -110,11 +126,27 @@ const MetricsSection = z.strictObject({
   port: z.int().min(0).max(65_535).default(DEFAULT_METRICS_PORT),
 });
 
-const LoggingSection = z.strictObject({
-  level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
-  /** Human-readable lines through pino-pretty, when that package is installed. */
-  pretty: z.boolean().default(false),
-});
+const LoggingSection = z
+  .strictObject({
+    level: z.enum(LOG_LEVELS).default('info'),
+    /** `auto`: readable lines on a terminal, JSON lines otherwise (a file, a pipe). */
+    format: z.enum(LOG_FORMATS).optional(),
+    /** The older name: `true` is `format: pretty`, `false` is `format: json`. */
+    pretty: z.boolean().optional(),
+  })
+  .superRefine((value, context) => {
+    if (value.format !== undefined && value.pretty !== undefined) {
+      context.addIssue({
+        code: 'custom',
+        path: ['pretty'],
+        message: 'set format or pretty, not both (pretty is the older name of format)',
+      });
+    }
+  })
+  .transform(({ level, format, pretty }): { level: LogLevel; format: LogFormat } => ({
+    level,
+    format: format ?? (pretty === undefined ? 'auto' : pretty ? 'pretty' : 'json'),
+  }));
 
 const MarketDataSection = z.strictObject({
   /** Markets whose books and trades are read; null: every market the venue lists. */
@@ -132,6 +164,7 @@ export const BotConfig = z.strictObject({
   tracker: TrackerSection.prefault({}),
   reconciler: ReconcilerSection.prefault({}),
   deadman: DeadmanSection.prefault({}),
+  shutdown: ShutdownSection.prefault({}),
   journal: JournalSection.prefault({}),
   metrics: MetricsSection.prefault({}),
   logging: LoggingSection.prefault({}),
@@ -184,8 +217,8 @@ export async function resolveBotConfig(
   source = '(inline)',
 ): Promise<LoadedBotConfig> {
   const issues: ConfigIssue[] = [];
-  const parsed = BotConfig.safeParse(document ?? {});
-  if (!parsed.success) issues.push(...issuesOf(parsed.error));
+  const parsed = BotConfig.safeParse(document ?? {}, { reportInput: true });
+  if (!parsed.success) issues.push(...issuesOf(parsed.error, [], BotConfig));
   const raw = (typeof document === 'object' && document !== null ? document : {}) as Record<
     string,
     unknown
@@ -225,8 +258,8 @@ function section<T extends z.ZodType>(
   schema: T,
   source: string,
 ): z.output<T> {
-  const result = schema.safeParse(document[key] ?? {});
-  if (!result.success) throw invalidConfigError(source, issuesOf(result.error, [key]));
+  const result = schema.safeParse(document[key] ?? {}, { reportInput: true });
+  if (!result.success) throw invalidConfigError(source, issuesOf(result.error, [key], schema));
   return result.data;
 }
 
@@ -248,6 +281,7 @@ export function deadmanSettings(section: BotConfig['deadman']): Partial<DeadmanC
     refreshIntervalMs: section.refresh_interval_ms,
     latencyMarginMs: section.latency_margin_ms,
     maxFailedRefreshes: section.max_failed_refreshes,
+    maxRefreshesInFlight: section.max_refreshes_in_flight,
     requestTimeoutMs: section.request_timeout_ms,
     retryBaseDelayMs: section.retry_base_delay_ms,
     retryMaxDelayMs: section.retry_max_delay_ms,

@@ -6,13 +6,57 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Registry } from 'prom-client';
+import { isoTimestamp } from '../../core/clock.ts';
 import { PaperbotError } from '../../core/errors.ts';
 
-/** What `/health` reports: `running` answers 200, anything else 503. */
+/** Route readiness as `/health` shows it while it is not ready or its last read failed. */
+export interface HealthRouteReadiness {
+  readonly ready: boolean;
+  readonly reason: string | null;
+  readonly error: {
+    readonly code: string;
+    readonly message: string;
+    readonly cause: string | null;
+  } | null;
+  /** Epoch milliseconds of the last read; null before any. */
+  readonly checkedAt: number | null;
+}
+
+/**
+ * What `/health` reports: `running` answers 200, anything else 503. While running, a gate that
+ * refuses new exposure makes the status `degraded` (still 200: the process is alive and can
+ * reduce) and the body names the gate and why.
+ */
 export interface HealthReport {
   readonly phase: 'starting' | 'running' | 'stopping' | 'stopped';
   readonly tradingState: string | null;
   readonly mayTrade: boolean;
+  /** The gates refusing new exposure, with their reasons; absent or empty when none. */
+  readonly refusing?: readonly { readonly gate: string; readonly reason: string }[];
+  /** The venue's route readiness; shown only while not ready or after a failed read. */
+  readonly routeReadiness?: HealthRouteReadiness | null;
+}
+
+/** The `/health` body: the three fields always, the refusal and readiness only when they say no. */
+export function healthBody(health: HealthReport): Record<string, unknown> {
+  const running = health.phase === 'running';
+  const refusing = health.refusing ?? [];
+  const readiness = health.routeReadiness ?? null;
+  const body: Record<string, unknown> = {
+    status: running ? (refusing.length > 0 ? 'degraded' : 'ok') : health.phase,
+    trading_state: health.tradingState,
+    may_trade: health.mayTrade,
+  };
+  if (refusing.length > 0) body.refusing = refusing;
+  if (readiness !== null && (!readiness.ready || readiness.error !== null)) {
+    body.route_readiness = {
+      ready: readiness.ready,
+      reason: readiness.reason,
+      error: readiness.error,
+      checked_at: readiness.checkedAt === null ? null : isoTimestamp(readiness.checkedAt),
+    };
+  }
+  return body;
 }
 
 export interface BotHttpServerOptions {
@@ -64,11 +108,7 @@ async function handle(
     }
     case '/health': {
       const health = options.health();
-      sendJson(response, health.phase === 'running' ? 200 : 503, {
-        status: health.phase === 'running' ? 'ok' : health.phase,
-        trading_state: health.tradingState,
-        may_trade: health.mayTrade,
-      });
+      sendJson(response, health.phase === 'running' ? 200 : 503, healthBody(health));
       return;
     }
     case '/status': {

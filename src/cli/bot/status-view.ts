@@ -22,6 +22,17 @@ export const StatusDocument = z.looseObject({
   tradingState: Text,
   tradingReason: NullableText,
   mayTrade: z.boolean(),
+  /** Optional: a bot from before these fields still reads. */
+  refusing: z.array(z.looseObject({ gate: Text, reason: Text })).optional(),
+  routeReadiness: z
+    .looseObject({
+      ready: z.boolean(),
+      reason: NullableText,
+      error: z.looseObject({ code: Text, message: Text, cause: NullableText }).nullable(),
+      checkedAt: z.number().nullable(),
+    })
+    .nullable()
+    .optional(),
   reconciled: z.boolean(),
   deadman: z
     .looseObject({ phase: Text, deadlineAt: z.number().nullable(), reason: Text.optional() })
@@ -131,6 +142,21 @@ export function renderStatus(status: StatusDocument, source: string): string {
       status.mayTrade ? 'yes' : 'no'
     }; reconciled: ${status.reconciled ? 'yes' : 'no'}`,
   );
+  for (const entry of status.refusing ?? []) {
+    out.push(`Refusing:   ${entry.gate}: ${entry.reason}`);
+  }
+  const readiness = status.routeReadiness;
+  if (readiness !== null && readiness !== undefined) {
+    const error = readiness.error;
+    const failure =
+      error === null
+        ? null
+        : `${error.code}: ${error.message}${error.cause === null ? '' : ` (cause: ${error.cause})`}`;
+    const line = readiness.ready
+      ? `ready${failure === null ? '' : `; last read failed: ${failure}`}`
+      : `not ready: ${failure ?? readiness.reason ?? 'no reason given'}`;
+    out.push(`Route:      ${line}`);
+  }
   const deadman = status.deadman;
   out.push(
     `Dead-man:   ${

@@ -2,10 +2,11 @@
  * `paperbot backtest`: replays recorded sessions through the kernel on virtual time and reports
  * (docs/backtesting.md). Three forms:
  *
- * - a backtest: prints the summary (or, with `--json`, the JSON report) and, with `--report`,
- *   writes the self-contained HTML page;
+ * - a backtest: prints the summary (or, with `--json`, the JSON report); `--report FILE` writes
+ *   the self-contained HTML page and `--csv DIR` the trades, fills and equity as CSV, and the
+ *   paths written are printed (on stderr with `--json`, so stdout stays one JSON document);
  * - `--sweep name=a,b,c` (repeatable): the grid of backtests on worker threads, one table row
- *   (or JSON object) per cell;
+ *   (or JSON object) per cell; `--report FILE` writes the comparison page;
  * - `--divergence <session>`: a backtest over the session's public data, compared with the
  *   fills its private events recorded from a live run (`--live-journal` maps them to intents).
  *
@@ -13,10 +14,10 @@
  * print the same bytes.
  */
 import { existsSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { type Command, CommanderError, Option } from 'commander';
-import pino from 'pino';
+import { systemClock } from '../../core/clock.ts';
 import { isPaperbotError, PaperbotError } from '../../core/errors.ts';
 import {
   type BacktestResult,
@@ -29,6 +30,7 @@ import {
   runBacktestSweep,
   type SweepMetrics,
   sweepCoerce,
+  sweepTableRow,
 } from '../../replay/backtest/index.ts';
 import { buildGrid, formatSweepTable, parseSweepSpecs } from '../../replay/sweep/index.ts';
 import {
@@ -37,10 +39,13 @@ import {
   formatDivergenceTable,
   type OrderIds,
   renderReportHtml,
+  renderSweepHtml,
   reportToJson,
+  writeReportCsv,
 } from '../../replay/report/index.ts';
 import { Journal } from '../../runtime/journal/index.ts';
 import { type KernelLogger, silentKernelLogger } from '../../runtime/kernel.ts';
+import { createLogger, type LogFormat, logFormatOption } from '../logging.ts';
 
 export const DEFAULT_BACKTEST_CONFIG_PATH = 'config/backtest.yaml';
 
@@ -52,7 +57,8 @@ export interface BacktestCommandDependencies {
   readonly printError: (text: string) => void;
   /** Whether stdout is a terminal (progress bars are drawn only then). */
   readonly interactive: boolean;
-  readonly logger: (level: string) => KernelLogger;
+  /** The kernel's logger (stderr, the shape of every command's logs). */
+  readonly logger: (level: string, format: LogFormat) => KernelLogger;
 }
 
 const defaultDependencies: BacktestCommandDependencies = {
@@ -63,10 +69,10 @@ const defaultDependencies: BacktestCommandDependencies = {
     process.stderr.write(text);
   },
   interactive: process.stdout.isTTY === true,
-  logger: (level) =>
+  logger: (level, format) =>
     level === 'silent'
       ? silentKernelLogger
-      : pino({ name: 'paperbot-backtest', level }, pino.destination(2)),
+      : createLogger({ name: 'paperbot-backtest', level, format, clock: systemClock, fd: 2 }),
 };
 
 interface BacktestOptions {
@@ -76,12 +82,15 @@ interface BacktestOptions {
   readonly seed?: string;
   readonly json?: boolean;
   readonly report?: string;
+  readonly csv?: string;
+  readonly skipMissingMarkets?: boolean;
   readonly sweep?: string[];
   readonly workers?: string;
   readonly divergence?: string;
   readonly liveJournal?: string;
   readonly timeTolerance?: string;
   readonly cache: 'auto' | 'off' | 'rebuild';
+  readonly logFormat?: LogFormat;
 }
 
 function collect(value: string, previous: string[] | undefined): string[] {
@@ -133,6 +142,14 @@ function liveOrderIdsFrom(path: string): {
   };
 }
 
+/** Writes a page, creating its folder when missing; returns the absolute path. */
+async function writePage(file: string, text: string): Promise<string> {
+  const path = resolve(file);
+  await mkdir(dirname(path), { recursive: true });
+  await writeFile(path, text);
+  return path;
+}
+
 async function execute(
   options: BacktestOptions,
   dependencies: BacktestCommandDependencies,
@@ -152,9 +169,19 @@ async function execute(
     ...(marketsOverride === null ? {} : { markets: marketsOverride }),
   };
 
+  /** Where written files are named: stdout, or stderr when stdout carries JSON. */
+  const tell = (text: string) =>
+    options.json === true ? dependencies.printError(text) : dependencies.print(text);
+
   if (options.sweep !== undefined && options.sweep.length > 0) {
     if (options.divergence !== undefined) {
       throw new PaperbotError('INVALID_ARGUMENT', '--sweep and --divergence cannot be combined');
+    }
+    if (options.csv !== undefined) {
+      throw new PaperbotError(
+        'INVALID_ARGUMENT',
+        '--csv writes one run; with --sweep, use --json for every cell, or --report for the comparison page',
+      );
     }
     const axes = parseSweepSpecs(options.sweep);
     const cells = buildGrid(axes, { coerce: sweepCoerce(loaded) });
@@ -178,6 +205,7 @@ async function execute(
         cells,
         data: dataOverride,
         ...(concurrency === undefined ? {} : { concurrency }),
+        skipMissingMarkets: options.skipMissingMarkets === true,
         onResult: () => progress.increment(),
       });
     } finally {
@@ -186,7 +214,22 @@ async function execute(
     if (options.json === true) {
       dependencies.print(`${JSON.stringify(results, null, 2)}\n`);
     } else {
-      dependencies.print(`${formatSweepTable<SweepMetrics>(axes, results)}\n`);
+      dependencies.print(`${formatSweepTable<SweepMetrics>(axes, results, sweepTableRow)}\n`);
+    }
+    if (options.report !== undefined) {
+      const path = await writePage(
+        options.report,
+        renderSweepHtml({
+          title: `Sweep: ${axes.map((axis) => axis.name).join(' × ')}`,
+          axes: axes.map((axis) => axis.name),
+          rows: results.map((result) => ({
+            parameters: result.raw,
+            figures: result.status === 'ok' ? result.value : null,
+            error: result.status === 'ok' ? null : `${result.error.code}: ${result.error.message}`,
+          })),
+        }),
+      );
+      tell(`comparison report written to ${path}\n`);
     }
     if (results.some((result) => result.status === 'error')) {
       throw new PaperbotError('SWEEP_CELLS_FAILED', 'some sweep cells failed (see the table)');
@@ -215,14 +258,21 @@ async function execute(
       config,
       strategies: loaded.strategies,
       source,
-      logger: dependencies.logger(config.logging.level),
+      logger: dependencies.logger(config.logging.level, options.logFormat ?? config.logging.format),
       onProgress: (delivered) => progress.update(delivered),
+      skipMissingMarkets: options.skipMissingMarkets === true,
     });
   } finally {
     progress.stop();
   }
+  const written: string[] = [];
   if (options.report !== undefined) {
-    await writeFile(resolve(options.report), renderReportHtml(result.report));
+    const path = await writePage(options.report, renderReportHtml(result.report));
+    written.push(`report written to ${path}`);
+  }
+  if (options.csv !== undefined) {
+    const paths = await writeReportCsv(options.csv, result.report);
+    written.push(`CSV written to ${paths.join(', ')}`);
   }
   if (options.divergence !== undefined) {
     const journal =
@@ -242,11 +292,13 @@ async function execute(
     } finally {
       journal?.close();
     }
+    for (const line of written) tell(`${line}\n`);
     return;
   }
   dependencies.print(
     options.json === true ? reportToJson(result.report) : formatBacktestSummary(result),
   );
+  for (const line of written) tell(`${line}\n`);
 }
 
 export function registerBacktestCommand(
@@ -269,7 +321,15 @@ export function registerBacktestCommand(
     .option('--markets <ids>', 'replay only these markets (comma-separated)')
     .option('--seed <seed>', 'replaces the config seed')
     .option('--json', 'print the JSON report (or the divergence or sweep results as JSON)')
-    .option('--report <file>', 'write the HTML report here')
+    .option(
+      '--report <file>',
+      'write the HTML report here (with --sweep: the comparison of every cell)',
+    )
+    .option('--csv <dir>', 'write trades.csv, fills.csv and equity.csv into this folder')
+    .option(
+      '--skip-missing-markets',
+      'run without strategies whose markets the data lacks (named in the report) instead of refusing',
+    )
     .addOption(
       new Option('--sweep <spec>', 'name=a,b,c: a parameter grid axis (repeatable)').argParser(
         collect,
@@ -290,13 +350,19 @@ export function registerBacktestCommand(
         .choices(['auto', 'off', 'rebuild'])
         .default('auto'),
     )
+    .addOption(logFormatOption())
     .action(async (options: BacktestOptions) => {
       try {
         await execute(options, resolved);
       } catch (error) {
         const invalid =
           isPaperbotError(error) &&
-          ['INVALID_ARGUMENT', 'INVALID_CONFIG', 'INVALID_SWEEP'].includes(error.code);
+          [
+            'INVALID_ARGUMENT',
+            'INVALID_CONFIG',
+            'INVALID_SWEEP',
+            'BACKTEST_MISSING_MARKET',
+          ].includes(error.code);
         const message = error instanceof Error ? error.message : String(error);
         resolved.printError(`paperbot backtest: ${message}\n`);
         throw new CommanderError(

@@ -5,7 +5,7 @@
  * on the line before; with --data it is kept in DIR/admin-token (mode 0600) and never printed.
  */
 import type { Command } from 'commander';
-import pino from 'pino';
+import { systemClock } from '../../core/clock.ts';
 import { PaperbotError } from '../../core/errors.ts';
 import {
   ADMIN_TOKEN_FILE,
@@ -17,12 +17,14 @@ import {
   type StartEmulatorOptions,
   startEmulator,
 } from '../../emulator/index.ts';
+import { createLogger, type LogFormat, logFormatOption } from '../logging.ts';
 
 export interface EmulatorCommandDependencies {
   readonly print: (text: string) => void;
   /** Resolves when the emulator should stop (SIGINT or SIGTERM by default). */
   readonly stopSignal: () => Promise<string>;
-  readonly logger: () => EmulatorLogger;
+  /** Logs on stderr, in the shape of every command's logs. */
+  readonly logger: (format: LogFormat) => EmulatorLogger;
   readonly start: (options: StartEmulatorOptions) => Promise<RunningEmulator>;
 }
 
@@ -45,7 +47,8 @@ const defaultDependencies: EmulatorCommandDependencies = {
     process.stdout.write(text);
   },
   stopSignal: waitForSignal,
-  logger: () => pino({ name: 'paperbot-emulator', level: 'info' }, pino.destination(2)),
+  logger: (format) =>
+    createLogger({ name: 'paperbot-emulator', level: 'info', format, clock: systemClock, fd: 2 }),
   start: startEmulator,
 };
 
@@ -57,6 +60,7 @@ interface EmulatorOptions {
   readonly config?: string;
   readonly rateLimitQuota?: string;
   readonly rateLimitWindowMs?: string;
+  readonly logFormat: LogFormat;
 }
 
 function integerOption(name: string, text: string, minimum: number, maximum: number): number {
@@ -94,6 +98,7 @@ export function registerEmulatorCommands(
       'rate-limit window length',
       String(DEFAULT_RATE_LIMIT.windowMs),
     )
+    .addOption(logFormatOption('auto'))
     .action(async (options: EmulatorOptions) => {
       const port = integerOption('--port', options.port, 0, 65_535);
       const quota = integerOption(
@@ -121,7 +126,7 @@ export function registerEmulatorCommands(
         ...(seed === undefined ? {} : { seed }),
         ...(options.config === undefined ? {} : { config: options.config }),
         rateLimit: { quota, windowMs },
-        logger: resolved.logger(),
+        logger: resolved.logger(options.logFormat),
         verifySignaturesOnWorkers: true,
       });
       // Registered before printing, so a signal right after the line is never missed.

@@ -10,7 +10,8 @@
  * - `--emulator-virtual`: the emulator in this process on virtual time (`--seed`, `--start`),
  *   for sample sessions: an hour is recorded in seconds, and the same seed gives the same bytes.
  */
-import { resolve } from 'node:path';
+import { stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import { type Command, CommanderError } from 'commander';
 import { z } from 'zod';
 import { RestClient, StreamClient } from '../../client/index.ts';
@@ -38,13 +39,20 @@ import { clientSource } from '../../replay/recorder/sources.ts';
 import { createProgress } from '../../replay/report/progress.ts';
 import { MAX_CANDLE_HISTORY } from '../../runtime/strategy/index.ts';
 import { CANDLE_INTERVALS, isCandleInterval } from '../../runtime/streams/candles.ts';
-import { loadKeyFile } from '../../signing/index.ts';
 import {
   BotConfig,
   DEFAULT_BOT_CONFIG_PATH,
   invalidConfigError,
   readConfigDocument,
 } from '../bot/config.ts';
+import { loadVenueKeyFile } from '../bot/venue-key.ts';
+import { configIssuesOf } from '../../runtime/config-file.ts';
+import {
+  DEFAULT_PROGRESS_INTERVAL_MS,
+  formatBytes,
+  formatElapsed,
+  startProgressLine,
+} from '../progress-line.ts';
 
 /** Exit codes of `paperbot record`. */
 export const RECORD_EXIT = { ok: 0, failed: 1, invalidArguments: 2 } as const;
@@ -61,6 +69,10 @@ export interface RecordCommandDependencies {
   readonly startEmulator: (options: StartEmulatorOptions) => Promise<RunningEmulator>;
   /** Whether progress may be drawn (stdout is a terminal). */
   readonly interactive: boolean;
+  /** Whether stderr is a terminal: the progress line then rewrites itself in place. */
+  readonly stderrIsTerminal: boolean;
+  /** How often the progress line is written while recording from a service, on the clock. */
+  readonly progressIntervalMs: number;
 }
 
 function listenForSignals(onSignal: () => void): () => void {
@@ -82,6 +94,8 @@ const defaultDependencies: RecordCommandDependencies = {
   onSignal: listenForSignals,
   startEmulator,
   interactive: process.stdout.isTTY === true,
+  stderrIsTerminal: process.stderr.isTTY === true,
+  progressIntervalMs: DEFAULT_PROGRESS_INTERVAL_MS,
 };
 
 interface RecordOptions {
@@ -246,18 +260,12 @@ async function recordFromService(
   dependencies: RecordCommandDependencies,
 ): Promise<RecordingManifest> {
   const document = readConfigDocument(options.config);
-  const sections = RecordSections.safeParse({
-    venue: document.venue ?? {},
-    market_data: document.market_data ?? {},
-  });
+  const sections = RecordSections.safeParse(
+    { venue: document.venue ?? {}, market_data: document.market_data ?? {} },
+    { reportInput: true },
+  );
   if (!sections.success) {
-    throw invalidConfigError(
-      options.config,
-      sections.error.issues.map((issue) => ({
-        path: issue.path.map(String).join('.'),
-        message: issue.message,
-      })),
-    );
+    throw invalidConfigError(options.config, configIssuesOf(sections.error, [], RecordSections));
   }
   const { venue, market_data: marketData } = sections.data;
   const clock = dependencies.clock;
@@ -277,7 +285,8 @@ async function recordFromService(
   let rest: RestClient | null = null;
   let stream: StreamClient | null = null;
   try {
-    const credential = venue.key_file === null ? null : await loadKeyFile(resolve(venue.key_file));
+    const credential =
+      venue.key_file === null ? null : await loadVenueKeyFile(resolve(venue.key_file));
     if (credential === null) {
       const settings = venue.emulator;
       const inline = settings.config;
@@ -357,19 +366,40 @@ async function recordFromService(
         ),
     });
     recorder.start();
-    await stream.connect();
-    await new Promise<void>((done) => {
-      let finished = false;
-      const finish = () => {
-        if (finished) return;
-        finished = true;
-        stopListening();
-        clock.clearTimeout(timer);
-        done();
-      };
-      const stopListening = dependencies.onSignal(finish);
-      const timer = durationMs === null ? undefined : clock.setTimeout(finish, durationMs);
+    const startedAt = clock.now();
+    const eventsFile = join(sink.directory, sink.currentManifest.events_file);
+    const progress = startProgressLine({
+      clock,
+      write: dependencies.printError,
+      terminal: dependencies.stderrIsTerminal,
+      intervalMs: dependencies.progressIntervalMs,
+      render: async () => {
+        const elapsed = formatElapsed(clock.now() - startedAt);
+        const of = durationMs === null ? '' : ` of ${formatElapsed(durationMs)}`;
+        const size = await stat(eventsFile).then(
+          (file) => formatBytes(file.size),
+          () => 'no file yet',
+        );
+        return `recording ${elapsed}${of}: ${sink.recordedCount} events, ${size}`;
+      },
     });
+    try {
+      await stream.connect();
+      await new Promise<void>((done) => {
+        let finished = false;
+        const finish = () => {
+          if (finished) return;
+          finished = true;
+          stopListening();
+          clock.clearTimeout(timer);
+          done();
+        };
+        const stopListening = dependencies.onSignal(finish);
+        const timer = durationMs === null ? undefined : clock.setTimeout(finish, durationMs);
+      });
+    } finally {
+      await progress.stop();
+    }
     const manifest = await recorder.stop();
     if (failures.length > 0) {
       throw new PaperbotError(
@@ -446,7 +476,9 @@ export function registerRecordCommand(
             : await recordFromService(options, resolved);
       } catch (error) {
         const invalid =
-          isPaperbotError(error) && ['INVALID_ARGUMENT', 'INVALID_CONFIG'].includes(error.code);
+          isPaperbotError(error) &&
+          (['INVALID_ARGUMENT', 'INVALID_CONFIG'].includes(error.code) ||
+            error.code.startsWith('KEY_FILE_'));
         const message = error instanceof Error ? error.message : String(error);
         resolved.printError(`paperbot record: ${message}\n`);
         throw new CommanderError(

@@ -1,14 +1,18 @@
 /**
- * `paperbot run [--config FILE]`: the long-lived bot process. It checks the whole config first
- * (every problem listed with its path, exit code 2, nothing started), then runs until SIGINT or
- * SIGTERM and shuts down cleanly: every order cancelled, the dead-man switch disarmed, exit 0.
- * A second signal during shutdown forces the exit (code 130).
+ * `paperbot run [--config FILE] [--log-format auto|pretty|json]`: the long-lived bot process.
+ * It checks the whole config first (every problem listed with its path, exit code 2, nothing
+ * started), then runs until SIGINT or SIGTERM and shuts down cleanly: every order cancelled and
+ * confirmed closed by a read of the open orders, the dead-man switch disarmed, exit 0. When the
+ * shutdown cannot confirm that within its deadline it names the orders that may remain and exits
+ * 3. A second signal during shutdown forces the exit (code 130). `--log-format` replaces the
+ * config's `logging.format`.
  */
 import { type Command, CommanderError } from 'commander';
 import { systemClock } from '../../core/clock.ts';
 import { isPaperbotError } from '../../core/errors.ts';
 import { Bot, isConfigurationError, type StartBotOptions } from '../bot/bot.ts';
 import { DEFAULT_BOT_CONFIG_PATH, type LoadedBotConfig, loadBotConfig } from '../bot/config.ts';
+import { type LogFormat, logFormatOption } from '../logging.ts';
 
 /** Exit codes of `paperbot run`. */
 export const RUN_EXIT = {
@@ -18,6 +22,11 @@ export const RUN_EXIT = {
   failed: 1,
   /** The config or the key file is wrong; nothing was started. */
   invalidConfig: 2,
+  /**
+   * Stopped, but the shutdown could not confirm every order closed: some may rest until the
+   * dead-man deadline, left armed, passes. The orders are named on stderr and in the log.
+   */
+  ordersMayRemain: 3,
   /** A second signal cut the shutdown short. */
   forced: 130,
 } as const;
@@ -67,6 +76,14 @@ const defaultDependencies: RunCommandDependencies = {
 
 interface RunOptions {
   readonly config: string;
+  readonly logFormat?: LogFormat;
+}
+
+/** `--log-format` replaces the config's `logging.format`. */
+function withLogFormat(loaded: LoadedBotConfig, format: LogFormat | undefined): LoadedBotConfig {
+  if (format === undefined) return loaded;
+  const config = { ...loaded.config, logging: { ...loaded.config.logging, format } };
+  return { ...loaded, config };
 }
 
 function fail(code: number, message: string): CommanderError {
@@ -84,10 +101,11 @@ export function registerRunCommand(
       'Run the trading bot until SIGINT or SIGTERM. Without venue.key_file in the config, it trades on an embedded emulator.',
     )
     .option('--config <file>', 'bot config (YAML)', DEFAULT_BOT_CONFIG_PATH)
+    .addOption(logFormatOption())
     .action(async (options: RunOptions) => {
       let loaded: LoadedBotConfig;
       try {
-        loaded = await resolved.load(options.config);
+        loaded = withLogFormat(await resolved.load(options.config), options.logFormat);
       } catch (error) {
         if (isPaperbotError(error) && error.code === 'INVALID_CONFIG') {
           resolved.printError(`paperbot: ${error.message}\n`);
@@ -135,7 +153,15 @@ export function registerRunCommand(
           throw fail(configuration ? RUN_EXIT.invalidConfig : RUN_EXIT.failed, message);
         }
         // A signal that came during start has already settled this.
-        await bot.stop(await stopSignal);
+        const stopped = await bot.stop(await stopSignal);
+        if (!stopped.confirmed) {
+          const ids = stopped.remainingOrderIds;
+          const message = `shutdown could not confirm every order closed; the dead-man deadline is left armed; these may remain open: ${ids.length > 0 ? ids.join(', ') : '(none known)'}`;
+          resolved.printError(`paperbot: ${message}\n`);
+          // The grace timer exits with this code too if a handle outlives the shutdown.
+          resolved.exit(RUN_EXIT.ordersMayRemain);
+          throw fail(RUN_EXIT.ordersMayRemain, message);
+        }
       } finally {
         stopListening();
       }

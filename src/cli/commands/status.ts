@@ -5,14 +5,28 @@
  */
 import type { Command } from 'commander';
 import { request } from 'undici';
-import { PaperbotError } from '../../core/errors.ts';
+import {
+  boundedReadFailure,
+  deadlineOf,
+  type ReadLimits,
+  readAtMost,
+} from '../../core/bounded-read.ts';
+import { systemClock } from '../../core/clock.ts';
+import { isPaperbotError, PaperbotError } from '../../core/errors.ts';
 import { DEFAULT_BOT_CONFIG_PATH, readMetricsSection } from '../bot/config.ts';
 import { renderStatus, StatusDocument } from '../bot/status-view.ts';
 
 export interface StatusCommandDependencies {
   readonly print: (text: string) => void;
   readonly fetchText: (url: string) => Promise<{ status: number; text: string }>;
+  /** Bounds of the real fetch (default `STATUS_READ_LIMITS`). */
+  readonly limits: ReadLimits;
 }
+
+/** The whole answer within 5 s and 4 MiB (a status document is a few KiB). */
+export const STATUS_READ_LIMITS: ReadLimits = { timeoutMs: 5_000, maxBytes: 4 * 1024 * 1024 };
+
+const READ_BOUNDS = new Set(['READ_TIMEOUT', 'RESPONSE_TOO_LARGE']);
 
 interface StatusOptions {
   readonly config: string;
@@ -20,9 +34,20 @@ interface StatusOptions {
   readonly json?: boolean;
 }
 
-async function fetchText(url: string): Promise<{ status: number; text: string }> {
-  const response = await request(url, { method: 'GET', headersTimeout: 5_000, bodyTimeout: 5_000 });
-  return { status: response.statusCode, text: await response.body.text() };
+/** GET `url`, bounded in total time and size whatever the server does. */
+export async function fetchText(
+  url: string,
+  limits: ReadLimits = STATUS_READ_LIMITS,
+): Promise<{ status: number; text: string }> {
+  const deadline = deadlineOf(systemClock, limits.timeoutMs);
+  try {
+    const response = await request(url, { method: 'GET', signal: deadline.signal });
+    return { status: response.statusCode, text: await readAtMost(response.body, limits.maxBytes) };
+  } catch (error) {
+    throw boundedReadFailure(error, deadline, limits.timeoutMs);
+  } finally {
+    deadline.dispose();
+  }
 }
 
 /** The bot's base URL from `--url` or the config's metrics section. */
@@ -55,7 +80,8 @@ export function registerStatusCommand(
     ((text: string) => {
       process.stdout.write(text);
     });
-  const fetch = dependencies.fetchText ?? fetchText;
+  const limits = dependencies.limits ?? STATUS_READ_LIMITS;
+  const fetch = dependencies.fetchText ?? ((url: string) => fetchText(url, limits));
   return program
     .command('status')
     .description('Show a running bot: trading state, positions, open orders, PnL.')
@@ -68,6 +94,12 @@ export function registerStatusCommand(
       try {
         answer = await fetch(`${base}/status`);
       } catch (error) {
+        if (isPaperbotError(error) && READ_BOUNDS.has(error.code)) {
+          throw new PaperbotError('STATUS_UNAVAILABLE', `${base}/status: ${error.message}`, {
+            cause: error,
+            details: { reason: error.code },
+          });
+        }
         throw new PaperbotError(
           'STATUS_UNAVAILABLE',
           `no bot answers at ${base} (${error instanceof Error ? error.message : String(error)}); is it running?`,

@@ -48,3 +48,8 @@ export function invalidRequest(issues: ServiceIssue[]): ExchangeError {
     first === undefined ? 'invalid request' : `${first.loc.slice(1).join('.')}: ${first.msg}`;
   return new ExchangeError('INVALID_REQUEST', message, { issues });
 }
+
+/** A problem with one field of the request body. */
+export function bodyIssue(field: string, type: string, msg: string): ServiceIssue {
+  return { type, loc: ['body', field], msg };
+}

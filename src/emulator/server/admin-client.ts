@@ -5,6 +5,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { request } from 'undici';
+import { boundedReadFailure, deadlineOf, readAtMost } from '../../core/bounded-read.ts';
+import { systemClock } from '../../core/clock.ts';
 import { PaperbotError } from '../../core/errors.ts';
 import { ErrorEnvelope } from '../../protocol/index.ts';
 import {
@@ -19,9 +21,12 @@ export interface AdminClientOptions {
   /** The emulator's base URL, `http://127.0.0.1:8787`. */
   readonly baseUrl: string;
   readonly token: string;
-  /** Per request (default 10 s). */
+  /** Per request, for the whole exchange (default 10 s). */
   readonly timeoutMs?: number;
 }
+
+/** Admin answers are a few hundred bytes; anything past this is not the emulator. */
+export const ADMIN_MAX_RESPONSE_BYTES = 1024 * 1024;
 
 /** The admin token an emulator keeps in its data dir. */
 export async function readAdminToken(dataDir: string): Promise<string> {
@@ -76,6 +81,30 @@ export class AdminClient {
   }
 
   async #call(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown) {
+    const deadline = deadlineOf(systemClock, this.#timeoutMs);
+    try {
+      return await this.#exchange(method, path, body, deadline.signal);
+    } catch (error) {
+      const failure = boundedReadFailure(error, deadline, this.#timeoutMs);
+      if (failure !== error) {
+        throw new PaperbotError(
+          'EMULATOR_UNREACHABLE',
+          `the emulator at ${this.#baseUrl} did not answer within ${this.#timeoutMs} ms`,
+          { cause: error, retryable: true },
+        );
+      }
+      throw error;
+    } finally {
+      deadline.dispose();
+    }
+  }
+
+  async #exchange(
+    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+    path: string,
+    body: unknown,
+    signal: AbortSignal,
+  ) {
     const url = `${this.#baseUrl}${ADMIN_PREFIX}${path}`;
     let response: Awaited<ReturnType<typeof request>>;
     try {
@@ -86,8 +115,7 @@ export class AdminClient {
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        headersTimeout: this.#timeoutMs,
-        bodyTimeout: this.#timeoutMs,
+        signal,
       });
     } catch (error) {
       throw new PaperbotError(
@@ -96,7 +124,17 @@ export class AdminClient {
         { cause: error, retryable: true },
       );
     }
-    const text = await response.body.text();
+    let text: string;
+    try {
+      text = await readAtMost(response.body, ADMIN_MAX_RESPONSE_BYTES);
+    } catch (error) {
+      if (signal.aborted) throw error;
+      throw new PaperbotError(
+        'EMULATOR_BAD_RESPONSE',
+        `the emulator at ${this.#baseUrl} answered ${response.statusCode} with a body that could not be read: ${(error as Error).message}`,
+        { cause: error },
+      );
+    }
     let json: unknown;
     try {
       json = JSON.parse(text);

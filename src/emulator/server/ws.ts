@@ -9,7 +9,7 @@
  * Upgrade refusals are answered with the error envelope and SVC-REQUEST-ID, like HTTP errors.
  */
 import { randomBytes } from 'node:crypto';
-import { type IncomingMessage, type Server, STATUS_CODES } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
 import type { Clock, TimerHandle } from '../../core/clock.ts';
@@ -49,6 +49,9 @@ import type { FaultController } from './faults.ts';
 import { HEADER_REQUEST_ID, type ServerStats } from './http.ts';
 import type { KeyRegistry, RegisteredKey } from './keys.ts';
 import { describeError, type EmulatorLogger } from './logger.ts';
+import { writeRawAnswer } from './raw-answer.ts';
+import { checkHttpVersion } from './transport.ts';
+import { closeSlowConsumer, hasSendRoom } from './ws-backpressure.ts';
 
 export const DEFAULT_CHALLENGE_TTL_MS = 30_000;
 export const DEFAULT_MAX_FRAME_BYTES = 64 * 1024;
@@ -67,6 +70,10 @@ export interface WebSocketGatewayOptions {
   readonly heartbeatIntervalMs: number;
   readonly challengeTtlMs: number;
   readonly maxFrameBytes: number;
+  /** WebSocket connections at once; more upgrades are answered 503. */
+  readonly maxConnections: number;
+  /** Per connection: bytes waiting to be sent beyond which it is closed with 1008. */
+  readonly maxBufferedBytes: number;
 }
 
 interface SessionAuth {
@@ -118,6 +125,7 @@ export class WebSocketGateway {
   readonly #upgradeIds = new WeakMap<IncomingMessage, string>();
   readonly #unsubscribe: (() => void)[] = [];
   #heartbeat: TimerHandle | undefined;
+  #slowConsumerCloses = 0;
 
   constructor(options: WebSocketGatewayOptions) {
     this.#options = options;
@@ -133,7 +141,7 @@ export class WebSocketGateway {
     // ws's own handshake checks answer here rather than with a bare text page.
     this.#server.on('wsClientError', (error, socket, request) => {
       const id = this.#upgradeIds.get(request) ?? options.nextRequestId();
-      writeRefusal(socket, id, new ServerError('BAD_REQUEST', error.message));
+      writeRawAnswer(socket, id, new ServerError('BAD_REQUEST', error.message));
     });
     this.#unsubscribe.push(
       options.exchange.onPrivateEvent((accountId, event) =>
@@ -154,15 +162,20 @@ export class WebSocketGateway {
     return this.#sessions.size;
   }
 
+  /** Connections closed because their client did not read (see ws-backpressure.ts). */
+  get slowConsumerCloses(): number {
+    return this.#slowConsumerCloses;
+  }
+
   /** Takes over upgrade requests of `server`. */
   attach(server: Server): void {
     server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
       socket.on('error', () => socket.destroy());
       const requestId = this.#options.nextRequestId();
       this.#upgradeIds.set(request, requestId);
-      const refusal = checkUpgrade(request);
+      const refusal = checkUpgrade(request) ?? this.#checkCapacity();
       if (refusal !== null) {
-        writeRefusal(socket, requestId, refusal);
+        writeRawAnswer(socket, requestId, refusal);
         return;
       }
       this.#server.handleUpgrade(request, socket, head, (socket) => this.#open(socket, request));
@@ -189,6 +202,19 @@ export class WebSocketGateway {
       this.#forget(session);
     }
     this.#server.close();
+  }
+
+  #checkCapacity(): ServerError | null {
+    const limit = this.#options.maxConnections;
+    if (this.#sessions.size < limit) return null;
+    return new ServerError(
+      'EXECUTION_UNAVAILABLE',
+      'too many WebSocket connections; retry shortly',
+      {
+        details: { reason: 'too_many_websocket_connections', limit },
+        headers: { 'retry-after': '1' },
+      },
+    );
   }
 
   #open(socket: WebSocket, request: IncomingMessage): void {
@@ -529,7 +555,24 @@ export class WebSocketGateway {
   }
 
   #sendText(session: Session, text: string): void {
-    if (session.socket.readyState === session.socket.OPEN) session.socket.send(text);
+    const socket = session.socket;
+    if (socket.readyState !== socket.OPEN) return;
+    if (!hasSendRoom(socket, text.length, this.#options.maxBufferedBytes)) {
+      this.#closeSlow(session);
+      return;
+    }
+    socket.send(text);
+  }
+
+  #closeSlow(session: Session): void {
+    if (session.socket.readyState !== session.socket.OPEN) return;
+    this.#slowConsumerCloses += 1;
+    this.#options.logger.warn(
+      { buffered_bytes: session.socket.bufferedAmount },
+      'closing a websocket connection whose client does not read',
+    );
+    closeSlowConsumer(session.socket);
+    this.#forget(session);
   }
 }
 
@@ -542,6 +585,8 @@ function textOf(data: unknown): string {
 }
 
 function checkUpgrade(request: IncomingMessage): ServerError | null {
+  const unsupported = checkHttpVersion(request);
+  if (unsupported !== null) return unsupported;
   const target = request.url ?? '';
   const queryStart = target.indexOf('?');
   const pathname = queryStart < 0 ? target : target.slice(0, queryStart);
@@ -567,22 +612,4 @@ function checkUpgrade(request: IncomingMessage): ServerError | null {
     });
   }
   return null;
-}
-
-function writeRefusal(socket: Duplex, requestId: string, error: ServerError): void {
-  if (socket.destroyed) return;
-  const body = JSON.stringify(envelopeOf(error, requestId));
-  const headers: Record<string, string> = {
-    [HEADER_REQUEST_ID]: requestId,
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': String(Buffer.byteLength(body)),
-    connection: 'close',
-    ...error.headers,
-  };
-  socket.once('finish', () => socket.destroy());
-  socket.end(
-    `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? ''}\r\n${Object.entries(headers)
-      .map(([name, value]) => `${name}: ${value}`)
-      .join('\r\n')}\r\n\r\n${body}`,
-  );
 }

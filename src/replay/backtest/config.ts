@@ -39,6 +39,8 @@ const ReportSection = z.strictObject({
 const LoggingSection = z.strictObject({
   /** Kernel logs go to stderr; a replay at `info` logs every reconciliation. */
   level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('warn'),
+  /** `auto`: readable lines when stderr is a terminal, JSON lines otherwise. */
+  format: z.enum(['auto', 'pretty', 'json']).default('auto'),
 });
 
 export const BacktestConfig = z.strictObject({
@@ -83,8 +85,8 @@ export async function resolveBacktestConfig(
   source = '(inline)',
 ): Promise<LoadedBacktestConfig> {
   const issues: ConfigIssue[] = [];
-  const parsed = BacktestConfig.safeParse(document ?? {});
-  if (!parsed.success) issues.push(...issuesOf(parsed.error));
+  const parsed = BacktestConfig.safeParse(document ?? {}, { reportInput: true });
+  if (!parsed.success) issues.push(...issuesOf(parsed.error, [], BacktestConfig));
   const raw = (typeof document === 'object' && document !== null ? document : {}) as Record<
     string,
     unknown

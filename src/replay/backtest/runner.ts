@@ -23,12 +23,19 @@ import {
   type KernelStrategy,
   silentKernelLogger,
 } from '../../runtime/kernel.ts';
-import type { IntentOutcome } from '../../runtime/intents.ts';
+import { type IntentOutcome, intentIdPrefix } from '../../runtime/intents.ts';
 import type { StrategyDefinition } from '../../runtime/strategy/types.ts';
 import type { RecordedEvent } from '../format/records.ts';
 import type { OrderIds } from '../report/divergence.ts';
-import type { EquitySample, ReportInput, ReportMetadata } from '../report/input.ts';
+import type {
+  EquitySample,
+  MarketSeries,
+  ReportInput,
+  ReportMetadata,
+  StrategyEntry,
+} from '../report/input.ts';
 import { type BacktestReport, buildReport, type ParameterValue } from '../report/report.ts';
+import { BucketedSeries } from '../report/series.ts';
 import { ReplayVenue } from '../venue/replay-venue.ts';
 import { executorSettings, reconcilerSettings, trackerSettings } from '../../runtime/config.ts';
 import type { BacktestConfig, ResolvedStrategy } from './config.ts';
@@ -55,6 +62,11 @@ export interface BacktestRunOptions {
    * between `replaying` and `stopping`).
    */
   readonly onPhase?: (phase: 'replaying' | 'stopping' | 'reporting') => void;
+  /**
+   * Run without the strategies whose markets the data lacks (named in the report) instead of
+   * refusing the run with BACKTEST_MISSING_MARKET.
+   */
+  readonly skipMissingMarkets?: boolean;
 }
 
 export interface BacktestResult {
@@ -131,8 +143,75 @@ export function reportMetadata(
   };
 }
 
+/**
+ * The markets a strategy's params name: `markets` (a list) or `market` (one id), the
+ * convention of the shipped plugins. Empty when it names none (it trades every market).
+ */
+export function strategyMarkets(params: unknown): string[] {
+  if (typeof params !== 'object' || params === null) return [];
+  const { markets, market } = params as { markets?: unknown; market?: unknown };
+  if (Array.isArray(markets)) {
+    return markets.filter((value): value is string => typeof value === 'string');
+  }
+  return typeof market === 'string' ? [market] : [];
+}
+
+/**
+ * Every strategy with its markets and the ones the data lacks. Without `skip`, any missing
+ * market refuses the run (BACKTEST_MISSING_MARKET, every strategy listed) before it starts.
+ */
+export function checkStrategyMarkets(
+  strategies: readonly { id: string; name: string; params: unknown }[],
+  available: readonly string[],
+  skip: boolean,
+): StrategyEntry[] {
+  const known = new Set(available);
+  const entries = strategies.map((strategy) => {
+    const markets = strategyMarkets(strategy.params);
+    return {
+      id: strategy.id,
+      name: strategy.name,
+      markets,
+      missingMarkets: markets.filter((market) => !known.has(market)),
+    };
+  });
+  const missing = entries.filter((entry) => entry.missingMarkets.length > 0);
+  if (missing.length > 0 && !skip) {
+    throw new PaperbotError(
+      'BACKTEST_MISSING_MARKET',
+      `the data has no ${missing
+        .map((entry) => `${entry.missingMarkets.join(', ')} (strategy ${entry.id})`)
+        .join(
+          '; ',
+        )}; the data's markets are ${available.join(', ') || 'none'}. Replay data with those markets, or pass --skip-missing-markets to run without these strategies`,
+      {
+        details: {
+          strategies: missing.map((entry) => ({ id: entry.id, missing: entry.missingMarkets })),
+        },
+      },
+    );
+  }
+  return entries;
+}
+
 export async function runBacktest(options: BacktestRunOptions): Promise<BacktestResult> {
   const { config, source } = options;
+  const parsed = options.strategies.map((strategy) => ({
+    id: strategy.id,
+    name: strategy.name,
+    params: strategy.definition.params.parse({
+      ...strategy.rawParams,
+      ...options.paramOverrides?.[strategy.id],
+    }) as unknown,
+  }));
+  const entries = checkStrategyMarkets(
+    parsed,
+    source.markets.map((market) => market.market_id),
+    options.skipMissingMarkets === true,
+  );
+  const skipped = new Set(
+    entries.filter((entry) => entry.missingMarkets.length > 0).map((entry) => entry.id),
+  );
   const logger = options.logger ?? silentKernelLogger;
   const iterator = source.batches()[Symbol.asyncIterator]();
   let first = await iterator.next();
@@ -156,13 +235,15 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
     durability: 'none',
   });
   let intents = 0;
-  const strategies: KernelStrategy[] = options.strategies.map((strategy) => ({
-    id: strategy.id,
-    definition: countingDefinition(strategy.definition, () => {
-      intents++;
-    }),
-    params: { ...strategy.rawParams, ...options.paramOverrides?.[strategy.id] },
-  }));
+  const strategies: KernelStrategy[] = options.strategies
+    .filter((strategy) => !skipped.has(strategy.id))
+    .map((strategy) => ({
+      id: strategy.id,
+      definition: countingDefinition(strategy.definition, () => {
+        intents++;
+      }),
+      params: { ...strategy.rawParams, ...options.paramOverrides?.[strategy.id] },
+    }));
   let kernel: Kernel | null = null;
   let stopped = false;
   try {
@@ -182,9 +263,25 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
     const driver = new TimeDriver(clock, [() => venue.activity, () => intents]);
     const running = kernel;
     const outcomeCounts = new Map<string, number>();
+    const series = new Map(
+      source.markets.map((market) => [
+        market.market_id,
+        {
+          price: new BucketedSeries(),
+          buyOrders: new BucketedSeries(),
+          sellOrders: new BucketedSeries(),
+        },
+      ]),
+    );
     running.outcomes$.subscribe((outcome) => {
       for (const key of outcomeKey(outcome)) {
         outcomeCounts.set(key, (outcomeCounts.get(key) ?? 0) + 1);
+      }
+      const intent = outcome.intent.intent;
+      if (outcome.status === 'accepted' && intent.kind === 'place' && intent.price !== undefined) {
+        const market = series.get(intent.marketId);
+        const side = intent.side === 'buy' ? market?.buyOrders : market?.sellOrders;
+        side?.add(clock.now(), intent.price);
       }
     });
     await driver.runUntil(running.start(), START_LIMIT_MS, 'the kernel start');
@@ -211,6 +308,10 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
           } else {
             clock.advanceTo(t);
           }
+        }
+        if (record.k === 'ticker') {
+          const price = record.d.mark_price ?? record.d.last_price;
+          if (price !== null) series.get(record.m)?.price.add(t, price);
         }
         const before = driver.mark();
         venue.ingest(record);
@@ -239,24 +340,6 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
     else equity.push(closing);
 
     options.onPhase?.('reporting');
-    const parsed = options.strategies.map((strategy) => ({
-      id: strategy.id,
-      name: strategy.name,
-      params: strategy.definition.params.parse({
-        ...strategy.rawParams,
-        ...options.paramOverrides?.[strategy.id],
-      }),
-    }));
-    const input: ReportInput = {
-      currency: venue.account().settlement_asset,
-      startingBalance: config.venue.starting_balance,
-      startMs,
-      endMs,
-      fills: venue.fills,
-      equity,
-      metadata: reportMetadata(parsed, config.seed, source.directories),
-    };
-    const report = buildReport(input, { sharpePeriodMs: config.report.sharpe_period_ms });
     const orderIds = new Map<string, OrderIds>();
     for (const fill of venue.fills) {
       if (fill.order_id === null || orderIds.has(fill.order_id)) continue;
@@ -271,6 +354,46 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
         requestId: order.request_id,
       });
     }
+    const prefixes = entries.map((entry) => ({
+      id: entry.id,
+      prefix: intentIdPrefix(entry.id, BACKTEST_EPOCH),
+    }));
+    const fillStrategies = new Map<string, string>();
+    for (const fill of venue.fills) {
+      const clientOrderId =
+        fill.order_id === null ? null : orderIds.get(fill.order_id)?.clientOrderId;
+      const owner = prefixes.find(
+        (candidate) => clientOrderId?.startsWith(candidate.prefix) === true,
+      );
+      if (owner !== undefined) fillStrategies.set(fill.fill_id, owner.id);
+    }
+    const marketSeries = new Map<string, MarketSeries>(
+      [...series.entries()].map(([marketId, value]) => [
+        marketId,
+        {
+          price: value.price.points(),
+          buyOrders: value.buyOrders.points(),
+          sellOrders: value.sellOrders.points(),
+        },
+      ]),
+    );
+    const input: ReportInput = {
+      currency: venue.account().settlement_asset,
+      startingBalance: config.venue.starting_balance,
+      startMs,
+      endMs,
+      fills: venue.fills,
+      equity,
+      metadata: reportMetadata(
+        parsed.filter((strategy) => !skipped.has(strategy.id)),
+        config.seed,
+        source.directories,
+      ),
+      fillStrategies,
+      strategies: entries,
+      marketSeries,
+    };
+    const report = buildReport(input, { sharpePeriodMs: config.report.sharpe_period_ms });
     return {
       report,
       input,

@@ -1,51 +1,41 @@
 /**
  * The backtest summary as `paperbot backtest` prints it on a terminal: the headline figures of
- * the report, then why intents did or did not trade. Everything comes from the report and the
- * run's counters, so it is as deterministic as they are.
+ * the report in the same words and number format as the HTML page (`report/figures.ts`), the
+ * per-strategy and per-market tables, then why intents did or did not trade. Everything comes
+ * from the report and the run's counters, so it is as deterministic as they are.
  */
+import {
+  GROUP_HEADS,
+  groupCells,
+  skippedStrategyNotes,
+  summaryFigures,
+} from '../report/figures.ts';
+import { durationText } from '../report/format.ts';
 import { formatTable } from '../report/text-table.ts';
 import type { BacktestResult } from './runner.ts';
 
-function orNa(value: string | null): string {
-  return value ?? 'n/a';
-}
-
-function percent(ratio: string | null): string {
-  if (ratio === null) return 'n/a';
-  const value = Number(ratio) * 100;
-  return `${value.toFixed(2)}%`;
-}
-
 export function formatBacktestSummary(result: BacktestResult): string {
   const report = result.report;
-  const summary = report.summary;
-  const currency = report.currency;
   const rows: [string, string][] = [
-    ['strategy', orNa(report.metadata.strategy)],
+    ['strategy', report.metadata.strategy ?? 'n/a'],
     ['data', report.metadata.data.join(', ')],
-    ['range', `${report.range.start} to ${report.range.end}`],
+    [
+      'range',
+      `${report.range.start} to ${report.range.end} (${durationText(report.range.duration_ms)})`,
+    ],
     ['events replayed', String(result.records)],
-    ['starting balance', `${summary.starting_balance} ${currency}`],
-    ['ending equity', `${summary.ending_equity} ${currency}`],
-    ['net PnL', `${summary.net_pnl} ${currency}`],
-    ['gross PnL', `${summary.gross_pnl} ${currency}`],
-    ['fees', `${summary.fees} ${currency}`],
-    ['return', percent(summary.return)],
-    ['Sharpe (annualized)', orNa(summary.sharpe)],
-    [
-      'max drawdown',
-      `${percent(summary.max_drawdown)} (${summary.max_drawdown_amount} ${currency})`,
-    ],
-    [
-      'trades (closed)',
-      `${summary.trades} (${summary.winning_trades} won, ${summary.losing_trades} lost, ${summary.open_trades} open)`,
-    ],
-    ['win rate', percent(summary.win_rate)],
-    ['fills', String(summary.fills)],
-    ['traded notional', `${summary.traded_notional} ${currency}`],
-    ['exposure', percent(summary.exposure)],
-    ['turnover', orNa(summary.turnover)],
+    ...summaryFigures(report).map((figure): [string, string] => [figure.label, figure.text]),
   ];
+  const strategies = report.strategies.map((strategy) => [
+    strategy.strategy_id,
+    strategy.status,
+    ...groupCells(strategy),
+  ]);
+  const markets = report.markets.map((market) => [
+    market.market_id,
+    ...groupCells(market),
+    market.final_position,
+  ]);
   const counters = result.counters;
   const intents = `intents ${counters.intents}: accepted ${counters.accepted}, denied ${counters.denied}, rejected ${counters.rejected}, unknown ${counters.unknown}`;
   const reasons = Object.entries(result.outcomes)
@@ -54,6 +44,13 @@ export function formatBacktestSummary(result: BacktestResult): string {
   return [
     formatTable(['backtest', ''], rows, { align: ['left', 'left'] }),
     '',
+    ...(strategies.length > 0
+      ? [formatTable(['strategy', 'status', ...GROUP_HEADS], strategies), '']
+      : []),
+    ...(markets.length > 0
+      ? [formatTable(['market', ...GROUP_HEADS, 'Final position'], markets), '']
+      : []),
+    ...skippedStrategyNotes(report),
     intents,
     ...reasons,
     '',

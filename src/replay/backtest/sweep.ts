@@ -19,6 +19,9 @@ import { StrategyEntry } from '../../runtime/config.ts';
 import { BacktestConfig, type LoadedBacktestConfig, resolveBacktestConfig } from './config.ts';
 import { runBacktest } from './runner.ts';
 import { openReplaySource } from './sources.ts';
+import type { SweepCellFigures } from '../report/sweep-html.ts';
+import { bucketed } from '../report/series.ts';
+import { percentText, ratioText } from '../report/format.ts';
 
 const SECTIONS = new Set([
   'venue',
@@ -140,10 +143,18 @@ export interface SweepInput {
   readonly source: string;
   /** Replaces the config's `data` when set (`--data`). */
   readonly data: readonly string[] | null;
+  /** Run without strategies whose markets the data lacks (`--skip-missing-markets`). */
+  readonly skipMissingMarkets?: boolean;
 }
 
-/** One row of the sweep table: the summary's headline figures, as text. */
-export type SweepMetrics = Readonly<Record<string, string>>;
+/** Points of each cell's equity curve (the comparison report draws them small). */
+export const SWEEP_EQUITY_POINTS = 120;
+
+/**
+ * One cell's result: the summary's headline figures typed as in the JSON report (counts are
+ * numbers, decimals strings), and its equity curve, bounded.
+ */
+export type SweepMetrics = SweepCellFigures;
 
 /** Runs one cell (called on a worker thread by the sweep pool). */
 export async function runSweepCell(
@@ -158,17 +169,42 @@ export async function runSweepCell(
     config: loaded.config,
     strategies: loaded.strategies,
     source,
+    skipMissingMarkets: input.skipMissingMarkets === true,
   });
   const summary = result.report.summary;
+  const start = { t: result.report.range.start_ms, value: summary.starting_balance };
+  const equity = bucketed(
+    [start, ...result.report.equity.map((point) => ({ t: point.t, value: point.equity }))],
+    SWEEP_EQUITY_POINTS,
+  );
   return {
+    currency: result.report.currency,
     net_pnl: summary.net_pnl,
     return: summary.return,
-    sharpe: summary.sharpe ?? 'n/a',
+    sharpe: summary.sharpe,
+    sortino: summary.sortino,
+    sharpe_period_ms: summary.sharpe_period_ms,
     max_drawdown: summary.max_drawdown,
     fees: summary.fees,
-    trades: String(summary.trades),
-    win_rate: summary.win_rate ?? 'n/a',
-    fills: String(summary.fills),
+    trades: summary.trades,
+    win_rate: summary.win_rate,
+    fills: summary.fills,
+    equity: equity.map((point, index) => [index === 0 ? point.first : point.last, point.close]),
+  };
+}
+
+/** A cell's row in the terminal table, in the report's number format (`report/format.ts`). */
+export function sweepTableRow(figures: SweepMetrics): Record<string, string> {
+  return {
+    net_pnl: figures.net_pnl,
+    return: percentText(figures.return),
+    sharpe: ratioText(figures.sharpe),
+    sortino: ratioText(figures.sortino),
+    max_drawdown: percentText(figures.max_drawdown),
+    fees: figures.fees,
+    trades: String(figures.trades),
+    win_rate: percentText(figures.win_rate),
+    fills: String(figures.fills),
   };
 }
 
@@ -182,6 +218,7 @@ export interface SweepRunOptions {
   readonly data: readonly string[] | null;
   readonly concurrency?: number;
   readonly onResult?: (result: SweepResult) => void;
+  readonly skipMissingMarkets?: boolean;
 }
 
 export function runBacktestSweep(options: SweepRunOptions): Promise<SweepResult<SweepMetrics>[]> {
@@ -193,6 +230,7 @@ export function runBacktestSweep(options: SweepRunOptions): Promise<SweepResult<
       document: options.loaded.document,
       source: options.loaded.source,
       data: options.data,
+      skipMissingMarkets: options.skipMissingMarkets === true,
     } satisfies SweepInput,
     ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
     ...(options.onResult === undefined ? {} : { onResult: options.onResult }),

@@ -131,6 +131,11 @@ export class RecordingSink {
     return this.options.directory;
   }
 
+  /** Records taken so far, written or still buffered (progress lines). */
+  get recordedCount(): number {
+    return this.counter.snapshot().total;
+  }
+
   /** The manifest as last written. */
   get currentManifest(): RecordingManifest {
     return this.manifest;

@@ -1,44 +1,22 @@
 /**
- * The report as one self-contained HTML page: summary, equity and drawdown charts, trades. The
- * charts are drawn by TradingView's lightweight-charts, whose standalone production build is
- * inlined from node_modules, so the page works offline and loads nothing from the network.
+ * The report as one self-contained HTML page: summary, equity and drawdown, per-strategy and
+ * per-market tables, each market's price with the fills and the orders placed, its position,
+ * and the trades. Styles come from `style.ts` and the charts from `charts.ts`, which other pages
+ * share.
  *
  * The page is a pure function of the report: the same report gives the same bytes. The charts
- * plot equity as JavaScript numbers (drawing only); every figure in the tables is the report's
- * decimal string.
+ * plot the report's bounded series (`report.charts`) as JavaScript numbers (drawing only); every
+ * figure in the tables is the report's decimal string, formatted by `format.ts` as on the
+ * terminal.
  */
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { PaperbotError } from '../../core/errors.ts';
-import type { BacktestReport, ReportSummary } from './report.ts';
+import { type ChartSpec, chartScripts, scriptJson } from './charts.ts';
+import { summaryFigures, GROUP_HEADS, groupCells, skippedStrategyNotes } from './figures.ts';
+import { durationText, percentText } from './format.ts';
+import type { BacktestReport } from './report.ts';
+import { REPORT_STYLE } from './style.ts';
 
-/** At most this many points per chart; longer curves are bucketed (see `chartPoints`). */
-export const MAX_CHART_POINTS = 4_000;
 /** Trades listed in the page; the JSON report always has them all. */
 export const MAX_TRADE_ROWS = 5_000;
-
-let chartLibrary: string | null = null;
-
-/** The standalone production build of lightweight-charts, read once. */
-export function loadChartLibrary(): string {
-  if (chartLibrary !== null) return chartLibrary;
-  const require = createRequire(import.meta.url);
-  const packageDirectory = dirname(require.resolve('lightweight-charts/package.json'));
-  const source = readFileSync(
-    join(packageDirectory, 'dist', 'lightweight-charts.standalone.production.js'),
-    'utf8',
-  );
-  // Inside a <script> element these sequences would end or change the script's parsing.
-  if (/<\/script|<!--/i.test(source)) {
-    throw new PaperbotError(
-      'REPORT_CHART_LIBRARY',
-      'the chart library contains a sequence that cannot be inlined in a script element',
-    );
-  }
-  chartLibrary = source;
-  return source;
-}
 
 export function escapeHtml(text: string): string {
   return text
@@ -49,99 +27,67 @@ export function escapeHtml(text: string): string {
     .replaceAll("'", '&#39;');
 }
 
-/** JSON that is safe as the text of a <script type="application/json"> element. */
-function scriptJson(value: unknown): string {
-  return JSON.stringify(value)
-    .replaceAll('<', '\\u003c')
-    .replaceAll('\u2028', '\\u2028')
-    .replaceAll('\u2029', '\\u2029');
+function cell(value: string | number | null, className = ''): string {
+  const attribute = className === '' ? '' : ` class="${className}"`;
+  return value === null
+    ? '<td class="none">n/a</td>'
+    : `<td${attribute}>${escapeHtml(String(value))}</td>`;
 }
 
-export interface ChartPoints {
-  /** [seconds since the epoch, equity] */
-  readonly equity: readonly (readonly [number, string])[];
-  /** [seconds since the epoch, drawdown fraction] */
-  readonly drawdown: readonly (readonly [number, string])[];
-}
-
-/**
- * Chart points, one per bucket: the chart's time axis is in whole seconds, so samples are
- * grouped into buckets of at least one second (longer when there would be more than
- * `MAX_CHART_POINTS`); each bucket shows its last equity and its deepest drawdown.
- */
-export function chartPoints(report: BacktestReport, maxPoints = MAX_CHART_POINTS): ChartPoints {
-  const samples = report.equity;
-  if (samples.length === 0) return { equity: [], drawdown: [] };
-  const first = samples[0]!.t;
-  const span = samples.at(-1)!.t - first;
-  const bucketSeconds = Math.max(1, Math.ceil(span / 1000 / maxPoints));
-  const bucketMs = bucketSeconds * 1000;
-  const equity: [number, string][] = [];
-  const drawdown: [number, string][] = [];
-  let currentBucket = Number.NaN;
-  for (const sample of samples) {
-    const bucket = Math.floor(sample.t / bucketMs);
-    const seconds = bucket * bucketSeconds;
-    if (bucket !== currentBucket) {
-      currentBucket = bucket;
-      equity.push([seconds, sample.equity]);
-      drawdown.push([seconds, sample.drawdown]);
-      continue;
-    }
-    equity[equity.length - 1] = [seconds, sample.equity];
-    // Drawdowns are fixed-point strings with the same number of places: longer or, at equal
-    // length, lexicographically larger means deeper.
-    const deepest = drawdown[drawdown.length - 1]![1];
-    if (
-      sample.drawdown.length > deepest.length ||
-      (sample.drawdown.length === deepest.length && sample.drawdown > deepest)
-    ) {
-      drawdown[drawdown.length - 1] = [seconds, sample.drawdown];
-    }
-  }
-  return { equity, drawdown };
-}
-
-const SUMMARY_ROWS: readonly (readonly [keyof ReportSummary, string, string])[] = [
-  ['starting_balance', 'Starting balance', 'Equity at the start.'],
-  ['ending_equity', 'Ending equity', 'The last equity sample.'],
-  ['net_pnl', 'Net PnL', 'Ending equity minus starting balance (fees included).'],
-  ['gross_pnl', 'Gross PnL', 'Net PnL plus fees.'],
-  ['fees', 'Fees', 'Sum of fill fees (negative: rebates).'],
-  ['return', 'Return', 'Net PnL / starting balance.'],
-  ['sharpe', 'Sharpe ratio', 'Annualized, from per-period returns, no risk-free rate.'],
-  ['max_drawdown', 'Max drawdown', 'Largest fall from a running peak, as a fraction of it.'],
-  ['max_drawdown_amount', 'Max drawdown (amount)', 'Largest fall from a running peak.'],
-  ['trades', 'Trades', 'Closed round trips (flat to flat).'],
-  ['win_rate', 'Win rate', 'Closed trips with net PnL > 0 / closed trips.'],
-  ['average_trade_pnl', 'Average trade PnL', 'Net PnL of closed trips / their number.'],
-  ['open_trades', 'Open trades', 'Round trips still open at the end.'],
-  ['fills', 'Fills', 'Number of fills.'],
-  ['traded_notional', 'Traded notional', 'Sum of price × quantity over fills.'],
-  ['exposure', 'Exposure', 'Share of time with any position open.'],
-  ['turnover', 'Turnover', 'Traded notional / time-weighted average equity.'],
-];
-
-function cell(value: string | number | null): string {
-  return value === null ? '<td class="none">n/a</td>' : `<td>${escapeHtml(String(value))}</td>`;
+function headRow(heads: readonly string[]): string {
+  return `<tr>${heads.map((head) => `<th>${escapeHtml(head)}</th>`).join('')}</tr>`;
 }
 
 function summaryTable(report: BacktestReport): string {
-  const summary = report.summary;
-  const rows = SUMMARY_ROWS.map(
-    ([key, label, help]) =>
-      `<tr><th title="${escapeHtml(help)}">${escapeHtml(label)}</th>${cell(summary[key])}</tr>`,
-  );
-  rows.push(
-    `<tr><th>Sharpe period</th><td>${summary.sharpe_period_ms} ms, ${summary.sharpe_periods} periods, ×${escapeHtml(summary.sharpe_annualization)}</td></tr>`,
+  const rows = summaryFigures(report).map(
+    (figure) =>
+      `<tr><th title="${escapeHtml(figure.help)}">${escapeHtml(figure.label)}</th>${cell(figure.text)}</tr>`,
   );
   return `<table class="summary">${rows.join('')}</table>`;
 }
 
+function strategiesTable(report: BacktestReport): string {
+  if (report.strategies.length === 0) return '<p>No strategies listed.</p>';
+  const rows = report.strategies.map(
+    (strategy) =>
+      `<tr>${cell(strategy.strategy_id, 'text')}${cell(strategy.name, 'text')}${cell(strategy.markets.join(', ') || 'all', 'text')}${cell(strategy.status, 'text')}${groupCells(
+        strategy,
+      )
+        .map((value) => cell(value))
+        .join('')}</tr>`,
+  );
+  return `<table class="strategies">${headRow(['Strategy', 'Plugin', 'Markets', 'Status', ...GROUP_HEADS])}${rows.join('')}</table>`;
+}
+
+function marketsTable(report: BacktestReport): string {
+  if (report.markets.length === 0) return '<p>No markets.</p>';
+  const rows = report.markets.map(
+    (market) =>
+      `<tr>${cell(market.market_id, 'text')}${groupCells(market)
+        .map((value) => cell(value))
+        .join('')}${cell(market.final_position)}</tr>`,
+  );
+  return `<table class="markets">${headRow(['Market', ...GROUP_HEADS, 'Final position'])}${rows.join('')}</table>`;
+}
+
 function tradesTable(report: BacktestReport): string {
   if (report.trades.length === 0) return '<p>No trades.</p>';
-  const header =
-    '<tr><th>#</th><th>Market</th><th>Direction</th><th>Opened</th><th>Closed</th><th>Quantity</th><th>Entry</th><th>Exit</th><th>Gross PnL</th><th>Fees</th><th>Net PnL</th></tr>';
+  const header = headRow([
+    '#',
+    'Market',
+    'Direction',
+    'Opened',
+    'Closed',
+    'Duration',
+    'Quantity',
+    'Entry',
+    'Exit',
+    'MAE',
+    'MFE',
+    'Gross PnL',
+    'Fees',
+    'Net PnL',
+  ]);
   const rows = report.trades.slice(0, MAX_TRADE_ROWS).map((trade, index) => {
     const result =
       trade.closed_at === null
@@ -151,7 +97,7 @@ function tradesTable(report: BacktestReport): string {
           : /^0(?:\.0*)?$/.test(trade.net_pnl)
             ? 'even'
             : 'win';
-    return `<tr class="${result}">${cell(index + 1)}${cell(trade.market_id)}${cell(trade.direction)}${cell(trade.opened_at)}${cell(trade.closed_at)}${cell(trade.opened_quantity)}${cell(trade.entry_price)}${cell(trade.exit_price)}${cell(trade.gross_pnl)}${cell(trade.fees)}${cell(trade.net_pnl)}</tr>`;
+    return `<tr class="${result}">${cell(index + 1)}${cell(trade.market_id, 'text')}${cell(trade.direction, 'text')}${cell(trade.opened_at, 'text')}${cell(trade.closed_at ?? 'open', 'text')}${cell(durationText(trade.duration_ms))}${cell(trade.opened_quantity)}${cell(trade.entry_price)}${cell(trade.exit_price)}${cell(percentText(trade.mae))}${cell(percentText(trade.mfe))}${cell(trade.gross_pnl)}${cell(trade.fees)}${cell(trade.net_pnl, 'pnl')}</tr>`;
   });
   const more =
     report.trades.length > MAX_TRADE_ROWS
@@ -160,39 +106,57 @@ function tradesTable(report: BacktestReport): string {
   return `<table class="trades">${header}${rows.join('')}</table>${more}`;
 }
 
-const STYLE = `
-body { font: 14px/1.4 system-ui, sans-serif; margin: 24px; color: #1a1a1a; }
-h1 { font-size: 20px; } h2 { font-size: 16px; margin-top: 28px; }
-table { border-collapse: collapse; } th, td { padding: 3px 10px; border-bottom: 1px solid #e5e5e5; }
-th { text-align: left; font-weight: 600; } td { font-variant-numeric: tabular-nums; text-align: right; }
-.summary th { cursor: help; } .none { color: #999; }
-.trades tr.loss td:last-child { color: #c62828; } .trades tr.win td:last-child { color: #2e7d32; }
-.chart { height: 320px; max-width: 1100px; } .meta { color: #555; }
-`;
-
-const CHART_SCRIPT = `
-(function () {
-  var data = JSON.parse(document.getElementById('report-data').textContent);
-  var charts = window.LightweightCharts;
-  function draw(id, points, seriesType, options, transform) {
-    var element = document.getElementById(id);
-    if (!charts || points.length === 0) { element.textContent = 'No data.'; return null; }
-    var chart = charts.createChart(element, {
-      autoSize: true,
-      layout: { background: { color: '#ffffff' }, textColor: '#333333' },
-      timeScale: { timeVisible: true, secondsVisible: true },
+/** Chart name, element id and spec of every chart on the page, in page order. */
+export function reportChartSpecs(report: BacktestReport): { name: string; spec: ChartSpec }[] {
+  const charts = report.charts;
+  const range = [report.range.start_ms, report.range.end_ms] as const;
+  const specs: { name: string; spec: ChartSpec }[] = [
+    {
+      name: 'equity',
+      spec: { range, series: [{ kind: 'line', color: '#1e63d6', points: charts.equity }] },
+    },
+    {
+      name: 'drawdown',
+      spec: {
+        percent: true,
+        negate: true,
+        range,
+        series: [{ kind: 'area', color: '#c62828', points: charts.drawdown }],
+      },
+    },
+  ];
+  for (const market of charts.markets) {
+    specs.push({
+      name: `price:${market.market_id}`,
+      spec: {
+        range,
+        series: [
+          { kind: 'line', color: '#555555', title: 'mark', points: market.price },
+          { kind: 'points', color: '#8fb8f0', title: 'buy orders', points: market.buy_orders },
+          { kind: 'points', color: '#f0a8a8', title: 'sell orders', points: market.sell_orders },
+          { kind: 'points', color: '#1e63d6', title: 'buys', points: market.buy_fills },
+          { kind: 'points', color: '#c62828', title: 'sells', points: market.sell_fills },
+        ],
+      },
     });
-    var series = chart.addSeries(seriesType, options);
-    series.setData(points.map(function (point) { return { time: point[0], value: transform(point[1]) }; }));
-    chart.timeScale().fitContent();
-    return chart;
+    specs.push({
+      name: `position:${market.market_id}`,
+      spec: { range, series: [{ kind: 'steps', color: '#6a3fb5', points: market.position }] },
+    });
   }
-  draw('equity-chart', data.equity, charts && charts.LineSeries, { color: '#1e63d6', lineWidth: 2 },
-    function (value) { return Number(value); });
-  draw('drawdown-chart', data.drawdown, charts && charts.AreaSeries,
-    { lineColor: '#c62828', topColor: 'rgba(198,40,40,0.35)', bottomColor: 'rgba(198,40,40,0.05)',
-      invertFilledArea: true, priceFormat: { type: 'percent' } },
-    function (value) { return -Number(value) * 100; });
+  return specs;
+}
+
+function chartId(name: string): string {
+  return `chart-${name.replace(/[^A-Za-z0-9_-]/g, '-')}`;
+}
+
+const PAGE_SCRIPT = `
+(function () {
+  var charts = JSON.parse(document.getElementById('report-charts').textContent);
+  charts.forEach(function (entry) {
+    window.PaperbotCharts.draw(entry.name, document.getElementById(entry.id), entry.spec);
+  });
 })();
 `;
 
@@ -205,12 +169,21 @@ export function renderReportHtml(report: BacktestReport): string {
     .map(([name, value]) => `${name}=${String(value)}`)
     .join(', ');
   const meta = [
-    `${report.range.start} to ${report.range.end}`,
+    `${report.range.start} to ${report.range.end} (${durationText(report.range.duration_ms)})`,
     `currency ${report.currency}`,
     parameters ? `parameters: ${parameters}` : '',
     report.metadata.data.length > 0 ? `data: ${report.metadata.data.join(', ')}` : '',
     report.metadata.run_at ? `run at ${report.metadata.run_at}` : '',
   ].filter((part) => part !== '');
+  const notes = skippedStrategyNotes(report);
+  const specs = reportChartSpecs(report).map((entry) => ({ ...entry, id: chartId(entry.name) }));
+  const marketSections = report.charts.markets.map(
+    (market) =>
+      `<h3>${escapeHtml(market.market_id)}</h3>` +
+      '<p class="legend"><span>grey line: mark price</span><span>dark blue dots: buys</span><span>red dots: sells</span><span>light dots: orders placed (limit price)</span></p>' +
+      `<div id="${chartId(`price:${market.market_id}`)}" class="chart"></div>` +
+      `<p class="legend">Position (long positive)</p><div id="${chartId(`position:${market.market_id}`)}" class="chart small"></div>`,
+  );
   return [
     '<!DOCTYPE html>',
     '<html lang="en">',
@@ -218,22 +191,29 @@ export function renderReportHtml(report: BacktestReport): string {
     '<meta charset="utf-8">',
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
     `<title>${escapeHtml(title)}</title>`,
-    `<style>${STYLE}</style>`,
+    `<style>${REPORT_STYLE}</style>`,
     '</head>',
     '<body>',
     `<h1>${escapeHtml(title)}</h1>`,
     `<p class="meta">${meta.map(escapeHtml).join('<br>')}</p>`,
+    ...notes.map((note) => `<p class="notice">${escapeHtml(note)}</p>`),
     '<h2>Summary</h2>',
     summaryTable(report),
     '<h2>Equity</h2>',
-    '<div id="equity-chart" class="chart"></div>',
-    '<h2>Drawdown (%)</h2>',
-    '<div id="drawdown-chart" class="chart"></div>',
+    `<div id="${chartId('equity')}" class="chart"></div>`,
+    '<h2>Drawdown</h2>',
+    `<div id="${chartId('drawdown')}" class="chart"></div>`,
+    '<h2>Strategies</h2>',
+    strategiesTable(report),
+    '<h2>Markets</h2>',
+    marketsTable(report),
+    ...marketSections,
     '<h2>Trades</h2>',
     tradesTable(report),
-    `<script type="application/json" id="report-data">${scriptJson(chartPoints(report))}</script>`,
-    `<script>${loadChartLibrary()}</script>`,
-    `<script>${CHART_SCRIPT}</script>`,
+    `<p class="meta">${report.fills.length} fills; the JSON report (--json) lists them all, and --csv writes them with the trades and the equity curve.</p>`,
+    `<script type="application/json" id="report-charts">${scriptJson(specs)}</script>`,
+    chartScripts(),
+    `<script>${PAGE_SCRIPT}</script>`,
     '</body>',
     '</html>',
     '',

@@ -9,6 +9,7 @@
 import { isDecimalString, parseDecimal } from '../../core/decimal.ts';
 import { PaperbotError } from '../../core/errors.ts';
 import type { Fill } from '../../protocol/index.ts';
+import type { SeriesPoint } from './series.ts';
 
 /** The account's equity (balance plus unrealized PnL, net of fees paid) at one instant. */
 export interface EquitySample {
@@ -36,6 +37,25 @@ export interface ReportMetadata {
   readonly runAt?: string;
 }
 
+/** A strategy of the run: what it was configured to trade, and whether it ran. */
+export interface StrategyEntry {
+  readonly id: string;
+  readonly name: string;
+  /** The markets its params name (empty: every market of the data). */
+  readonly markets: readonly string[];
+  /** Markets it names that the data lacks; non-empty only for a strategy that was skipped. */
+  readonly missingMarkets: readonly string[];
+}
+
+/** Bounded series one market's chart draws (`series.ts`), built while the run goes. */
+export interface MarketSeries {
+  /** Mark price (last price when the ticker has no mark). */
+  readonly price: readonly SeriesPoint[];
+  /** Limit prices of the strategies' accepted orders, by side. */
+  readonly buyOrders: readonly SeriesPoint[];
+  readonly sellOrders: readonly SeriesPoint[];
+}
+
 export interface ReportInput {
   /** The settlement asset the money is in, e.g. 'USDC'. */
   readonly currency: string;
@@ -54,6 +74,12 @@ export interface ReportInput {
   /** Positions over time; when left out they are rebuilt from the fills, starting flat. */
   readonly positions?: readonly PositionSample[];
   readonly metadata?: ReportMetadata;
+  /** The strategy id behind each fill, by `fill_id` (fills of no strategy are left out). */
+  readonly fillStrategies?: ReadonlyMap<string, string>;
+  /** The run's strategies, skipped ones included. */
+  readonly strategies?: readonly StrategyEntry[];
+  /** Per market id: price and order series for its chart. */
+  readonly marketSeries?: ReadonlyMap<string, MarketSeries>;
 }
 
 export interface InputProblem {

@@ -7,11 +7,14 @@
  *   sample until the next.
  * - net PnL = last equity sample − E0; fees = Σ fill fees; gross PnL = net PnL + fees;
  *   return = net PnL / E0.
- * - Sharpe: E is read at t = start + j·P (P the period, one minute by default) for every whole
- *   period in [start, end]; r_j = E(t_j)/E(t_{j−1}) − 1; Sharpe = mean(r)/stdev(r)·√(Y/P), with
- *   stdev the sample standard deviation (n − 1), Y a 365-day year (markets trade every day) and
- *   no risk-free rate. Null with fewer than two returns, a zero standard deviation (constant
- *   equity) or equity at or below zero at a period start.
+ * - Sharpe and Sortino: E is read at t = start + j·P (P the period, one minute by default) for
+ *   every whole period in [start, end]; r_j = E(t_j)/E(t_{j−1}) − 1. Sharpe = mean(r)/stdev(r)
+ *   per period, with stdev the sample standard deviation (n − 1) and no risk-free rate; Sortino =
+ *   mean(r)/√(Σ min(r_j, 0)²/n). Both are per period P, not annualized. The annualized copies
+ *   (× √(Y/P), Y a 365-day year) are given only when the run spans at least
+ *   `MIN_ANNUALIZED_RUN_MS` (30 days): a shorter run says nothing about a year. Null with fewer
+ *   than two returns, a zero deviation (constant equity; no losing period for Sortino) or equity
+ *   at or below zero at a period start.
  * - Drawdown at sample i = (peak_i − E_i)/peak_i with peak_i = max(E0, E_1..E_i); the maximum
  *   drawdown is the largest, as a fraction (0 when equity never falls). The amount (peak − E in
  *   money) is reported separately, and its maximum may fall elsewhere.
@@ -29,6 +32,8 @@ import { positionsFromFills, type RoundTrip, reconstructRoundTrips } from './rou
 
 export const DEFAULT_SHARPE_PERIOD_MS = 60_000;
 export const YEAR_MS = 365 * 24 * 60 * 60 * 1000;
+/** Runs shorter than this get no annualized Sharpe or Sortino. */
+export const MIN_ANNUALIZED_RUN_MS = 30 * 24 * 60 * 60 * 1000;
 
 export interface StatisticsOptions {
   /** The Sharpe ratio's period P in milliseconds (default one minute). */
@@ -49,12 +54,18 @@ export interface Drawdown {
 }
 
 export interface SharpeResult {
+  /** Sharpe ratio per period (not annualized). */
   readonly ratio: Decimal | null;
+  /** Sortino ratio per period (not annualized). */
+  readonly sortino: Decimal | null;
   readonly periodMs: number;
   /** Number of per-period returns used. */
   readonly periods: number;
-  /** √(Y/P), the factor that annualizes the per-period ratio. */
+  /** √(Y/P), the factor that would annualize the per-period ratios. */
   readonly annualization: Decimal;
+  /** The ratios × `annualization`; null when the run is shorter than `MIN_ANNUALIZED_RUN_MS`. */
+  readonly annualizedRatio: Decimal | null;
+  readonly annualizedSortino: Decimal | null;
 }
 
 export interface BacktestStatistics {
@@ -159,11 +170,14 @@ export function sharpeRatio(
 ): SharpeResult {
   const annualization = new Big(YEAR_MS).div(periodMs).sqrt();
   const periods = Math.floor((endMs - startMs) / periodMs);
-  const none = {
+  const none: SharpeResult = {
     ratio: null,
+    sortino: null,
     periodMs,
     periods: Math.max(0, periods),
     annualization,
+    annualizedRatio: null,
+    annualizedSortino: null,
   };
   if (periods < 2) return none;
   const equityAt = equityReader(startingBalance, samples);
@@ -179,12 +193,20 @@ export function sharpeRatio(
   const mean = sumDecimals(returns).div(count);
   const squares = sumDecimals(returns.map((value) => value.minus(mean).pow(2)));
   const deviation = squares.div(count.minus(1)).sqrt();
-  if (deviation.eq(0)) return none;
+  const downside = sumDecimals(returns.map((value) => (value.lt(0) ? value.pow(2) : ZERO)))
+    .div(count)
+    .sqrt();
+  const ratio = deviation.eq(0) ? null : mean.div(deviation);
+  const sortino = downside.eq(0) ? null : mean.div(downside);
+  const annualize = endMs - startMs >= MIN_ANNUALIZED_RUN_MS;
   return {
-    ratio: mean.div(deviation).times(annualization),
+    ratio,
+    sortino,
     periodMs,
     periods,
     annualization,
+    annualizedRatio: annualize && ratio !== null ? ratio.times(annualization) : null,
+    annualizedSortino: annualize && sortino !== null ? sortino.times(annualization) : null,
   };
 }
 

@@ -4,9 +4,12 @@
  * the account's active orders by itself.
  *
  * - Arms before the first order: `mayTrade$` is false until the venue confirmed a deadline.
- * - Refreshes every `refreshIntervalMs` (at most timeout / 4), each time with a new request id
- *   (a repeated id would return the stored result and move nothing). Each request is one of the
- *   runtime's own journaled commands (`pb-deadman:<epoch>:<n>`).
+ * - Refreshes every `refreshIntervalMs` (at most timeout / 4) on a fixed schedule, each time with
+ *   a new request id (a repeated id would return the stored result and move nothing). Each
+ *   request is one of the runtime's own journaled commands (`pb-deadman:<epoch>:<n>`).
+ * - Refreshes run on their own lane, never behind order commands, and are pipelined: when one is
+ *   still unanswered as the next falls due (a slow venue), the next goes anyway, up to
+ *   `maxRefreshesInFlight`. The deadline the bot believes is the latest one confirmed.
  * - Stops trading (`mayTrade$` false) after `maxFailedRefreshes` failed refreshes in a row, and
  *   whenever the deadline could pass: now + latency margin >= the deadline as last confirmed.
  *   The deadline used is the earlier of the venue's `deadline_at` and the local send time plus
@@ -14,8 +17,10 @@
  * - When a deadline fired (the venue's `cancel_all_after.triggered` event, or the deadline
  *   passing without a confirmed refresh), the venue may have cancelled orders: reconcile, then
  *   re-arm, and only then trade again.
- * - Clean shutdown: cancel all, then disarm (timeout 0). If the cancel-all fails, the deadline is
- *   left armed, so the venue still cancels what is left when it passes.
+ * - Clean shutdown (`shutdown.ts`): cancel all with retries, confirm by reading the open orders
+ *   that none is left, then disarm (timeout 0). When that cannot be confirmed within the shutdown
+ *   deadline, the deadline is left armed, so the venue still cancels what is left when it
+ *   passes, and the report names the orders that may remain.
  */
 import {
   BehaviorSubject,
@@ -25,39 +30,26 @@ import {
   type Subscription,
 } from 'rxjs';
 import type { Clock, TimerHandle } from '../../core/clock.ts';
-import { PaperbotError } from '../../core/errors.ts';
 import { type CancelAllResponse, parseTimestamp } from '../../protocol/index.ts';
 import { backoffDelay } from '../execution/classify.ts';
-import { type InternalCommandResult, sendInternalCommand } from '../execution/internal-command.ts';
+import {
+  type InternalCommandResult,
+  sendInternalCommand,
+  sendInternalCommandWithRetries,
+} from '../execution/internal-command.ts';
+import { ConcurrentLane } from '../execution/lane.ts';
 import { type ExecutionLogger, silentLogger } from '../execution/logger.ts';
 import type { Journal } from '../journal/journal.ts';
 import type { ExecutionVenue, RiskEvent } from '../venue.ts';
+import { type DeadmanConfig, type ResolvedDeadmanConfig, resolveDeadmanConfig } from './config.ts';
+import {
+  closeOutAccount,
+  resolveShutdownConfig,
+  retryBudget,
+  type ShutdownConfig,
+} from './shutdown.ts';
 
-export interface DeadmanConfig {
-  /** The cancel-all-after timeout armed at the venue, 1..86400 seconds. */
-  readonly timeoutSeconds: number;
-  /** Refresh period; at most timeout / 4 (the default). */
-  readonly refreshIntervalMs: number | null;
-  /** Trading stops this long before the confirmed deadline (request latency and clock jitter). */
-  readonly latencyMarginMs: number;
-  /** Failed refreshes in a row after which trading stops. */
-  readonly maxFailedRefreshes: number;
-  /** Stop waiting for one heartbeat request after this long; default half the refresh period. */
-  readonly requestTimeoutMs: number | null;
-  /** Retry delays of arming and of recovery after a fired deadline. */
-  readonly retryBaseDelayMs: number;
-  readonly retryMaxDelayMs: number;
-}
-
-export const defaultDeadmanConfig: DeadmanConfig = Object.freeze({
-  timeoutSeconds: 60,
-  refreshIntervalMs: null,
-  latencyMarginMs: 2_000,
-  maxFailedRefreshes: 2,
-  requestTimeoutMs: null,
-  retryBaseDelayMs: 1_000,
-  retryMaxDelayMs: 30_000,
-});
+export { type DeadmanConfig, defaultDeadmanConfig } from './config.ts';
 
 export type DeadmanPhase =
   'idle' | 'arming' | 'armed' | 'expired' | 'recovering' | 'shutting_down' | 'disarmed' | 'stopped';
@@ -73,10 +65,25 @@ export interface DeadmanStatus {
 }
 
 export interface ShutdownReport {
+  /** A cancel-all was accepted. */
   readonly cancelled: boolean;
+  /** The dead-man deadline was disarmed (or there was none to disarm). */
   readonly disarmed: boolean;
+  /** A read of the account's open orders came back empty: nothing is left resting. */
+  readonly confirmed: boolean;
+  /** Orders that may still be open when not confirmed; empty otherwise. */
+  readonly remainingOrderIds: readonly string[];
   readonly cancelAll: CancelAllResponse | null;
   readonly error: { readonly code: string; readonly message: string } | null;
+}
+
+/** What the kernel hands the shutdown: its budget and what it knows of the order flow. */
+export interface ShutdownOptions {
+  readonly config?: Partial<ShutdownConfig> | undefined;
+  /** Resolves once no order command is in flight. */
+  readonly settled?: (() => Promise<void>) | undefined;
+  /** The orders the bot believes open, named when no read of them succeeds. */
+  readonly knownOpenOrderIds?: (() => readonly string[]) | undefined;
 }
 
 export interface DeadmanOptions {
@@ -89,43 +96,6 @@ export interface DeadmanOptions {
   readonly config?: Partial<DeadmanConfig> | undefined;
 }
 
-type ResolvedConfig = DeadmanConfig & {
-  readonly refreshIntervalMs: number;
-  readonly requestTimeoutMs: number;
-};
-
-function resolveConfig(partial: Partial<DeadmanConfig> | undefined): ResolvedConfig {
-  const config = { ...defaultDeadmanConfig, ...partial };
-  const problems: string[] = [];
-  const timeout = config.timeoutSeconds;
-  if (!Number.isInteger(timeout) || timeout < 1 || timeout > 86_400) {
-    problems.push(`timeoutSeconds must be an integer in 1..86400, got ${timeout}`);
-  }
-  const ceiling = (timeout * 1000) / 4;
-  const refresh = config.refreshIntervalMs ?? ceiling;
-  if (!(refresh > 0) || refresh > ceiling) {
-    problems.push(`refreshIntervalMs must be in (0, timeout / 4 = ${ceiling}], got ${refresh}`);
-  }
-  if (!(config.latencyMarginMs >= 0) || config.latencyMarginMs >= timeout * 1000 - refresh) {
-    problems.push(
-      `latencyMarginMs must be >= 0 and leave room for a refresh before the deadline, got ${config.latencyMarginMs}`,
-    );
-  }
-  if (!Number.isInteger(config.maxFailedRefreshes) || config.maxFailedRefreshes < 1) {
-    problems.push('maxFailedRefreshes must be an integer >= 1');
-  }
-  if (problems.length > 0) {
-    throw new PaperbotError('INVALID_CONFIG', `dead-man switch: ${problems.join('; ')}`, {
-      details: { problems },
-    });
-  }
-  return {
-    ...config,
-    refreshIntervalMs: refresh,
-    requestTimeoutMs: config.requestTimeoutMs ?? refresh / 2,
-  };
-}
-
 export class DeadmanSwitch {
   readonly status$: Observable<DeadmanStatus>;
   readonly mayTrade$: Observable<boolean>;
@@ -135,7 +105,7 @@ export class DeadmanSwitch {
   private readonly clock: Clock;
   private readonly recover: () => Promise<boolean>;
   private readonly logger: ExecutionLogger;
-  readonly config: ResolvedConfig;
+  readonly config: ResolvedDeadmanConfig;
   private readonly statusSubject: BehaviorSubject<DeadmanStatus>;
 
   private phase: DeadmanPhase = 'idle';
@@ -145,8 +115,10 @@ export class DeadmanSwitch {
   private reason = 'not armed yet';
   /** Bumped whenever the switch leaves a period of arming: late answers of older ones are ignored. */
   private generation = 0;
-  /** The generation whose heartbeat request is under way, if any. */
-  private requestInFlightFor: number | null = null;
+  /** The heartbeat's own lane: refreshes in flight at once, bounded, never behind orders. */
+  private readonly refreshLane: ConcurrentLane;
+  /** Set while an arming request (not a refresh) is under way, so arming is not repeated. */
+  private armingFor: number | null = null;
   private retryAttempt = 0;
   private refreshTimer: TimerHandle | undefined;
   private guardTimer: TimerHandle | undefined;
@@ -162,7 +134,8 @@ export class DeadmanSwitch {
     this.clock = options.clock;
     this.recover = options.recover;
     this.logger = options.logger ?? silentLogger;
-    this.config = resolveConfig(options.config);
+    this.config = resolveDeadmanConfig(options.config);
+    this.refreshLane = new ConcurrentLane(this.config.maxRefreshesInFlight);
     this.statusSubject = new BehaviorSubject(this.snapshot());
     this.status$ = this.statusSubject.asObservable();
     this.mayTrade$ = this.statusSubject.pipe(
@@ -215,44 +188,60 @@ export class DeadmanSwitch {
     return this.track(this.arm(this.generation));
   }
 
-  /** Cancels every active order, then disarms. Trading stops first. */
-  async shutdown(): Promise<ShutdownReport> {
+  /**
+   * Trading stops; every active order is cancelled and the account read back until none is open
+   * (`closeOutAccount`), then the deadline is disarmed, all within the shutdown deadline. When
+   * no read confirms the account empty, the deadline stays armed (the venue cancels what is left
+   * when it passes) and the report names the orders that may remain.
+   */
+  async shutdown(options: ShutdownOptions = {}): Promise<ShutdownReport> {
+    const config = resolveShutdownConfig(options.config);
     this.generation += 1;
     this.clearTimers();
     this.phase = 'shutting_down';
     this.reason = 'shutting down';
     this.publish();
-    const cancelAll = await sendInternalCommand(this.context(), 'shutdown', (requestId) => ({
-      endpoint: 'cancelAllOrders',
-      body: { request_id: requestId },
-    }));
-    if (!cancelAll.ok) {
+    const deadlineAt = this.clock.now() + config.deadlineMs;
+    const closeOut = await closeOutAccount({
+      venue: this.venue,
+      journal: this.journal,
+      clock: this.clock,
+      logger: this.logger,
+      config,
+      deadlineAt,
+      settled: options.settled,
+      knownOpenOrderIds: options.knownOpenOrderIds,
+    });
+    if (!closeOut.confirmed) {
       this.logger.error(
-        'shutdown cancel-all failed; the deadline stays armed so the venue cancels',
+        'shutdown could not confirm every order closed; the deadline stays armed so the venue cancels',
         {
-          code: cancelAll.code,
-          message: cancelAll.message,
+          remainingOrderIds: closeOut.remainingOrderIds,
+          code: closeOut.error?.code,
+          message: closeOut.error?.message,
           deadlineAt: this.deadlineAt,
         },
       );
-      this.stopWatching('shutdown cancel-all failed; deadline left armed');
-      return {
-        cancelled: false,
-        disarmed: false,
-        cancelAll: null,
-        error: { code: cancelAll.code, message: cancelAll.message },
-      };
+      this.stopWatching('shutdown could not confirm every order closed; deadline left armed');
+      return { ...closeOut, disarmed: false };
     }
-    const disarm = await this.sendHeartbeat(0);
+    const disarm = await sendInternalCommandWithRetries(
+      { venue: this.venue, journal: this.journal, clock: this.clock },
+      'deadman',
+      (requestId) => ({
+        endpoint: 'setCancelAllAfter',
+        body: { request_id: requestId, timeout_seconds: 0 },
+      }),
+      retryBudget(config, deadlineAt),
+    );
     if (!disarm.ok) {
-      this.logger.error('disarming failed after cancel-all; the deadline will still fire', {
+      this.logger.error('disarming failed after every order closed; the deadline will still fire', {
         code: disarm.code,
       });
       this.stopWatching('disarm failed');
       return {
-        cancelled: true,
+        ...closeOut,
         disarmed: false,
-        cancelAll: cancelAll.response,
         error: { code: disarm.code, message: disarm.message },
       };
     }
@@ -262,12 +251,7 @@ export class DeadmanSwitch {
     this.stopWatching('disarmed');
     this.phase = 'disarmed';
     this.publish();
-    return {
-      cancelled: true,
-      disarmed: true,
-      cancelAll: cancelAll.response,
-      error: null,
-    };
+    return { ...closeOut, disarmed: true, error: null };
   }
 
   /** Stops timers and the event subscription; leaves the venue's deadline as it is. */
@@ -303,18 +287,39 @@ export class DeadmanSwitch {
     }));
   }
 
-  /** Sends one arm or refresh and applies its answer, unless the switch moved on meanwhile. */
+  /** Sends one arming request and applies its answer, unless the switch moved on meanwhile. */
   private async arm(generation: number): Promise<void> {
-    // One request at a time per arming period; a request of an older period (say, a refresh
-    // still hanging when the deadline fired) does not hold up the re-arm.
-    if (this.requestInFlightFor === generation) return;
-    this.requestInFlightFor = generation;
+    // One arming request at a time per arming period; a request of an older period (say, a
+    // refresh still hanging when the deadline fired) does not hold up the re-arm.
+    if (this.armingFor === generation) return;
+    this.armingFor = generation;
     let result: InternalCommandResult<'setCancelAllAfter'>;
     try {
       result = await this.sendHeartbeat(this.config.timeoutSeconds);
     } finally {
-      if (this.requestInFlightFor === generation) this.requestInFlightFor = null;
+      if (this.armingFor === generation) this.armingFor = null;
     }
+    this.apply(generation, result);
+  }
+
+  /**
+   * A refresh falls due: the next one is scheduled at once (a fixed period, whatever the venue's
+   * speed) and this one goes out on the heartbeat's lane, beside any still unanswered.
+   */
+  private refresh(generation: number): void {
+    this.scheduleRefresh(generation);
+    const work = this.refreshLane.tryRun(() => this.sendHeartbeat(this.config.timeoutSeconds));
+    if (work === null) {
+      this.onHeartbeatFailure(
+        generation,
+        `${this.refreshLane.size} refreshes are still unanswered; this one was not sent`,
+      );
+      return;
+    }
+    void this.track(work.then((result) => this.apply(generation, result)));
+  }
+
+  private apply(generation: number, result: InternalCommandResult<'setCancelAllAfter'>): void {
     if (generation !== this.generation) return;
     if (result.ok) {
       const venueDeadline =
@@ -332,15 +337,22 @@ export class DeadmanSwitch {
 
   private confirm(generation: number, deadlineAt: number, requestId: string): void {
     const first = this.phase !== 'armed';
-    this.phase = 'armed';
-    this.deadlineAt = deadlineAt;
     this.failedRefreshes = 0;
     this.retryAttempt = 0;
-    this.lastRequestId = requestId;
     this.reason = 'armed';
+    // Pipelined refreshes may be answered out of order: the later deadline stands.
+    if (!first && this.deadlineAt !== null && deadlineAt <= this.deadlineAt) {
+      this.publish();
+      return;
+    }
+    this.phase = 'armed';
+    this.deadlineAt = deadlineAt;
+    this.lastRequestId = requestId;
     this.persist(true, null);
-    if (first) this.logger.info('dead-man deadline armed', { deadlineAt, requestId });
-    this.scheduleRefresh(generation);
+    if (first) {
+      this.logger.info('dead-man deadline armed', { deadlineAt, requestId });
+      this.scheduleRefresh(generation);
+    }
     this.scheduleDeadlineWatch(generation, deadlineAt);
     this.publish();
   }
@@ -354,7 +366,6 @@ export class DeadmanSwitch {
         reason,
         deadlineAt: this.deadlineAt,
       });
-      this.scheduleRefresh(generation);
       this.publish();
       return;
     }
@@ -369,9 +380,7 @@ export class DeadmanSwitch {
     this.clock.clearTimeout(this.refreshTimer);
     this.refreshTimer = this.clock.setTimeout(() => {
       this.refreshTimer = undefined;
-      if (generation === this.generation && this.phase === 'armed') {
-        void this.track(this.arm(generation));
-      }
+      if (generation === this.generation && this.phase === 'armed') this.refresh(generation);
     }, this.config.refreshIntervalMs);
   }
 

@@ -31,7 +31,14 @@ const UNKNOWN_SERVICE_CODES: ReadonlySet<string> = new Set([
   'IDEMPOTENCY_CONFLICT',
 ]);
 
-const UNKNOWN_TRANSPORT_CODES: ReadonlySet<string> = new Set(UNKNOWN_OUTCOME_TRANSPORT_CODES);
+/**
+ * RESPONSE_ID_MISMATCH: the venue answered a placement with another command's order, so what
+ * it did with this one is open (the client also marks it `outcome: 'unknown'`).
+ */
+const UNKNOWN_TRANSPORT_CODES: ReadonlySet<string> = new Set([
+  ...UNKNOWN_OUTCOME_TRANSPORT_CODES,
+  'RESPONSE_ID_MISMATCH',
+]);
 
 function integerOrNull(value: unknown): number | null {
   return typeof value === 'number' && Number.isInteger(value) ? value : null;

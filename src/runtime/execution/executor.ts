@@ -50,6 +50,7 @@ import type { CommandEndpoint, ExecutionVenue, PreparedCommand, VenueCommandOf }
 import { backoffDelay, classifyFailure, type FailureClass } from './classify.ts';
 import { withDeadline } from './deadline.ts';
 import { SerialLane } from './lane.ts';
+import { boundedIssues, reasonsText } from './rejection-reasons.ts';
 import { type ExecutionLogger, silentLogger } from './logger.ts';
 import type { OrderTracker, TrackedOrder } from './tracker.ts';
 
@@ -655,11 +656,13 @@ export class Executor {
       try {
         const result = await this.sendCommand(prepared);
         if (result.decision === 'READY') return true;
+        // The venue's reasons go into the message (logs, the strategy) and, bounded, the issues.
+        const reasons = reasonsText(result.issues);
         this.finish(record, {
           status: 'rejected',
           code: 'SIMULATION_NOT_READY',
-          message: `simulation decided ${result.decision}; nothing was placed`,
-          issues: result.issues,
+          message: `simulation decided ${result.decision}${reasons === '' ? '' : `: ${reasons}`}; nothing was placed`,
+          issues: boundedIssues(result.issues),
         });
         return false;
       } catch (error) {

@@ -14,7 +14,7 @@ export {
   type InternalCommandResult,
   sendInternalCommand,
 } from './internal-command.ts';
-export { SerialLane } from './lane.ts';
+export { ConcurrentLane, SerialLane } from './lane.ts';
 export { type ExecutionLogger, type LogFields, silentLogger } from './logger.ts';
 export { tradingPermit } from './permit.ts';
 export {

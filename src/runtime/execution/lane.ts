@@ -69,3 +69,46 @@ export class SerialLane {
     for (const waiter of waiters) waiter();
   }
 }
+
+/**
+ * An operators' lane: up to `capacity` tasks at once, none waiting behind another. The dead-man
+ * heartbeat sends its refreshes here, never through the executor's serial lane, so a slow order
+ * command cannot hold a refresh back and a slow refresh cannot hold the next one back either
+ * (design: "Operators' lanes"). A task offered while the lane is full is refused, not queued:
+ * a queued refresh would be stale by the time it left.
+ */
+export class ConcurrentLane {
+  private readonly running = new Set<Promise<unknown>>();
+
+  constructor(readonly capacity: number) {
+    if (!Number.isInteger(capacity) || capacity < 1) {
+      throw new RangeError(`a lane needs a capacity of at least 1, got ${capacity}`);
+    }
+  }
+
+  /** Starts `task` at once, or returns null when `capacity` tasks are already running. */
+  tryRun<T>(task: () => Promise<T>): Promise<T> | null {
+    if (this.running.size >= this.capacity) return null;
+    let work: Promise<T>;
+    try {
+      work = task();
+    } catch (error) {
+      work = Promise.reject(error);
+    }
+    this.running.add(work);
+    const forget = () => {
+      this.running.delete(work);
+    };
+    work.then(forget, forget);
+    return work;
+  }
+
+  get size(): number {
+    return this.running.size;
+  }
+
+  /** Resolves once no task is running. */
+  async idle(): Promise<void> {
+    while (this.running.size > 0) await Promise.allSettled([...this.running]);
+  }
+}

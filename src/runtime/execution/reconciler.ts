@@ -5,7 +5,9 @@
  * One run, inside the executor's lane (nothing is sent while it compares):
  * 1. settles open journal entries (resolves unknown intents by request id; intents a previous
  *    process journaled but never sent end denied);
- * 2. reads the venue's open orders, positions and account;
+ * 2. reads back the fills a gap in the private sequence hid, when the journal owes that (the
+ *    fills are keyed by `fill_id`, so nothing is counted twice); then reads the venue's open
+ *    orders, positions and account;
  * 3. diffs them with the tracker: orders the venue has and the runtime did not (its own are
  *    adopted; others are foreign), orders the runtime held open that the venue does not list
  *    (read back for their final state), state mismatches, position mismatches;
@@ -352,6 +354,8 @@ export class Reconciler {
     let account: Account;
     try {
       settlement = await this.execution.settleOpenIntentsExclusive();
+      // Fills a gap in the private sequence hid (owed in the journal, also from a crashed run).
+      await this.tracker.readFillsBack();
       [venueOrders, venuePositions, account] = await Promise.all([
         this.read(() => this.venue.listOpenOrders()),
         this.read(() => this.venue.listPositions()),

@@ -11,6 +11,12 @@
  *   ignored, and a terminal order never becomes active again.
  * - Fills are de-duplicated by `fill_id` through the journal, so a fill replayed after a
  *   reconnect or a restart is counted once (LEAN #2204, NautilusTrader #3046).
+ * - Exactly once by sequence, where the venue has a private stream that survives a restart
+ *   (`ExecutionVenue.privateStream`): each order event and fill is journaled together with its
+ *   sequence as the highest applied, in one transaction; an order event at or below that
+ *   sequence was applied before and is ignored. A gap in the sequence (the venue's event log no
+ *   longer reaching back) owes a read-back of GET /v1/fills down to the newest fill known,
+ *   kept in the journal until done, so a crash in the middle does not forget it.
  * - Positions and the account are read by REST after fills (coalesced) and on a timer.
  * - An order an intent created is tracked under the intent's client order id, also when the venue
  *   reports another one (an amendment's replacement): `orders$` carries the order with
@@ -30,7 +36,7 @@ import {
   TERMINAL_ORDER_STATUSES,
 } from '../../protocol/index.ts';
 import type { Journal } from '../journal/journal.ts';
-import type { ExecutionVenue } from '../venue.ts';
+import type { ExecutionVenue, FillReadBack, PrivateStreamItem } from '../venue.ts';
 import { withDeadline } from './deadline.ts';
 import { type ExecutionLogger, silentLogger } from './logger.ts';
 
@@ -55,6 +61,8 @@ export interface OrderTrackerConfig {
   readonly retryDelayMs: number;
   /** Terminal orders remembered (to ignore their late events) before the oldest is forgotten. */
   readonly terminalMemory: number;
+  /** Most fills one read-back of GET /v1/fills takes (it ends there, reported incomplete). */
+  readonly readBackMaximumFills: number;
 }
 
 export const defaultOrderTrackerConfig: OrderTrackerConfig = Object.freeze({
@@ -64,6 +72,7 @@ export const defaultOrderTrackerConfig: OrderTrackerConfig = Object.freeze({
   readRetries: 3,
   retryDelayMs: 1_000,
   terminalMemory: 10_000,
+  readBackMaximumFills: 10_000,
 });
 
 export interface OrderTrackerOptions {
@@ -139,6 +148,7 @@ export class OrderTracker {
   private refreshTimer: TimerHandle | undefined;
   private readonly subscriptions: { unsubscribe(): void }[] = [];
   private running = false;
+  private readBack: Promise<boolean> | null = null;
 
   constructor(options: OrderTrackerOptions) {
     this.venue = options.venue;
@@ -155,10 +165,22 @@ export class OrderTracker {
   start(): void {
     if (this.running) return;
     this.running = true;
-    this.subscriptions.push(
-      this.venue.orderEvents$.subscribe((event) => this.onOrderEvent(event)),
-      this.venue.fills$.subscribe((fill) => this.onFill(fill)),
-    );
+    const privateStream = this.venue.privateStream;
+    if (privateStream === undefined) {
+      this.subscriptions.push(
+        this.venue.orderEvents$.subscribe((event) => this.onOrderEvent(event)),
+        this.venue.fills$.subscribe((fill) =>
+          this.onFill(fill, { sequence: null, source: 'stream' }),
+        ),
+      );
+    } else {
+      // A journal from before sequences were kept (schema 1) knows fills but no sequence: the
+      // fills made since its last run can only be read back.
+      if (this.journal.privateCursor() === null && this.journal.fillCount() > 0) {
+        this.journal.requestFillReadBack('the journal holds no private sequence yet');
+      }
+      this.subscriptions.push(privateStream.items$.subscribe((item) => this.onPrivateItem(item)));
+    }
     this.refreshTimer = this.clock.setInterval(
       () => this.refreshAccount(),
       this.config.refreshIntervalMs,
@@ -325,16 +347,112 @@ export class OrderTracker {
     );
   }
 
-  private onFill(fill: Fill): void {
-    if (!this.journal.markFillSeen(fill.fill_id, fill.order_id)) {
+  /**
+   * Reads back the fills a gap in the private sequence may have hidden, when the journal owes
+   * such a read-back (down to the newest fill known when the gap was found). One at a time;
+   * resolves true once none is owed. A failure leaves it owed, for the next reconciliation.
+   */
+  readFillsBack(): Promise<boolean> {
+    const privateStream = this.venue.privateStream;
+    if (privateStream === undefined || !this.journal.isOpen) return Promise.resolve(true);
+    if (this.readBack !== null) return this.readBack;
+    const run = async (): Promise<boolean> => {
+      for (let round = 0; round < 3; round++) {
+        const owed = this.journal.pendingFillReadBack();
+        if (owed === null) return true;
+        let result: FillReadBack;
+        try {
+          result = await withDeadline(this.clock, this.config.readTimeoutMs, () =>
+            privateStream.readFillsBack({
+              stopFillId: owed.stopFillId,
+              stopOccurredAt: owed.stopOccurredAt,
+              maximumFills: this.config.readBackMaximumFills,
+            }),
+          );
+        } catch (error) {
+          this.logger.warn('fill read-back failed; retried at the next reconciliation', {
+            code: isPaperbotError(error) ? error.code : 'UNEXPECTED_ERROR',
+            reason: owed.reason,
+          });
+          return false;
+        }
+        if (!this.running || !this.journal.isOpen) return false;
+        let added = 0;
+        for (const fill of result.fills) {
+          if (this.onFill(fill, { sequence: null, source: 'rest' })) added += 1;
+        }
+        this.logger[result.complete ? 'info' : 'warn'](
+          result.complete
+            ? 'fills read back over REST'
+            : 'fills read back over REST up to the limit; older ones were not reached',
+          {
+            reason: owed.reason,
+            read: result.fills.length,
+            added,
+            stopFillId: owed.stopFillId,
+          },
+        );
+        if (this.journal.finishFillReadBack(owed.generation)) return true;
+      }
+      return this.journal.pendingFillReadBack() === null;
+    };
+    this.readBack = this.track(run()).finally(() => {
+      this.readBack = null;
+    });
+    return this.readBack;
+  }
+
+  private onPrivateItem(item: PrivateStreamItem): void {
+    if (!this.journal.isOpen) return;
+    switch (item.kind) {
+      case 'order':
+        if (!this.journal.recordOrderEvent(item.event)) {
+          this.logger.debug('order event already applied; ignored', {
+            sequence: item.sequence,
+            orderId: item.event.data.entity_id,
+          });
+          return;
+        }
+        this.onOrderEvent(item.event);
+        return;
+      case 'fill':
+        this.onFill(item.fill, { sequence: item.sequence, source: 'stream' }, item.occurredAt);
+        return;
+      case 'other':
+        // Nothing here changes: not written (a restart hands it on again, to no effect).
+        return;
+      case 'gap':
+        this.logger.warn('private events will not be delivered; fills are read back over REST', {
+          after: item.after,
+          next: item.next,
+          reason: item.reason,
+        });
+        if (item.after !== null && item.next !== null && item.next <= item.after) {
+          this.journal.restartPrivateSequence(item.next - 1);
+        }
+        this.journal.requestFillReadBack(item.reason);
+        void this.readFillsBack();
+        return;
+    }
+  }
+
+  /** Applies a fill once by `fill_id`; true when it was new. */
+  private onFill(
+    fill: Fill,
+    delivery: { readonly sequence: number | null; readonly source: 'stream' | 'rest' },
+    eventAt: string | null = null,
+  ): boolean {
+    if (!this.journal.recordFill(fill, delivery, eventAt)) {
       this.logger.debug('fill already counted; ignored', {
         fillId: fill.fill_id,
+        source: delivery.source,
       });
-      return;
+      return false;
     }
     this.fillUpdates.next(fill);
     if (fill.order_id !== null) this.refreshOrder(fill.order_id);
     this.refreshAccount();
+    return true;
   }
 
   // Internals

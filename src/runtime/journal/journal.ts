@@ -14,6 +14,7 @@
 import { randomBytes } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { PaperbotError } from '../../core/errors.ts';
+import type { Fill, OrderStatusEvent } from '../../protocol/index.ts';
 import type { StampedIntent } from '../intents.ts';
 import type { CommandEndpoint } from '../venue.ts';
 import {
@@ -114,6 +115,53 @@ export interface JournalOptions {
    * would; only the SQLite work per intent shrinks.
    */
   readonly durability?: 'full' | 'normal' | 'none';
+  /**
+   * The order event ledger keeps the events of this many latest private sequences (default
+   * 100 000); older rows are deleted as new ones come. The highest sequence applied, which is
+   * what applies each event once, is kept whatever the window.
+   */
+  readonly orderEventWindow?: number;
+}
+
+/** A fill as the journal holds it. */
+export interface FillRecord {
+  readonly fillId: string;
+  readonly orderId: string | null;
+  /** The private sequence that delivered it; null when read back over REST (or journaled by schema 1). */
+  readonly sequence: number | null;
+  /** `stream` (the stream or the event log), `rest` (GET /v1/fills); null for a schema-1 row. */
+  readonly source: 'stream' | 'rest' | null;
+  /** The fill as the venue gave it; null for a schema-1 row. */
+  readonly fill: Fill | null;
+  readonly seenAt: number;
+}
+
+/** An order state event as applied (one row per private sequence). */
+export interface OrderEventRecord {
+  readonly sequence: number;
+  readonly eventId: string;
+  readonly orderId: string;
+  readonly fromState: string | null;
+  readonly toState: string;
+  readonly occurredAt: string;
+  readonly appliedAt: number;
+}
+
+/** Where the private stream stands: the highest sequence applied. */
+export interface PrivateCursor {
+  readonly lastSequence: number;
+  /** The venue's `occurred_at` of that event. */
+  readonly lastEventAt: string | null;
+}
+
+/** A read-back of GET /v1/fills still owed: down to `stopFillId`, or to fills older than `stopOccurredAt`. */
+export interface FillReadBackRecord {
+  /** Moves on with every new request, so a read-back finished for an older one keeps this one. */
+  readonly generation: number;
+  readonly stopFillId: string | null;
+  readonly stopOccurredAt: string | null;
+  readonly reason: string;
+  readonly requestedAt: number;
 }
 
 interface IntentRow {
@@ -189,6 +237,11 @@ function commandOf(
     bodySha256: sha256,
   };
 }
+
+/** Private sequences whose order events the ledger keeps (see `JournalOptions`). */
+export const DEFAULT_ORDER_EVENT_WINDOW = 100_000;
+/** The ledger is trimmed once per this many events recorded. */
+const ORDER_EVENT_TRIM_EVERY = 1_000;
 
 const OPEN_STATES_SQL = OPEN_INTENT_STATES.map((state) => `'${state}'`).join(', ');
 
@@ -325,6 +378,50 @@ function prepareStatements(database: Database.Database) {
       'INSERT OR IGNORE INTO seen_fills (fill_id, order_id, seen_at) VALUES (?, ?, ?)',
     ),
     hasSeenFill: prepare('SELECT 1 FROM seen_fills WHERE fill_id = ?'),
+    recordFill: prepare(
+      `INSERT INTO seen_fills (fill_id, order_id, seen_at, sequence, source, fill_json)
+         VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (fill_id) DO NOTHING`,
+    ),
+    fill: prepare('SELECT * FROM seen_fills WHERE fill_id = ?'),
+    fillCount: prepare('SELECT COUNT(*) AS count FROM seen_fills').pluck(),
+    lastKnownFill: prepare(
+      `SELECT fill_id, json_extract(fill_json, '$.occurred_at') AS occurred_at
+         FROM seen_fills ORDER BY rowid DESC LIMIT 1`,
+    ),
+    readCursor: prepare('SELECT last_sequence, last_event_at FROM private_cursor WHERE id = 1'),
+    // The stored value is a maximum: an older sequence never moves it back.
+    advanceCursor: prepare(
+      `INSERT INTO private_cursor (id, last_sequence, last_event_at, updated_at) VALUES (1, ?, ?, ?)
+         ON CONFLICT (id) DO UPDATE SET last_sequence = excluded.last_sequence,
+           last_event_at = excluded.last_event_at, updated_at = excluded.updated_at
+         WHERE excluded.last_sequence > private_cursor.last_sequence`,
+    ),
+    recordOrderEvent: prepare(
+      `INSERT INTO order_events (sequence, event_id, order_id, from_state, to_state, occurred_at,
+           applied_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (sequence) DO UPDATE SET event_id = excluded.event_id,
+           order_id = excluded.order_id, from_state = excluded.from_state,
+           to_state = excluded.to_state, occurred_at = excluded.occurred_at,
+           applied_at = excluded.applied_at`,
+    ),
+    orderEvents: prepare('SELECT * FROM order_events ORDER BY sequence'),
+    trimOrderEvents: prepare('DELETE FROM order_events WHERE sequence <= ?'),
+    restartCursor: prepare(
+      `INSERT INTO private_cursor (id, last_sequence, last_event_at, updated_at)
+         VALUES (1, ?, NULL, ?)
+         ON CONFLICT (id) DO UPDATE SET last_sequence = excluded.last_sequence,
+           last_event_at = NULL, updated_at = excluded.updated_at`,
+    ),
+    readFillReadBack: prepare('SELECT * FROM fill_read_back WHERE id = 1'),
+    // A read-back already owed keeps its (older) stop: reading down to it covers the new gap too.
+    requestFillReadBack: prepare(
+      `INSERT INTO fill_read_back (id, generation, stop_fill_id, stop_occurred_at, reason,
+           requested_at)
+         VALUES (1, 1, ?, ?, ?, ?)
+         ON CONFLICT (id) DO UPDATE SET generation = fill_read_back.generation + 1`,
+    ),
+    finishFillReadBack: prepare('DELETE FROM fill_read_back WHERE id = 1 AND generation = ?'),
     recordInternalCommand: prepare(
       `INSERT INTO internal_commands (request_id, purpose, command_endpoint, command_path,
            command_body, command_sha256, state, created_at, updated_at)
@@ -409,6 +506,8 @@ export class Journal {
   private readonly now: () => number;
   private closed = false;
   private readonly sql: Statements;
+  /** Order events this process recorded (the ledger is trimmed every so many). */
+  private orderEventsRecorded = 0;
   /**
    * The latest committed records of recently read or written intents, oldest first. An intent is
    * read several times between its writes (execution, the command, the outcome), and each write
@@ -457,6 +556,7 @@ export class Journal {
     now: () => number,
     epoch: string,
     deferWrites: boolean,
+    private readonly orderEventWindow: number,
   ) {
     this.path = path;
     this.database = database;
@@ -477,6 +577,13 @@ export class Journal {
       throw new PaperbotError(
         'JOURNAL_UNAVAILABLE',
         `${path}: durability none is for a :memory: journal only`,
+      );
+    }
+    const window = options.orderEventWindow;
+    if (window !== undefined && !(Number.isSafeInteger(window) && window > 0)) {
+      throw new PaperbotError(
+        'INVALID_CONFIG',
+        `orderEventWindow is a positive integer, not ${window}`,
       );
     }
     const database = new Database(path, { timeout: 0 });
@@ -500,6 +607,7 @@ export class Journal {
         options.now,
         epoch,
         options.durability === 'none',
+        options.orderEventWindow ?? DEFAULT_ORDER_EVENT_WINDOW,
       );
       // The lock is exclusive, so whatever is still `sending` was left by an earlier process.
       journal.abandonOpenInternalCommands();
@@ -1246,6 +1354,191 @@ export class Journal {
 
   hasSeenFill(fillId: string): boolean {
     return this.sql.hasSeenFill.get(fillId) !== undefined;
+  }
+
+  /**
+   * Records a venue fill, keyed by `fill_id`, and, when a private event delivered it, its
+   * sequence as the highest applied, in one transaction: a crash keeps both or neither. True
+   * the first time the fill is seen, by this process or an earlier one.
+   */
+  recordFill(
+    fill: Fill,
+    delivery: { readonly sequence: number | null; readonly source: 'stream' | 'rest' },
+    eventAt: string | null = null,
+  ): boolean {
+    const insert = () =>
+      this.sql.recordFill.run(
+        fill.fill_id,
+        fill.order_id,
+        this.now(),
+        delivery.sequence,
+        delivery.source,
+        JSON.stringify(fill),
+      ).changes === 1;
+    const sequence = delivery.sequence;
+    // One statement needs no transaction of its own (nor the flush of held rows one implies).
+    if (sequence === null) return insert();
+    return this.transaction(() => {
+      const inserted = insert();
+      this.writeCursor(sequence, eventAt ?? fill.occurred_at);
+      return inserted;
+    });
+  }
+
+  fill(fillId: string): FillRecord | undefined {
+    const row = this.sql.fill.get(fillId) as
+      | {
+          fill_id: string;
+          order_id: string | null;
+          seen_at: number;
+          sequence: number | null;
+          source: 'stream' | 'rest' | null;
+          fill_json: string | null;
+        }
+      | undefined;
+    if (row === undefined) return undefined;
+    return {
+      fillId: row.fill_id,
+      orderId: row.order_id,
+      sequence: row.sequence,
+      source: row.source,
+      fill: row.fill_json === null ? null : (JSON.parse(row.fill_json) as Fill),
+      seenAt: row.seen_at,
+    };
+  }
+
+  /** How many fills the journal holds. */
+  fillCount(): number {
+    return this.sql.fillCount.get() as number;
+  }
+
+  /**
+   * Records an order state event as applied, with its sequence as the highest applied, in one
+   * transaction. False when that sequence was applied before (by this process or an earlier one):
+   * the caller then ignores the event.
+   */
+  recordOrderEvent(event: OrderStatusEvent): boolean {
+    return this.transaction(() => {
+      const cursor = this.privateCursor();
+      if (cursor !== null && event.sequence <= cursor.lastSequence) {
+        return false;
+      }
+      // A row of the same sequence is one from before the counter started over: replaced.
+      this.sql.recordOrderEvent.run(
+        event.sequence,
+        event.event_id,
+        event.data.entity_id,
+        event.data.from_state,
+        event.data.to_state,
+        event.occurred_at,
+        this.now(),
+      );
+      this.writeCursor(event.sequence, event.occurred_at);
+      this.orderEventsRecorded += 1;
+      if (this.orderEventsRecorded % ORDER_EVENT_TRIM_EVERY === 0) {
+        this.sql.trimOrderEvents.run(event.sequence - this.orderEventWindow);
+      }
+      return true;
+    });
+  }
+
+  /** Every order state event applied, in sequence order. */
+  orderEvents(): OrderEventRecord[] {
+    return (
+      this.sql.orderEvents.all() as {
+        sequence: number;
+        event_id: string;
+        order_id: string;
+        from_state: string | null;
+        to_state: string;
+        occurred_at: string;
+        applied_at: number;
+      }[]
+    ).map((row) => ({
+      sequence: row.sequence,
+      eventId: row.event_id,
+      orderId: row.order_id,
+      fromState: row.from_state,
+      toState: row.to_state,
+      occurredAt: row.occurred_at,
+      appliedAt: row.applied_at,
+    }));
+  }
+
+  // The private sequence
+
+  /** The highest private sequence applied; null when none was (a new or a schema-1 journal). */
+  privateCursor(): PrivateCursor | null {
+    const row = this.sql.readCursor.get() as
+      { last_sequence: number; last_event_at: string | null } | undefined;
+    return row === undefined
+      ? null
+      : { lastSequence: row.last_sequence, lastEventAt: row.last_event_at };
+  }
+
+  /** Notes a private event that changed nothing here as applied (the stored value is a maximum). */
+  advancePrivateSequence(sequence: number, eventAt: string | null): void {
+    this.transaction(() => this.writeCursor(sequence, eventAt));
+  }
+
+  /**
+   * The venue's counter went backwards (a reset account): the highest sequence applied starts
+   * over at `sequence`, so the events that follow are applied, not taken for ones seen before.
+   */
+  restartPrivateSequence(sequence: number): void {
+    if (!Number.isSafeInteger(sequence) || sequence < 0) {
+      throw new PaperbotError('JOURNAL_SEQUENCE_INVALID', `a private sequence is ${sequence}`);
+    }
+    this.sql.restartCursor.run(sequence, this.now());
+  }
+
+  private writeCursor(sequence: number, eventAt: string | null): void {
+    if (!Number.isSafeInteger(sequence) || sequence < 0) {
+      throw new PaperbotError('JOURNAL_SEQUENCE_INVALID', `a private sequence is ${sequence}`);
+    }
+    this.sql.advanceCursor.run(sequence, eventAt, this.now());
+  }
+
+  // Fill read-back
+
+  /**
+   * Notes that fills may be missing (the event log did not reach back): a read-back of
+   * GET /v1/fills is owed, down to the newest fill known now (or, knowing none, to the time of
+   * the last event applied). Kept until `finishFillReadBack`, across restarts.
+   */
+  requestFillReadBack(reason: string): FillReadBackRecord {
+    return this.transaction(() => {
+      const last = this.sql.lastKnownFill.get() as
+        { fill_id: string; occurred_at: string | null } | undefined;
+      const stopOccurredAt = last?.occurred_at ?? this.privateCursor()?.lastEventAt ?? null;
+      this.sql.requestFillReadBack.run(last?.fill_id ?? null, stopOccurredAt, reason, this.now());
+      return this.pendingFillReadBack() as FillReadBackRecord;
+    });
+  }
+
+  pendingFillReadBack(): FillReadBackRecord | null {
+    const row = this.sql.readFillReadBack.get() as
+      | {
+          generation: number;
+          stop_fill_id: string | null;
+          stop_occurred_at: string | null;
+          reason: string;
+          requested_at: number;
+        }
+      | undefined;
+    if (row === undefined) return null;
+    return {
+      generation: row.generation,
+      stopFillId: row.stop_fill_id,
+      stopOccurredAt: row.stop_occurred_at,
+      reason: row.reason,
+      requestedAt: row.requested_at,
+    };
+  }
+
+  /** The read-back of `generation` is done; false when a newer request is still owed. */
+  finishFillReadBack(generation: number): boolean {
+    return this.sql.finishFillReadBack.run(generation).changes === 1;
   }
 
   // The runtime's own commands

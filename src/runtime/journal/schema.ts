@@ -5,7 +5,7 @@
  */
 import type BetterSqlite3 from 'better-sqlite3';
 
-export const JOURNAL_SCHEMA_VERSION = 1;
+export const JOURNAL_SCHEMA_VERSION = 2;
 
 /** Every state an intent can be in; the terminal ones never change again. */
 export const INTENT_STATES = [
@@ -128,10 +128,56 @@ CREATE TABLE deadman (
 ) STRICT;
 `;
 
+/**
+ * Version 2: exactly-once private events. The fill rows keep the whole fill, the private
+ * sequence that delivered it (null: read back over REST, or a version-1 row) and its source;
+ * order state events get a ledger of their own, one row per sequence; the highest private
+ * sequence applied is kept in one row, written in the same transaction as the rows an event
+ * changed; a fill read-back still owed (the venue's event log did not reach back) is kept until
+ * it is done. Version-1 rows stay as they are (their new columns are null).
+ */
+const version2 = `
+ALTER TABLE seen_fills ADD COLUMN sequence INTEGER;
+ALTER TABLE seen_fills ADD COLUMN source TEXT CHECK (source IN ('stream', 'rest'));
+ALTER TABLE seen_fills ADD COLUMN fill_json TEXT;
+
+CREATE TABLE order_events (
+  sequence INTEGER PRIMARY KEY,
+  event_id TEXT NOT NULL,
+  order_id TEXT NOT NULL,
+  from_state TEXT,
+  to_state TEXT NOT NULL,
+  occurred_at TEXT NOT NULL,
+  applied_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX order_events_by_order ON order_events (order_id);
+
+-- One row: the highest private sequence applied, and when the venue said that event happened.
+CREATE TABLE private_cursor (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  last_sequence INTEGER NOT NULL CHECK (last_sequence >= 0),
+  last_event_at TEXT,
+  updated_at INTEGER NOT NULL
+) STRICT;
+
+-- One row at most: a read-back of GET /v1/fills still owed, down to the fill it stops at.
+CREATE TABLE fill_read_back (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  generation INTEGER NOT NULL,
+  stop_fill_id TEXT,
+  stop_occurred_at TEXT,
+  reason TEXT NOT NULL,
+  requested_at INTEGER NOT NULL
+) STRICT;
+`;
+
 export type Migration = (database: BetterSqlite3.Database) => void;
 
 export const migrations: readonly Migration[] = [
   (database) => {
     database.exec(version1);
+  },
+  (database) => {
+    database.exec(version2);
   },
 ];

@@ -16,7 +16,7 @@ import {
 } from 'rxjs';
 import type { Clock } from '../../core/clock.ts';
 import { parseDecimal, ZERO } from '../../core/decimal.ts';
-import type { Account, Position } from '../../protocol/index.ts';
+import type { Account, Fill, Position } from '../../protocol/index.ts';
 import type { OrderTracker } from '../execution/tracker.ts';
 import type { MarketDataVenue } from '../market-data.ts';
 import type { Logger, StrategyEnvironment } from '../strategy/types.ts';
@@ -92,6 +92,11 @@ export interface KernelEnvironmentParts {
   readonly marketData: MarketDataVenue;
   readonly tracker: OrderTracker;
   readonly positions: PositionFeed;
+  /**
+   * Fills applied before the strategies started (made while the bot was down, applied at
+   * start): each strategy's `fills$` hands them on first, once, then the live ones.
+   */
+  readonly startupFills?: () => readonly Fill[];
 }
 
 export function createKernelEnvironment(parts: KernelEnvironmentParts): StrategyEnvironment {
@@ -115,7 +120,7 @@ export function createKernelEnvironment(parts: KernelEnvironmentParts): Strategy
         tracker.orders$.pipe(map((tracked) => tracked.order)),
       ),
     ),
-    fills$: tracker.fills$,
+    fills$: defer(() => concat(from(parts.startupFills?.() ?? []), tracker.fills$)),
     positions$: parts.positions.positions$,
     account$,
   });

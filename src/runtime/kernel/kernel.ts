@@ -18,6 +18,7 @@
  */
 import {
   BehaviorSubject,
+  map,
   type Observable,
   observeOn,
   of,
@@ -33,11 +34,23 @@ import {
   type DeadmanConfig,
   type DeadmanStatus,
   DeadmanSwitch,
+  type ShutdownOptions,
   type ShutdownReport,
 } from '../deadman/heartbeat.ts';
+import {
+  closeOutAccount,
+  resolveShutdownConfig,
+  type ShutdownConfig,
+} from '../deadman/shutdown.ts';
+import { withDeadline } from '../execution/deadline.ts';
 import { type ExecutionOutcome, Executor, type ExecutorConfig } from '../execution/executor.ts';
-import { sendInternalCommand } from '../execution/internal-command.ts';
-import { tradingPermit } from '../execution/permit.ts';
+import {
+  describePermit,
+  type GateReading,
+  type PermitState,
+  permitState$,
+  tradingPermit,
+} from '../execution/permit.ts';
 import {
   Reconciler,
   type ReconcilerConfig,
@@ -64,6 +77,9 @@ import { type KernelLogger, messageFirst, riskLogger } from './logging.ts';
 import { MeasuredVenue, type PlacementTiming } from './measured-venue.ts';
 import { RiskSnapshotBuilder } from './risk-snapshot.ts';
 
+/** Fills applied at start that are kept for the strategies (see `Kernel.startupFills`). */
+const STARTUP_FILLS = 10_000;
+
 /** Where the gate's loss tracking is kept in the journal, so a restart resets nothing. */
 export const LOSS_TRACKING_META_KEY = 'risk.loss_tracking';
 
@@ -88,12 +104,14 @@ export interface KernelOptions {
   readonly reconciler?: Partial<ReconcilerConfig>;
   /** `false`: no dead-man switch (replay, where nothing outlives the run). */
   readonly deadman?: Partial<DeadmanConfig> | false;
+  /** The shutdown's deadline and retry budget (cancel-all, confirmation, disarm). */
+  readonly shutdown?: Partial<ShutdownConfig>;
   readonly logger: KernelLogger;
   /**
-   * The venue's route readiness (`LiveVenue.routeReady$`); while false the gate adds no
-   * exposure. Counted ready when omitted.
+   * The venue's route readiness (`LiveVenue.routeReadiness$`, or a plain boolean); while not
+   * ready the gate adds no exposure, and the log and status say why. Counted ready when omitted.
    */
-  readonly routeReady$?: Observable<boolean>;
+  readonly routeReady$?: Observable<boolean | RouteReadySignal>;
   /** Grace before a candle closes on the clock alone (`StrategyEnvironment.candleGraceMs`). */
   readonly candleGraceMs?: number;
 }
@@ -120,11 +138,31 @@ export interface KernelStrategyStatus {
   readonly nextSequence: number;
 }
 
+/** Route readiness with its reason (`LiveVenue.routeReadiness$` emits a superset of this). */
+export interface RouteReadySignal {
+  readonly ready: boolean;
+  readonly reason: string | null;
+}
+
+const ROUTE_GATE = 'route readiness';
+
+function routeGateReading(value: boolean | RouteReadySignal): GateReading {
+  if (typeof value === 'boolean') {
+    return { open: value, reason: value ? null : 'the venue reports the route not ready' };
+  }
+  return { open: value.ready, reason: value.ready ? null : (value.reason ?? 'not ready') };
+}
+
 export interface KernelStatus {
   readonly tradingState: 'ACTIVE' | 'REDUCING' | 'HALTED';
   readonly tradingReason: string | null;
-  /** The trading permit: reconciled and covered by a confirmed dead-man deadline. */
+  /**
+   * New exposure may be taken: reconciled, covered by a confirmed dead-man deadline, and the
+   * route ready.
+   */
   readonly mayTrade: boolean;
+  /** Every gate that refuses new exposure now, with its reason; empty while `mayTrade`. */
+  readonly refusing: PermitState['refusing'];
   readonly reconciled: boolean;
   readonly deadman: DeadmanStatus | null;
   readonly unknownIntents: number;
@@ -188,11 +226,14 @@ export class Kernel {
   private readonly marketData: MarketDataVenue;
   private readonly logger: KernelLogger;
   private readonly strategies: readonly KernelStrategy[];
-  private readonly routeReady$: Observable<boolean> | undefined;
+  private readonly routeReady$: Observable<boolean | RouteReadySignal> | undefined;
+  private readonly routeGate = new BehaviorSubject<GateReading>({ open: true, reason: null });
+  private permitState: PermitState = { permitted: false, refusing: [] };
   private readonly tracker: OrderTracker;
   private readonly executor: Executor;
   private readonly reconciler: Reconciler;
   private readonly deadman: DeadmanSwitch | null;
+  private readonly shutdownConfig: ShutdownConfig;
   private readonly host: StrategyHost;
   private readonly positions: PositionFeed;
   private readonly snapshots: RiskSnapshotBuilder;
@@ -206,6 +247,11 @@ export class Kernel {
   private readonly added = new Set<string>();
   private readonly nextSequences = new Map<string, number>();
   private counters = { intents: 0, denied: 0, rejected: 0, accepted: 0, unknown: 0, fills: 0 };
+  /**
+   * Fills applied before the strategies start (the private stream's catch-up after a restart),
+   * handed to each strategy first; null once they run. Bounded: beyond it, positions tell.
+   */
+  private startupFills: Fill[] | null = [];
   private unknownIntents = 0;
   private unresolvedIntents = 0;
   private phase: Phase = 'created';
@@ -259,6 +305,7 @@ export class Kernel {
       logger: log('reconciler'),
       config: options.reconciler,
     });
+    this.shutdownConfig = resolveShutdownConfig(options.shutdown);
     const deadman = options.deadman ?? {};
     this.deadman =
       deadman === false
@@ -280,6 +327,7 @@ export class Kernel {
           marketData,
           tracker: this.tracker,
           positions: this.positions,
+          startupFills: () => this.startupFills ?? [],
         }),
         ...(options.candleGraceMs === undefined ? {} : { candleGraceMs: options.candleGraceMs }),
       },
@@ -371,6 +419,7 @@ export class Kernel {
     if (this.phase !== 'starting') return;
     this.phase = 'running';
     this.host.start();
+    this.startupFills = null;
     this.logger.info(
       {
         epoch: this.journal.epoch,
@@ -383,10 +432,12 @@ export class Kernel {
   }
 
   /**
-   * Stops cleanly: the strategies stop, the executor finishes what it holds, then every active
-   * order is cancelled and the dead-man deadline disarmed (without a dead-man switch: every
-   * order is cancelled). Unknown intents stay in the journal for the next start. Safe to call
-   * twice. The caller closes the venues and the journal afterwards.
+   * Stops cleanly: the strategies stop, nothing new is placed, every active order is cancelled
+   * and the account read back until none is open, then the dead-man deadline is disarmed
+   * (without a dead-man switch: the cancel-all and the read alone), all within the shutdown
+   * deadline. `confirmed: false` in the report means orders may remain (`remainingOrderIds`).
+   * Unknown intents stay in the journal for the next start. Safe to call twice. The caller
+   * closes the venues and the journal afterwards.
    */
   stop(reason: string): Promise<ShutdownReport> {
     this.stopping ??= this.shutdown(reason);
@@ -420,7 +471,8 @@ export class Kernel {
     return {
       tradingState: trading.state,
       tradingReason: trading.reason,
-      mayTrade: this.permit.value,
+      mayTrade: this.permit.value && this.routeGate.value.open,
+      refusing: this.permitState.refusing,
       reconciled: this.reconciler.ready,
       deadman: this.deadman?.status ?? null,
       unknownIntents: this.unknownIntents,
@@ -450,10 +502,6 @@ export class Kernel {
         (permitted) => {
           this.snapshots.setPermitted(permitted);
           this.permit.next(permitted);
-          this.logger.info(
-            { mayTrade: permitted, reconciled: this.reconciler.ready },
-            permitted ? 'trading permitted' : 'trading not permitted: no new exposure',
-          );
         },
       ),
       this.host.intents$
@@ -474,8 +522,11 @@ export class Kernel {
       this.tracker.account$.subscribe((account) => this.onAccount(account)),
       this.tracker.positions$.subscribe(() => this.snapshots.invalidatePositions()),
       this.tracker.orders$.subscribe(() => this.snapshots.invalidateOrders()),
-      this.tracker.fills$.subscribe(() => {
+      this.tracker.fills$.subscribe((fill) => {
         this.counters.fills += 1;
+        if (this.startupFills !== null && this.startupFills.length < STARTUP_FILLS) {
+          this.startupFills.push(fill);
+        }
       }),
       this.host.errors$.subscribe((failure) => {
         this.logger.error(
@@ -495,9 +546,61 @@ export class Kernel {
     }
     if (this.routeReady$ !== undefined) {
       subscriptions.push(
-        this.routeReady$.subscribe((ready) => this.snapshots.setRouteReady(ready)),
+        this.routeReady$.subscribe((value) => {
+          const reading = routeGateReading(value);
+          this.snapshots.setRouteReady(reading.open);
+          this.routeGate.next(reading);
+        }),
       );
     }
+    this.wirePermitLog();
+  }
+
+  /**
+   * Logs the gates once per change: "trading permitted" only while none refuses, else which
+   * one refuses and why. The values the sources hold at wiring count as one change.
+   */
+  private wirePermitLog(): void {
+    const deadman = this.deadman;
+    let wiring = true;
+    // Reconciling and arming are the normal way in (their failures warn on their own); a venue
+    // whose route refuses or cannot be read is not, so that refusal is a warning.
+    const log = (state: PermitState): void => {
+      const fields = { mayTrade: state.permitted, refusing: state.refusing };
+      if (state.refusing.some((entry) => entry.gate === ROUTE_GATE)) {
+        this.logger.warn(fields, describePermit(state));
+      } else {
+        this.logger.info(fields, describePermit(state));
+      }
+    };
+    this.subscriptions.push(
+      permitState$([
+        {
+          gate: 'reconciliation',
+          reading$: this.reconciler.ready$.pipe(
+            map((open) => ({ open, reason: open ? null : 'the venue state is not reconciled' })),
+          ),
+        },
+        {
+          gate: 'dead-man',
+          reading$:
+            deadman === null
+              ? of({ open: true, reason: null })
+              : deadman.mayTrade$.pipe(
+                  map((open) => ({
+                    open,
+                    reason: open ? null : `${deadman.status.phase}: ${deadman.status.reason}`,
+                  })),
+                ),
+        },
+        { gate: ROUTE_GATE, reading$: this.routeGate },
+      ]).subscribe((state) => {
+        this.permitState = state;
+        if (!wiring) log(state);
+      }),
+    );
+    wiring = false;
+    log(this.permitState);
   }
 
   private onIntent(stamped: StampedIntent): void {
@@ -637,18 +740,39 @@ export class Kernel {
     if (!wasRunning) {
       this.teardown();
       this.phase = 'stopped';
-      return { cancelled: false, disarmed: false, cancelAll: null, error: null };
+      return {
+        cancelled: false,
+        disarmed: false,
+        confirmed: false,
+        remainingOrderIds: [],
+        cancelAll: null,
+        error: null,
+      };
     }
-    await this.executor.idle();
+    // Operators' lane: the shutdown does not queue behind order flow. Nothing new is placed,
+    // the executor drops what it has queued (journaled, never sent; the next start drops those
+    // too) and only the command already on the wire finishes; the close-out waits for that one
+    // before it trusts a read of the open orders.
+    this.snapshots.setPermitted(false);
+    if (this.permit.value) this.permit.next(false);
+    this.executor.stop();
+    const options: ShutdownOptions = {
+      config: this.shutdownConfig,
+      settled: () => this.executor.idle(),
+      knownOpenOrderIds: () => this.tracker.openOrders().map((tracked) => tracked.order.order_id),
+    };
     let report: ShutdownReport;
     try {
-      report = await this.executor.exclusive(() =>
-        this.deadman !== null ? this.deadman.shutdown() : this.cancelEverything(),
-      );
+      report =
+        this.deadman !== null
+          ? await this.deadman.shutdown(options)
+          : await this.cancelEverything(options);
     } catch (error) {
       report = {
         cancelled: false,
         disarmed: false,
+        confirmed: false,
+        remainingOrderIds: options.knownOpenOrderIds?.() ?? [],
         cancelAll: null,
         error: {
           code: isPaperbotError(error) ? error.code : 'UNEXPECTED_ERROR',
@@ -658,31 +782,42 @@ export class Kernel {
     }
     this.teardown();
     await this.tracker.idle();
-    await this.deadman?.idle();
+    // A refresh still unanswered changes nothing now (its answer is ignored); it is waited for
+    // no longer than one shutdown request, so a stalled venue cannot hold the exit.
+    if (this.deadman !== null) {
+      const deadman = this.deadman;
+      await withDeadline(this.clock, this.shutdownConfig.requestTimeoutMs, () =>
+        deadman.idle(),
+      ).catch(() => undefined);
+    }
     this.phase = 'stopped';
     this.logger.info(
-      { reason, cancelled: report.cancelled, disarmed: report.disarmed, error: report.error },
+      {
+        reason,
+        cancelled: report.cancelled,
+        confirmed: report.confirmed,
+        disarmed: report.disarmed,
+        remainingOrderIds: report.remainingOrderIds,
+        error: report.error,
+      },
       'kernel stopped',
     );
     return report;
   }
 
-  /** The shutdown cancel-all of a kernel without a dead-man switch. */
-  private async cancelEverything(): Promise<ShutdownReport> {
-    const result = await sendInternalCommand(
-      { venue: this.venue, journal: this.journal, clock: this.clock, timeoutMs: 30_000 },
-      'shutdown',
-      (requestId) => ({ endpoint: 'cancelAllOrders', body: { request_id: requestId } }),
-    );
-    if (!result.ok) {
-      return {
-        cancelled: false,
-        disarmed: true,
-        cancelAll: null,
-        error: { code: result.code, message: result.message },
-      };
-    }
-    return { cancelled: true, disarmed: true, cancelAll: result.response, error: null };
+  /** The shutdown of a kernel without a dead-man switch: the close-out alone. */
+  private async cancelEverything(options: ShutdownOptions): Promise<ShutdownReport> {
+    const report = await closeOutAccount({
+      venue: this.venue,
+      journal: this.journal,
+      clock: this.clock,
+      logger: messageFirst(this.logger.child({ component: 'shutdown' })),
+      config: this.shutdownConfig,
+      deadlineAt: this.clock.now() + this.shutdownConfig.deadlineMs,
+      settled: options.settled,
+      knownOpenOrderIds: options.knownOpenOrderIds,
+    });
+    return { ...report, disarmed: true };
   }
 
   private teardown(): void {

@@ -18,6 +18,7 @@ import type {
   CommandEndpoint,
   ExecutionVenue,
   PreparedCommand,
+  PrivateStreamFeed,
   ResyncSignal,
   RiskEvent,
   VenueCommandOf,
@@ -36,6 +37,7 @@ export class MeasuredVenue implements ExecutionVenue {
   readonly fills$: Observable<Fill>;
   readonly riskEvents$: Observable<RiskEvent>;
   readonly resync$: Observable<ResyncSignal>;
+  readonly privateStream?: PrivateStreamFeed;
   readonly abortable: boolean;
 
   constructor(
@@ -47,6 +49,7 @@ export class MeasuredVenue implements ExecutionVenue {
     this.fills$ = inner.fills$;
     this.riskEvents$ = inner.riskEvents$;
     this.resync$ = inner.resync$;
+    if (inner.privateStream !== undefined) this.privateStream = inner.privateStream;
     this.abortable = inner.abortable === true;
   }
 

@@ -21,6 +21,8 @@ export function toRuntimeError(error: unknown): unknown {
       outcome: error.outcome,
       endpoint: error.endpoint,
       source: error.source,
+      // How long the venue asked to wait (Retry-After, seconds or HTTP date), in milliseconds.
+      retryAfterMs: error.retryAfterMs,
     },
   });
 }

@@ -23,15 +23,15 @@ import type {
 } from '../../client/index.ts';
 import type { Clock, TimerHandle } from '../../core/clock.ts';
 import { PaperbotError } from '../../core/errors.ts';
-import type {
-  Account,
-  Fill,
-  MutationStatus,
-  Order,
-  OrderStatus,
-  OrderStatusEvent,
-  Position,
-  ResponseOf,
+import {
+  type Account,
+  type Fill,
+  type MutationStatus,
+  type Order,
+  type OrderStatus,
+  type OrderStatusEvent,
+  type Position,
+  type ResponseOf,
 } from '../../protocol/index.ts';
 import type { ExecutionLogger } from '../execution/logger.ts';
 import {
@@ -45,6 +45,7 @@ import {
   type VenueCommandOf,
 } from '../venue.ts';
 import { translated } from './errors.ts';
+import { LivePrivateStream } from './private-stream.ts';
 import { findSequenceHead } from './sequence-head.ts';
 
 /** Active statuses in lifecycle order: an order that moves on while the lists are read is met again later. */
@@ -65,6 +66,11 @@ export interface LiveExecutionVenueOptions {
   readonly logger: ExecutionLogger;
   /** Wait before trying again to resume a halted stream. Default 1 000 ms. */
   readonly resumeRetryMs?: number;
+  /**
+   * The private sequence the stream client was told to resume after (`startAfterSequence`, the
+   * journal's); null or absent when it starts at the head.
+   */
+  readonly resumeAfterSequence?: number | null;
 }
 
 export class LiveExecutionVenue implements ExecutionVenue {
@@ -72,6 +78,7 @@ export class LiveExecutionVenue implements ExecutionVenue {
   readonly fills$: Observable<Fill>;
   readonly riskEvents$: Observable<RiskEvent>;
   readonly resync$: Observable<ResyncSignal>;
+  readonly privateStream: LivePrivateStream;
   /** A REST send stops on the signal: a caller that gives up frees the connection. */
   readonly abortable = true;
 
@@ -96,11 +103,17 @@ export class LiveExecutionVenue implements ExecutionVenue {
     this.fills$ = this.stream.fills$.pipe(map((event) => event.data));
     this.riskEvents$ = this.stream.risk$;
     this.resync$ = this.resyncSubject.asObservable();
+    this.privateStream = new LivePrivateStream({
+      rest: this.rest,
+      stream: this.stream,
+      resumeAfterSequence: options.resumeAfterSequence ?? null,
+    });
   }
 
   /** Starts following the stream's resync signals (before the stream connects). */
   start(): void {
     if (this.resyncSubscription !== null || this.stopped) return;
+    this.privateStream.start();
     this.resyncSubscription = this.stream.resync$.subscribe((signal) =>
       this.onStreamResync(signal),
     );
@@ -108,6 +121,7 @@ export class LiveExecutionVenue implements ExecutionVenue {
 
   stop(): void {
     this.stopped = true;
+    this.privateStream.stop();
     this.resyncSubscription?.unsubscribe();
     this.resyncSubscription = null;
     this.clock.clearTimeout(this.resumeTimer);
@@ -216,9 +230,12 @@ export class LiveExecutionVenue implements ExecutionVenue {
       try {
         const head = await findSequenceHead(async (afterSequence) => {
           const page = await this.rest.listEvents({ after_sequence: afterSequence, limit: 1 });
-          return page.next_after_sequence > afterSequence;
+          // The events' own sequences say it, not the page's `next_after_sequence`.
+          return page.has_more || page.data.some((event) => event.sequence > afterSequence);
         }, hint);
         if (this.stopped) return;
+        // Fills between the halt and the head are never delivered: they are read back.
+        this.privateStream.resumedAt(head, `delivery resumed at the account head ${head}`);
         this.stream.resetSequence(head);
         this.logger.warn('private stream resumed at the account head; reconciling', { head });
         this.resyncSubject.next(

@@ -3,9 +3,14 @@ export { toRuntimeError, translated } from './errors.ts';
 export { LiveExecutionVenue, type LiveExecutionVenueOptions } from './execution-venue.ts';
 export {
   createLiveVenue,
+  evaluateRouteReadiness,
   type LiveVenue,
   type LiveVenueOptions,
+  type RouteReadinessError,
+  type RouteReadinessStatus,
+  readinessReadError,
   routesReady,
 } from './live-venue.ts';
 export { LiveMarketData, type LiveMarketDataOptions, TradeCursor } from './market-data.ts';
+export { LivePrivateStream, type LivePrivateStreamOptions } from './private-stream.ts';
 export { findSequenceHead, type SequenceProbe } from './sequence-head.ts';

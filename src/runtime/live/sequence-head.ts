@@ -6,8 +6,8 @@
  * head, then reconciling from REST, loses nothing: every event at or below the head is covered
  * by the REST reads that follow, every event above it is delivered.
  *
- * GET /v1/events?after_sequence=x answers `next_after_sequence > x` exactly when an event after
- * x exists (events the key's scopes hide count too), so one-item probes find the head by an
+ * GET /v1/events?after_sequence=x, limit 1, lists an event (or says `has_more`) exactly when an
+ * event after x exists, so one-item probes find the head by an
  * exponential then a binary search: about 2 log2(head) small reads, whichever way the counter
  * moved.
  */

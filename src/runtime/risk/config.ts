@@ -9,34 +9,27 @@
  */
 import { z } from 'zod';
 import { type Decimal, isDecimalString, parseDecimal, ZERO } from '../../core/decimal.ts';
+import { decimalStringMessage, explainConfigIssues } from '../../core/config-messages.ts';
 import { PaperbotError } from '../../core/errors.ts';
 
 function decimalSchema(rule: 'positive' | 'non_negative') {
+  const kind = rule === 'positive' ? 'positive' : 'non-negative';
   return z.union([z.string(), z.number()]).transform((value, context): Decimal => {
     let parsed: Decimal;
     if (typeof value === 'number') {
       if (!Number.isSafeInteger(value)) {
-        context.addIssue({
-          code: 'custom',
-          message: `write decimals as quoted strings (for example "0.5"), got the number ${value}`,
-        });
+        context.addIssue({ code: 'custom', message: decimalStringMessage(kind, value) });
         return z.NEVER;
       }
       parsed = parseDecimal(String(value));
     } else if (!isDecimalString(value)) {
-      context.addIssue({
-        code: 'custom',
-        message: `not a decimal string: ${JSON.stringify(value)}`,
-      });
+      context.addIssue({ code: 'custom', message: decimalStringMessage(kind, value) });
       return z.NEVER;
     } else {
       parsed = parseDecimal(value);
     }
     if (rule === 'positive' ? parsed.lte(ZERO) : parsed.lt(ZERO)) {
-      context.addIssue({
-        code: 'custom',
-        message: rule === 'positive' ? 'must be greater than 0' : 'must not be negative',
-      });
+      context.addIssue({ code: 'custom', message: decimalStringMessage(kind, value) });
       return z.NEVER;
     }
     return parsed;
@@ -45,7 +38,7 @@ function decimalSchema(rule: 'positive' | 'non_negative') {
 
 const PositiveDecimal = decimalSchema('positive');
 const Percent = decimalSchema('positive').refine((value) => value.lte(100), {
-  message: 'a percentage must be at most 100',
+  message: 'must be at most 100 (a percentage)',
 });
 const PositiveInteger = z.number().int().positive();
 const Leverage = z.number().int().min(1).max(200);
@@ -225,11 +218,11 @@ export function limitsFor(config: RiskConfig, marketId: string): MarketLimits {
  * `details.issues`). The kernel may instead embed `RiskConfig` in its own schema.
  */
 export function parseRiskConfig(raw: unknown): RiskConfig {
-  const result = RiskConfig.safeParse(raw ?? {});
+  const result = RiskConfig.safeParse(raw ?? {}, { reportInput: true });
   if (result.success) return result.data;
-  const issues = result.error.issues.map((issue) => ({
-    path: ['risk', ...issue.path.map(String)].join('.'),
-    message: issue.message,
+  const issues = explainConfigIssues(result.error.issues, RiskConfig).map((problem) => ({
+    path: ['risk', ...problem.path.map(String)].join('.'),
+    message: problem.message,
   }));
   throw new PaperbotError(
     'INVALID_CONFIG',

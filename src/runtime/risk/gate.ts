@@ -18,6 +18,7 @@ import type { Clock, TimerHandle } from '../../core/clock.ts';
 import { type Decimal, parseDecimal } from '../../core/decimal.ts';
 import type { Denial, StampedIntent } from '../intents.ts';
 import type { RiskConfig } from './config.ts';
+import { DenialLog } from './denial-log.ts';
 import { evaluateIntent, type GateDecision } from './evaluate.ts';
 import {
   type LossSource,
@@ -69,6 +70,8 @@ export interface RiskGateOptions {
   readonly logger?: RiskLogger | undefined;
   /** Loss tracking saved by `lossTrackingRecord()` before a restart, so a restart resets nothing. */
   readonly lossTracking?: LossTrackingRecord | undefined;
+  /** Repeats of a denial within this are logged as one summary line (default 60 s). */
+  readonly denialSummaryIntervalMs?: number | undefined;
 }
 
 /** Anything a kill switch can halt. */
@@ -93,6 +96,8 @@ export class RiskGate implements HaltTarget {
 
   private readonly clock: Clock;
   private readonly logger: RiskLogger | undefined;
+  /** Repeated denials become one summary line per interval. */
+  private readonly denialLog: DenialLog | undefined;
   private readonly stateSubject: BehaviorSubject<TradingStateSnapshot>;
   private readonly denialSubject = new Subject<DenialEvent>();
   private readonly conditions = new Map<TradingStateSource, Condition>();
@@ -110,6 +115,17 @@ export class RiskGate implements HaltTarget {
     this.config = options.config;
     this.clock = options.clock;
     this.logger = options.logger;
+    const logger = options.logger;
+    this.denialLog =
+      logger === undefined
+        ? undefined
+        : new DenialLog({
+            clock: this.clock,
+            write: (fields, message) => logger.warn(fields, message),
+            ...(options.denialSummaryIntervalMs === undefined
+              ? {}
+              : { intervalMs: options.denialSummaryIntervalMs }),
+          });
     const now = this.clock.now();
     const dayStartUtc = this.config.day_start_utc;
     const restored = options.lossTracking
@@ -217,6 +233,7 @@ export class RiskGate implements HaltTarget {
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
+    this.denialLog?.dispose();
     this.clock.clearTimeout(this.dayTimer);
     this.dayTimer = undefined;
     this.denialSubject.complete();
@@ -233,17 +250,20 @@ export class RiskGate implements HaltTarget {
     for (const denial of denials) {
       this.counts.set(denial.rule, (this.counts.get(denial.rule) ?? 0) + 1);
     }
-    this.logger?.warn(
-      {
-        event: 'risk.denied',
-        strategyId: intent.strategyId,
-        requestId: intent.requestId,
-        kind: intent.intent.kind,
-        tradingState,
-        denials,
-      },
-      `intent denied by ${denials.map((denial) => denial.rule).join(', ')}`,
-    );
+    const rules = denials.map((denial) => denial.rule).join(', ');
+    if (this.denialLog?.first({ strategyId: intent.strategyId, rules }) === true) {
+      this.logger?.warn(
+        {
+          event: 'risk.denied',
+          strategyId: intent.strategyId,
+          requestId: intent.requestId,
+          kind: intent.intent.kind,
+          tradingState,
+          denials,
+        },
+        `intent denied by ${rules}`,
+      );
+    }
     this.denialSubject.next({ at, intent, denials, tradingState });
   }
 

@@ -87,7 +87,12 @@ export {
   quantityOnStep,
   smallestOrderQuantity,
 } from './market-info.ts';
-export { formatParamsPath, type ParamsIssue, parseStrategyParams } from './params.ts';
+export {
+  formatParamsPath,
+  type ParamsIssue,
+  parseStrategyParams,
+  positiveDecimalString,
+} from './params.ts';
 export {
   TARGET_POSITION_TAG,
   type TargetPositionContext,

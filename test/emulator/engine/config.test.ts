@@ -43,7 +43,7 @@ describe('emulator config', () => {
       surprise: true,
       markets: [{ ...btc, price_tick: 0.5, maintenance_margin_rate: '0.05' }, eth],
     });
-    expect(paths).toEqual(['starting_balance', 'markets.0.price_tick', '']);
+    expect(paths).toEqual(['starting_balance', 'markets.0.price_tick', 'surprise']);
     // whole-config rules run once every field is valid
     expect(
       problems({

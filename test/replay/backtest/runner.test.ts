@@ -4,7 +4,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NEVER } from 'rxjs';
 import { z } from 'zod';
 import { resolveBacktestConfig } from '../../../src/replay/backtest/config.ts';
-import { runBacktest } from '../../../src/replay/backtest/runner.ts';
+import {
+  checkStrategyMarkets,
+  runBacktest,
+  strategyMarkets,
+} from '../../../src/replay/backtest/runner.ts';
 import { openReplaySource } from '../../../src/replay/backtest/sources.ts';
 import { openRecording } from '../../../src/replay/format/recording.ts';
 import { renderReportHtml, reportToJson } from '../../../src/replay/report/index.ts';
@@ -151,5 +155,48 @@ describe('backtest runner', () => {
       'ETH-PERP',
       'SOL-PERP',
     ]);
+  });
+});
+
+describe('missing markets', () => {
+  const strategies = [
+    { id: 'a', name: 'market-maker', params: { markets: ['BTC-PERP', 'DOGE-PERP'] } },
+    { id: 'b', name: 'grid', params: { market: 'XRP-PERP' } },
+    { id: 'c', name: 'grid', params: { markets: [] } },
+  ];
+
+  it('refuse the run, naming every strategy and market at once', () => {
+    let caught: unknown;
+    try {
+      checkStrategyMarkets(strategies, ['BTC-PERP', 'ETH-PERP'], false);
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toMatchObject({
+      code: 'BACKTEST_MISSING_MARKET',
+      details: {
+        strategies: [
+          { id: 'a', missing: ['DOGE-PERP'] },
+          { id: 'b', missing: ['XRP-PERP'] },
+        ],
+      },
+    });
+    expect((caught as Error).message).toContain(
+      'the data has no DOGE-PERP (strategy a); XRP-PERP (strategy b)',
+    );
+  });
+
+  it('are listed per strategy when skipping; a strategy naming none trades every market', () => {
+    expect(checkStrategyMarkets(strategies, ['BTC-PERP'], true)).toEqual([
+      {
+        id: 'a',
+        name: 'market-maker',
+        markets: ['BTC-PERP', 'DOGE-PERP'],
+        missingMarkets: ['DOGE-PERP'],
+      },
+      { id: 'b', name: 'grid', markets: ['XRP-PERP'], missingMarkets: ['XRP-PERP'] },
+      { id: 'c', name: 'grid', markets: [], missingMarkets: [] },
+    ]);
+    expect(strategyMarkets(null)).toEqual([]);
   });
 });

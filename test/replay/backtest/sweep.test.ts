@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
@@ -114,8 +114,18 @@ describe('sweep runs', () => {
     const second = results[1]!;
     expect(second.status === 'ok' ? second.value : null).toMatchObject({
       net_pnl: direct.report.summary.net_pnl,
-      fills: String(direct.report.summary.fills),
+      fills: direct.report.summary.fills,
+      trades: direct.report.summary.trades,
+      sharpe: direct.report.summary.sharpe,
     });
+    if (second.status === 'ok') {
+      expect(second.value.equity.length).toBeLessThanOrEqual(120);
+      expect(second.value.equity[0]![0]).toBe(direct.report.range.start_ms);
+      expect(second.value.equity.at(-1)).toEqual([
+        direct.report.range.end_ms,
+        direct.report.summary.ending_equity,
+      ]);
+    }
     expect(
       await runSweepCell(
         { halfSpreadTicks: 8 },
@@ -157,5 +167,56 @@ describe('sweep runs', () => {
       ['9', '2'],
     ]);
     expect(lines.slice(2).every((line) => line.endsWith('ok'))).toBe(true);
+    // The table reads ratios as percentages, like the single-run summary.
+    expect(lines.slice(2).every((line) => /\d%/.test(line))).toBe(true);
+  });
+
+  it('writes the comparison page with --report, and JSON with typed numbers', async () => {
+    const config = join(folder.path, 'sweep-report.yaml');
+    const page = join(folder.path, 'sweep', 'comparison.html');
+    await writeFile(config, stringify(marketMakerDocument([session])));
+    const result = await runCommand(
+      (program, print, printError) =>
+        registerBacktestCommand(program, { print, printError, interactive: false }),
+      [
+        'backtest',
+        '--config',
+        config,
+        '--sweep',
+        'halfSpreadTicks=5,9',
+        '--json',
+        '--report',
+        page,
+      ],
+    );
+    expect(result.code).toBe(0);
+    expect(result.err).toBe(`comparison report written to ${page}\n`);
+    const cells = JSON.parse(result.out) as {
+      status: string;
+      value: { fills: unknown; trades: unknown; net_pnl: unknown };
+    }[];
+    expect(cells.map((cell) => cell.status)).toEqual(['ok', 'ok']);
+    for (const cell of cells) {
+      expect(typeof cell.value.fills).toBe('number');
+      expect(typeof cell.value.trades).toBe('number');
+      expect(typeof cell.value.net_pnl).toBe('string');
+    }
+    const html = await readFile(page, 'utf8');
+    expect(html.match(/<tr data-cell=/g)).toHaveLength(2);
+    expect(html.match(/<polyline /g)).toHaveLength(2);
+    expect(html).toContain('<th aria-sort="none">halfSpreadTicks</th>');
+  });
+
+  it('refuses --csv with --sweep, clearly', async () => {
+    const config = join(folder.path, 'sweep-csv.yaml');
+    await writeFile(config, stringify(marketMakerDocument([session])));
+    const result = await runCommand(
+      (program, print, printError) =>
+        registerBacktestCommand(program, { print, printError, interactive: false }),
+      ['backtest', '--config', config, '--sweep', 'halfSpreadTicks=5,9', '--csv', folder.path],
+    );
+    expect(result.code).toBe(2);
+    expect(result.err).toMatch(/--csv writes one run/);
+    expect(result.out).toBe('');
   });
 });

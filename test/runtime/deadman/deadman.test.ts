@@ -2,7 +2,8 @@
  * The dead-man heartbeat on virtual time against a strict fake venue and a real journal file:
  * armed before trading, refreshed at most every timeout / 4 with new ids, trading stopped after
  * two failed refreshes or when the deadline could pass, reconcile-then-re-arm after a fired
- * deadline, and cancel-all-then-disarm on a clean shutdown.
+ * deadline, and cancel-all-then-confirm-then-disarm on a clean shutdown (the shutdown's retries
+ * are in shutdown.test.ts), and refreshes pipelined on their own lane when the venue is slow.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { isoTimestamp, VirtualClock } from '../../../src/core/clock.ts';
@@ -269,6 +270,8 @@ describe('dead-man heartbeat', () => {
         },
       },
     );
+    // Confirmed by a read of the open orders before the deadline is disarmed.
+    s.venue.expect('listOpenOrders', { value: [] });
     expectHeartbeat(s, 0, 2);
     const report = await s.deadman.shutdown();
     s.venue.verify();
@@ -279,7 +282,9 @@ describe('dead-man heartbeat', () => {
     ]);
     expect(report).toMatchObject({
       cancelled: true,
+      confirmed: true,
       disarmed: true,
+      remainingOrderIds: [],
       error: null,
     });
     expect(report.cancelAll?.results).toHaveLength(1);
@@ -293,14 +298,80 @@ describe('dead-man heartbeat', () => {
     s.venue.verify();
   });
 
-  it('leaves the deadline armed when the shutdown cancel-all fails', async () => {
+  it('leaves the deadline armed when the shutdown cannot confirm every order closed', async () => {
     const s = setup();
     expectHeartbeat(s, 60, 1);
     await s.deadman.start();
-    s.venue.expect('send', { error: transportError('REQUEST_TIMEOUT') });
+    // A refusal that retrying cannot mend; the read shows the order still resting.
+    s.venue.expect('send', { error: serviceError('SCOPE_REQUIRED', 403) });
+    s.venue.expect('listOpenOrders', { value: [order({ order_id: 'o-1' })] });
     const report = await s.deadman.shutdown();
     s.venue.verify();
-    expect(report).toMatchObject({ cancelled: false, disarmed: false });
+    expect(report).toMatchObject({
+      cancelled: false,
+      confirmed: false,
+      disarmed: false,
+      remainingOrderIds: ['o-1'],
+    });
     expect(s.journal.readDeadman()).toMatchObject({ armed: true });
+  });
+
+  it('pipelines refreshes on a slow venue: the next goes out unanswered ones aside, bounded, and the latest deadline stands', async () => {
+    const s = setup({ timeoutSeconds: 20, latencyMarginMs: 3_000, maxRefreshesInFlight: 2 });
+    expectHeartbeat(s, 20, 1);
+    await s.deadman.start();
+    // Refreshes every 5 s; the venue holds each answer until the test releases it.
+    const held: { sequence: number; release: () => void }[] = [];
+    const holdHeartbeat = (sequence: number) => {
+      s.venue.expect(
+        'send',
+        {
+          answer: (call) =>
+            new Promise((resolve) => {
+              const deadline = s.clock.now() + 20_000;
+              held.push({
+                sequence,
+                release: () =>
+                  resolve({
+                    request_id: call.prepared.requestId,
+                    deadline_at: isoTimestamp(deadline),
+                  }),
+              });
+            }),
+        },
+        {
+          check: (call) =>
+            expect(bodyOf(call.prepared)).toEqual({
+              request_id: `pb-deadman:testepoch01:${sequence}`,
+              timeout_seconds: 20,
+            }),
+        },
+      );
+    };
+    holdHeartbeat(2);
+    holdHeartbeat(3);
+    s.clock.advanceBy(5_000);
+    await flushAsync();
+    s.clock.advanceBy(5_000);
+    await flushAsync();
+    // Both are out although neither was answered.
+    expect(held.map((entry) => entry.sequence)).toEqual([2, 3]);
+    // The third finds two in flight: not sent, counted as a failed refresh.
+    s.clock.advanceBy(5_000);
+    await flushAsync();
+    s.venue.verify();
+    expect(s.deadman.status.failedRefreshes).toBe(1);
+    // Answered out of order: the later deadline (sent at 10 s) stands when the older arrives.
+    held[1]?.release();
+    await flushAsync();
+    expect(s.deadman.status.deadlineAt).toBe(START + 10_000 + 20_000);
+    held[0]?.release();
+    await flushAsync();
+    expect(s.deadman.status).toMatchObject({
+      deadlineAt: START + 10_000 + 20_000,
+      lastRequestId: 'pb-deadman:testepoch01:3',
+      failedRefreshes: 0,
+    });
+    expect(s.mayTrade).toEqual([false, true]);
   });
 });

@@ -197,6 +197,41 @@ describe('journal first, simulate, place', () => {
     expect(h.journal.requireIntent(stamp(limitBuy(), 1).requestId).state).toBe('rejected');
   });
 
+  it("carries the venue's reasons into the message, the outcome and the journal row, bounded", async () => {
+    const h = harness();
+    const huge = { code: 'PRICE_BAND', message: 'far from the mark', detail: 'x'.repeat(5_000) };
+    const issues = [
+      { code: 'INSUFFICIENT_MARGIN', message: 'margin too low', field: 'quantity', extra: 1 },
+      { type: 'value_error', msg: 'bad price', loc: ['body', 'price'] },
+      huge,
+      ...Array.from({ length: 10 }, (_, index) => ({ code: `MORE_${index}` })),
+    ];
+    h.venue.expectSend('simulateOrder', { value: simulation('REJECTED', issues) });
+    const intent = stamp(limitBuy(), 1);
+    h.executor.submit(intent);
+    await h.executor.idle();
+    h.venue.verify();
+    const kept = [
+      issues[0],
+      issues[1],
+      { truncated: true, code: 'PRICE_BAND', message: 'far from the mark' },
+      ...issues.slice(3, 10),
+    ];
+    const message =
+      'simulation decided REJECTED: INSUFFICIENT_MARGIN: margin too low (quantity); ' +
+      'value_error: bad price (body.price); PRICE_BAND: far from the mark; MORE_0; MORE_1; ' +
+      'MORE_2; MORE_3; MORE_4; MORE_5; MORE_6 (+3 more); nothing was placed';
+    expect(h.outcomes).toEqual([
+      { status: 'rejected', intent, code: 'SIMULATION_NOT_READY', message, issues: kept },
+    ]);
+    expect(h.journal.requireIntent(intent.requestId).outcome).toEqual({
+      status: 'rejected',
+      code: 'SIMULATION_NOT_READY',
+      message,
+      issues: kept,
+    });
+  });
+
   it('ends Rejected when the simulation is refused with a 4xx', async () => {
     const h = harness();
     h.venue.expectSend('simulateOrder', {

@@ -19,7 +19,11 @@ import type {
 import {
   type CommandEndpoint,
   type ExecutionVenue,
+  type FillReadBack,
+  type FillReadBackStop,
   type PreparedCommand,
+  type PrivateStreamFeed,
+  type PrivateStreamItem,
   prepareVenueCommand,
   type ResyncSignal,
   type RiskEvent,
@@ -34,7 +38,8 @@ export type VenueCall =
   | { readonly method: 'getOrderByClientId'; readonly clientOrderId: string }
   | { readonly method: 'listOpenOrders' }
   | { readonly method: 'listPositions' }
-  | { readonly method: 'getAccount' };
+  | { readonly method: 'getAccount' }
+  | { readonly method: 'readFillsBack'; readonly stop: FillReadBackStop };
 
 export type VenueMethod = VenueCall['method'];
 type CallOf<M extends VenueMethod> = Extract<VenueCall, { method: M }>;
@@ -174,6 +179,11 @@ export class StrictVenue implements ExecutionVenue {
     return this.handle({ method: 'getAccount' }) as Promise<Account>;
   }
 
+  /** `PrivateStreamFeed.readFillsBack`, for `SequencedStrictVenue`. */
+  readFillsBack(stop: FillReadBackStop): Promise<FillReadBack> {
+    return this.handle({ method: 'readFillsBack', stop }) as Promise<FillReadBack>;
+  }
+
   private describe(call: VenueCall): string {
     switch (call.method) {
       case 'send':
@@ -215,4 +225,13 @@ export class StrictVenue implements ExecutionVenue {
       return Promise.reject(error);
     }
   }
+}
+
+/** A strict venue with a private stream that carries sequences (as the live venue's does). */
+export class SequencedStrictVenue extends StrictVenue {
+  readonly itemSource = new Subject<PrivateStreamItem>();
+  readonly privateStream: PrivateStreamFeed = {
+    items$: this.itemSource.asObservable(),
+    readFillsBack: (stop) => this.readFillsBack(stop),
+  };
 }

@@ -409,13 +409,20 @@ describe('the kernel with fake venues', () => {
     s.venue.verify();
   });
 
-  it('stops cleanly: cancel all, then disarm', async () => {
+  it('stops cleanly: cancel all, confirm none is open, then disarm', async () => {
     const s = setup();
     await startKernel(s);
     s.venue.expectSend('cancelAllOrders', { value: { results: [] } });
+    s.venue.expect('listOpenOrders', { value: [] });
     expectHeartbeat(s, 0);
     const report = await s.kernel.stop('test');
-    expect(report).toMatchObject({ cancelled: true, disarmed: true, error: null });
+    expect(report).toMatchObject({
+      cancelled: true,
+      confirmed: true,
+      disarmed: true,
+      remainingOrderIds: [],
+      error: null,
+    });
     expect(s.strategy.context).not.toBeNull();
     expect(s.kernel.status().strategies[0]?.status).toBe('stopped');
     s.venue.verify();
@@ -432,7 +439,12 @@ describe('the kernel with fake venues', () => {
     await flush();
     expect(s.kernel.status()).toMatchObject({ mayTrade: true, deadman: null });
     s.venue.expectSend('cancelAllOrders', { value: { results: [] } });
-    expect(await s.kernel.stop('test')).toMatchObject({ cancelled: true, error: null });
+    s.venue.expect('listOpenOrders', { value: [] });
+    expect(await s.kernel.stop('test')).toMatchObject({
+      cancelled: true,
+      confirmed: true,
+      error: null,
+    });
     expect(s.kernel.status().mayTrade).toBe(false);
     s.venue.verify();
   });

@@ -16,6 +16,7 @@ import type {
   CommandEndpoint,
   ExecutionVenue,
   PreparedCommand,
+  PrivateStreamFeed,
   ResyncSignal,
   RiskEvent,
   VenueCommandOf,
@@ -35,12 +36,14 @@ export class RecordingVenue implements ExecutionVenue {
   readonly fills$: Observable<Fill>;
   readonly riskEvents$: Observable<RiskEvent>;
   readonly resync$: Observable<ResyncSignal>;
+  readonly privateStream?: PrivateStreamFeed;
 
   constructor(private readonly inner: ExecutionVenue) {
     this.orderEvents$ = inner.orderEvents$;
     this.fills$ = inner.fills$;
     this.riskEvents$ = inner.riskEvents$;
     this.resync$ = inner.resync$;
+    if (inner.privateStream !== undefined) this.privateStream = inner.privateStream;
   }
 
   sends(endpoint: CommandEndpoint): SentCommand[] {

@@ -153,6 +153,12 @@ export class KernelWorld {
 
   /** Creates a process (clients, live venue, journal, kernel); `start` is left to the test. */
   async boot(options: BootOptions = {}): Promise<Process> {
+    // As the bot does: the journal first, and the private stream resumes after its sequence.
+    const journal = Journal.open(this.journalPath, {
+      now: () => this.clock.now(),
+      durability: 'normal',
+    });
+    const resumeAfterSequence = journal.privateCursor()?.lastSequence ?? null;
     const rest = new RestClient({
       credential: this.credential,
       clock: this.clock,
@@ -168,6 +174,7 @@ export class KernelWorld {
       replyTimeoutMs: 3_600_000,
       connectTimeoutMs: 3_600_000,
       reconnect: { initialDelayMs: 100, maxDelayMs: 1_000 },
+      startAfterSequence: resumeAfterSequence ?? 'latest',
     });
     const live = createLiveVenue({
       rest,
@@ -177,13 +184,10 @@ export class KernelWorld {
       bookPollMs: 1_000,
       tradesPollMs: 1_000,
       marketIds: options.marketIds ?? ['BTC-PERP', 'ETH-PERP'],
+      resumeAfterSequence,
     });
     await live.start();
     const venue = new RecordingVenue(live.venue);
-    const journal = Journal.open(this.journalPath, {
-      now: () => this.clock.now(),
-      durability: 'normal',
-    });
     const logger = new RecordingLogger();
     const kernel = Kernel.create({
       clock: this.clock,
@@ -197,7 +201,7 @@ export class KernelWorld {
         max_orders_per_minute: 10_000,
         ...options.risk,
       }),
-      routeReady$: live.routeReady$,
+      routeReady$: live.routeReadiness$,
       logger,
       execution: { callTimeoutMs: 600_000 },
       ...options.kernel,

@@ -214,6 +214,7 @@ describe('the live execution venue', () => {
       orders$: new Subject(),
       fills$: new Subject(),
       risk$: new Subject(),
+      events$: new Subject(),
       resync$: resyncs,
       resetSequence: (sequence: number) => resets.push(sequence),
     } as unknown as StreamClient;

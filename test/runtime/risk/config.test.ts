@@ -74,13 +74,13 @@ describe('RiskConfig', () => {
     const paths = issues.map((issue) => issue.path).sort();
     expect(paths).toEqual(
       [
-        'risk',
-        'risk.daily_loss',
+        'risk.unknown_key',
+        'risk.daily_loss.extra',
         'risk.daily_loss.reduce_at',
         'risk.day_start_utc',
         'risk.drawdown.halt_at_percent',
         'risk.kill_switch.signal',
-        'risk.markets.BTC-PERP',
+        'risk.markets.BTC-PERP.max_gross_exposure',
         'risk.markets.BTC-PERP.max_leverage',
         'risk.max_order_notional',
         'risk.max_orders_per_second',
@@ -89,8 +89,8 @@ describe('RiskConfig', () => {
       ].sort(),
     );
     const message = (path: string) => issues.find((issue) => issue.path === path)?.message;
-    expect(message('risk.max_order_notional')).toContain('quoted strings');
-    expect(message('risk')).toContain('unknown_key');
+    expect(message('risk.max_order_notional')).toContain('quote decimals in YAML');
+    expect(message('risk.unknown_key')).toBe('unknown key');
     expect(message('risk.daily_loss.reduce_at')).toContain('must not be above');
   });
 

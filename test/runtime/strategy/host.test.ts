@@ -688,7 +688,7 @@ describe('adding strategies', () => {
       expect(failure.details.issues.map((issue) => issue.path)).toEqual([
         ['markets', 1],
         ['spread'],
-        [],
+        ['extra'],
       ]);
       expect(failure.message).toContain('markets[1]:');
       expect(failure.message).toContain('spread:');

@@ -102,7 +102,7 @@ describe('strategy loader', () => {
       ['markets', 1],
       ['size'],
       ['levels'],
-      [],
+      ['colour'],
     ]);
     expect(message).toContain('4 problems');
     expect(message).toContain('markets[1]:');

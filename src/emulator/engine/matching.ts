@@ -1,0 +1,312 @@
+/**
+ * Matching of user and synthetic orders on each market's `OrderBook`: an accepted order is
+ * created PENDING and submitted after `latency.submit_ms`; submission checks what only the book
+ * can tell (reduce-only cover, post-only crossing), matches it as the taker, and rests, fills or
+ * cancels the rest. The book's fill callbacks book each execution (`accounting.ts`) and record
+ * the public trade. Synthetic quotes and orders of the market simulation or a replay match here
+ * too, with no account behind them.
+ */
+import type { OrderRequest } from '../../protocol/index.ts';
+import type { Accounting } from './accounting.ts';
+import type { EngineContext } from './context.ts';
+import type { QuoteLevel } from './driver.ts';
+import { type BookSide, BUY, RestingOrder, SELL } from './order-book.ts';
+import type { OrderLifecycle } from './order-lifecycle.ts';
+import { type KeyRiskLimits, type OrderPlacement, refusalOf, slippageBound } from './placement.ts';
+import {
+  type AccountState,
+  type BookOwner,
+  type MarketRuntime,
+  OrderState,
+  type SyntheticOwner,
+} from './state.ts';
+import { KIND_ORDER } from './wire.ts';
+
+export class MatchingEngine {
+  private readonly quoters = new Map<string, SyntheticOwner>();
+  // The incoming order of the match in progress.
+  private currentTaker: OrderState | null = null;
+  private syntheticMarket: MarketRuntime | null = null;
+  private syntheticSide: BookSide = BUY;
+
+  constructor(
+    private readonly context: EngineContext,
+    private readonly lifecycle: OrderLifecycle,
+    private readonly accounting: Accounting,
+    private readonly placement: OrderPlacement,
+  ) {}
+
+  /** Accepts an order (PENDING) or throws why not; it is submitted on the clock. */
+  place(
+    account: AccountState,
+    request: OrderRequest,
+    limits: KeyRiskLimits | undefined,
+    replacing: boolean,
+  ): OrderState {
+    const context = this.context;
+    const { problems, prepared } = this.placement.prepare(
+      account,
+      request,
+      limits,
+      false,
+      replacing,
+    );
+    if (problems.length > 0 || prepared === null) throw refusalOf(problems);
+    const ordinal = context.nextIdentifier++;
+    const now = context.instantNow();
+    const order = new OrderState(
+      ordinal,
+      context.format.uuid(KIND_ORDER, ordinal),
+      account,
+      prepared.market,
+      request.request_id,
+      request.client_order_id,
+      prepared.side,
+      prepared.type,
+      prepared.steps,
+      prepared.priceTicks,
+      prepared.timeInForce,
+      prepared.postOnly,
+      prepared.reduceOnly,
+      prepared.positionId,
+      prepared.leverage,
+      prepared.marginMode,
+      prepared.maxSlippagePercent,
+      now,
+    );
+    // Ids are UUIDs of the ordinal; `counterOf` tells the ordinal back below 2^32.
+    account.orders.add(order, ordinal < 2 ** 32);
+    account.trackActive(order, 1);
+    order.reserved = prepared.requiredMargin;
+    account.reserved += prepared.requiredMargin;
+    this.lifecycle.statusEvent(order, null, 'PENDING');
+    this.scheduleSubmission(order);
+    return order;
+  }
+
+  scheduleSubmission(order: OrderState): void {
+    const context = this.context;
+    order.submitTimer = context.clock.setTimeout(() => {
+      order.submitTimer = null;
+      context.depth++;
+      try {
+        this.submit(order);
+      } finally {
+        context.endWork();
+      }
+    }, context.config.latency.submit_ms);
+  }
+
+  private submit(order: OrderState): void {
+    if (order.status !== 'PENDING') return;
+    const lifecycle = this.lifecycle;
+    lifecycle.transition(order, 'SUBMITTED');
+    const market = order.market;
+    const account = order.account;
+    let cap = order.remainingSteps;
+    if (order.reduceOnly) {
+      const position = account.positions.get(market);
+      const direction = order.side === BUY ? 1 : -1;
+      if (position === undefined || position.direction === direction) {
+        order.error = {
+          code: 'REDUCE_ONLY_NOTHING_TO_REDUCE',
+          message: 'reduce_only order has no opposite position to reduce',
+        };
+        lifecycle.transition(order, 'REJECTED');
+        return;
+      }
+      cap = Math.min(cap, position.steps);
+    }
+    let limit: number;
+    if (order.type === 'market') {
+      const opposite = order.side === BUY ? market.book.bestAsk() : market.book.bestBid();
+      limit = slippageBound(order.side, order.maxSlippagePercent!, opposite ?? market.markTicks);
+    } else {
+      limit = order.priceTicks!;
+    }
+    if (order.postOnly && market.book.wouldCross(order.side, limit)) {
+      order.error = {
+        code: 'POST_ONLY_WOULD_TAKE',
+        message: 'post_only order would have taken liquidity',
+      };
+      lifecycle.transition(order, 'REJECTED');
+      return;
+    }
+    this.currentTaker = order;
+    try {
+      market.book.match(order.side, limit, cap, this.onTakerFill);
+    } finally {
+      this.currentTaker = null;
+    }
+    this.accounting.publishTouched();
+    if (order.remainingSteps === 0) {
+      lifecycle.transition(order, 'FILLED');
+    } else if (order.type === 'market' || order.timeInForce === 'IOC') {
+      lifecycle.transition(order, 'CANCELLED');
+    } else if (order.reduceOnly && !this.reduceOnlyMayRest(order)) {
+      order.error = {
+        code: 'REDUCE_ONLY_EXCEEDS_POSITION',
+        message: 'the rest of the reduce_only order would increase exposure',
+      };
+      lifecycle.transition(order, 'CANCELLED');
+    } else {
+      this.rest(order);
+      lifecycle.transition(order, order.filledSteps > 0 ? 'PARTIALLY_FILLED' : 'OPEN');
+    }
+  }
+
+  private rest(order: OrderState): void {
+    order.bookPriority = this.context.nextBookPriority++;
+    this.addToBook(order);
+  }
+
+  /** Puts a limit order's remaining quantity in its market's book (behind its price level). */
+  addToBook(order: OrderState): void {
+    order.resting = new RestingOrder<BookOwner>(
+      order.side,
+      order.priceTicks!,
+      order.remainingSteps,
+      order,
+    );
+    order.market.book.add(order.resting);
+  }
+
+  private reduceOnlyMayRest(order: OrderState): boolean {
+    const position = order.account.positions.get(order.market);
+    const direction = order.side === BUY ? 1 : -1;
+    return (
+      position !== undefined &&
+      position.direction !== direction &&
+      order.remainingSteps <= position.steps
+    );
+  }
+
+  private readonly onTakerFill = (
+    maker: RestingOrder<BookOwner>,
+    steps: number,
+    priceTicks: number,
+  ): void => {
+    const taker = this.currentTaker!;
+    // Each execution of a user order is booked, then its reduce-only siblings are checked.
+    this.accounting.applyFill(taker, steps, priceTicks, false);
+    this.enforceReduceOnly(taker.account, taker.market, taker);
+    this.makerFilled(maker, steps, priceTicks);
+    this.recordTrade(taker.market, priceTicks, steps, taker.side);
+  };
+
+  private readonly onSyntheticFill = (
+    maker: RestingOrder<BookOwner>,
+    steps: number,
+    priceTicks: number,
+  ): void => {
+    this.makerFilled(maker, steps, priceTicks);
+    this.recordTrade(this.syntheticMarket!, priceTicks, steps, this.syntheticSide);
+  };
+
+  private makerFilled(maker: RestingOrder<BookOwner>, steps: number, priceTicks: number): void {
+    const owner = maker.owner;
+    if (owner.synthetic) return;
+    this.accounting.applyFill(owner, steps, priceTicks, true);
+    this.enforceReduceOnly(owner.account, owner.market, owner);
+    if (maker.remaining === 0) {
+      owner.resting = null;
+      this.lifecycle.transition(owner, 'FILLED');
+    } else if (owner.status === 'OPEN') {
+      this.lifecycle.transition(owner, 'PARTIALLY_FILLED');
+    }
+  }
+
+  /** Cancels resting reduce-only orders that the account's position no longer covers. */
+  private enforceReduceOnly(
+    account: AccountState,
+    market: MarketRuntime,
+    except: OrderState,
+  ): void {
+    if (account.activeReduceOnly === 0) return;
+    let candidates: OrderState[] | null = null;
+    for (const order of account.activeOrders) {
+      if (
+        order.reduceOnly &&
+        order.market === market &&
+        order.resting !== null &&
+        order !== except
+      ) {
+        if (!this.reduceOnlyMayRest(order)) {
+          candidates ??= [];
+          candidates.push(order);
+        }
+      }
+    }
+    if (candidates === null) return;
+    for (const order of candidates) {
+      this.lifecycle.cancelActive(order, {
+        code: 'REDUCE_ONLY_EXCEEDS_POSITION',
+        message: 'the position no longer covers this reduce_only order',
+      });
+    }
+  }
+
+  private recordTrade(
+    market: MarketRuntime,
+    priceTicks: number,
+    steps: number,
+    side: BookSide,
+  ): void {
+    const context = this.context;
+    const ordinal = context.nextIdentifier++;
+    market.recordTrade({
+      ordinal,
+      priceTicks,
+      steps,
+      side: side === BUY ? 'buy' : 'sell',
+      at: context.clock.now(),
+    });
+    context.markTicker(market);
+  }
+
+  // ---------------------------------------------------------------- synthetic liquidity
+
+  /** Matches a synthetic order; returns the steps left unfilled. */
+  matchSynthetic(market: MarketRuntime, side: BookSide, steps: number, limitTicks: number): number {
+    const previousMarket = this.syntheticMarket;
+    const previousSide = this.syntheticSide;
+    this.syntheticMarket = market;
+    this.syntheticSide = side;
+    try {
+      return market.book.match(side, limitTicks, steps, this.onSyntheticFill);
+    } finally {
+      this.syntheticMarket = previousMarket;
+      this.syntheticSide = previousSide;
+    }
+  }
+
+  /** Replaces a quoter's resting levels; each level first takes what it crosses. */
+  replaceQuotes(
+    market: MarketRuntime,
+    quoterId: string,
+    bids: readonly QuoteLevel[],
+    asks: readonly QuoteLevel[],
+  ): void {
+    let owner = this.quoters.get(quoterId);
+    if (owner === undefined) {
+      owner = { synthetic: true, quoterId };
+      this.quoters.set(quoterId, owner);
+    }
+    const quoter = owner;
+    this.context.run(() => {
+      for (const resting of market.quotes.get(quoterId) ?? []) market.book.remove(resting);
+      const fresh: RestingOrder<BookOwner>[] = [];
+      const post = (side: BookSide, level: QuoteLevel) => {
+        const left = this.matchSynthetic(market, side, level.steps, level.priceTicks);
+        if (left > 0) {
+          const resting = new RestingOrder<BookOwner>(side, level.priceTicks, left, quoter);
+          market.book.add(resting);
+          fresh.push(resting);
+        }
+      };
+      for (const level of bids) post(BUY, level);
+      for (const level of asks) post(SELL, level);
+      market.quotes.set(quoterId, fresh);
+    });
+  }
+}

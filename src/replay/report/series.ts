@@ -1,0 +1,141 @@
+/**
+ * A time series kept in a bounded number of buckets, for charts and excursions: each bucket
+ * holds its first and last time and its lowest, highest and last value. Buckets are aligned to
+ * multiples of their width in epoch time (whole seconds at least, the charts' time unit); when
+ * a new bucket would exceed the capacity, the width doubles and neighbours merge. Memory stays
+ * at `capacity` buckets however long the run, and the same samples give the same buckets.
+ *
+ * Values are decimal strings, kept as given: numbers only order them (min and max pick one of
+ * the strings), so no figure passes through binary floating point.
+ */
+
+/** Buckets per series unless told otherwise: a chart a few hundred pixels wide shows them all. */
+export const DEFAULT_SERIES_CAPACITY = 600;
+const MIN_WIDTH_MS = 1_000;
+
+export interface SeriesPoint {
+  /** Time of the bucket's first and last sample (epoch ms). */
+  readonly first: number;
+  readonly last: number;
+  readonly low: string;
+  readonly high: string;
+  readonly close: string;
+  readonly count: number;
+}
+
+interface Bucket {
+  key: number;
+  first: number;
+  last: number;
+  low: string;
+  lowValue: number;
+  high: string;
+  highValue: number;
+  close: string;
+  count: number;
+}
+
+export class BucketedSeries {
+  private readonly buckets: Bucket[] = [];
+  private widthMs = MIN_WIDTH_MS;
+
+  constructor(private readonly capacity = DEFAULT_SERIES_CAPACITY) {
+    if (!Number.isInteger(capacity) || capacity < 2) {
+      throw new RangeError('a bucketed series needs a capacity of at least 2');
+    }
+  }
+
+  get bucketWidthMs(): number {
+    return this.widthMs;
+  }
+
+  get size(): number {
+    return this.buckets.length;
+  }
+
+  /** Adds a sample; samples come in time order (a later one at an earlier time joins the last bucket). */
+  add(t: number, value: string): void {
+    const numeric = Number(value);
+    let key = Math.floor(t / this.widthMs);
+    let tail = this.buckets.at(-1);
+    if (tail !== undefined && key > tail.key && this.buckets.length >= this.capacity) {
+      this.widen();
+      key = Math.floor(t / this.widthMs);
+      tail = this.buckets.at(-1);
+    }
+    if (tail !== undefined && key <= tail.key) {
+      tail.last = Math.max(tail.last, t);
+      tail.close = value;
+      tail.count++;
+      if (numeric < tail.lowValue) {
+        tail.low = value;
+        tail.lowValue = numeric;
+      }
+      if (numeric > tail.highValue) {
+        tail.high = value;
+        tail.highValue = numeric;
+      }
+      return;
+    }
+    this.buckets.push({
+      key,
+      first: t,
+      last: t,
+      low: value,
+      lowValue: numeric,
+      high: value,
+      highValue: numeric,
+      close: value,
+      count: 1,
+    });
+  }
+
+  points(): SeriesPoint[] {
+    return this.buckets.map((bucket) => ({
+      first: bucket.first,
+      last: bucket.last,
+      low: bucket.low,
+      high: bucket.high,
+      close: bucket.close,
+      count: bucket.count,
+    }));
+  }
+
+  /** Doubles the width until the buckets fit in half the capacity, merging neighbours. */
+  private widen(): void {
+    while (this.buckets.length >= this.capacity) {
+      this.widthMs *= 2;
+      const merged: Bucket[] = [];
+      for (const bucket of this.buckets) {
+        const key = Math.floor(bucket.key / 2);
+        const tail = merged.at(-1);
+        if (tail === undefined || tail.key !== key) {
+          merged.push({ ...bucket, key });
+          continue;
+        }
+        tail.last = bucket.last;
+        tail.close = bucket.close;
+        tail.count += bucket.count;
+        if (bucket.lowValue < tail.lowValue) {
+          tail.low = bucket.low;
+          tail.lowValue = bucket.lowValue;
+        }
+        if (bucket.highValue > tail.highValue) {
+          tail.high = bucket.high;
+          tail.highValue = bucket.highValue;
+        }
+      }
+      this.buckets.splice(0, this.buckets.length, ...merged);
+    }
+  }
+}
+
+/** A series of the given samples (in time order). */
+export function bucketed(
+  samples: Iterable<{ readonly t: number; readonly value: string }>,
+  capacity = DEFAULT_SERIES_CAPACITY,
+): SeriesPoint[] {
+  const series = new BucketedSeries(capacity);
+  for (const sample of samples) series.add(sample.t, sample.value);
+  return series.points();
+}

@@ -1,0 +1,158 @@
+/**
+ * The live private stream as the runtime applies it (`PrivateStreamFeed`): every private event
+ * the stream client delivers, with its sequence, in order, and a `gap` item wherever sequences
+ * will never arrive.
+ *
+ * - Events are taken from the moment `start()` runs (before the stream connects), so what the
+ *   stream client reads from GET /v1/events on its first connection, resuming after the
+ *   journal's sequence, is kept until the order tracker subscribes. The buffer is bounded; an
+ *   event that finds it full is dropped, and the next one handed on shows the gap.
+ * - A gap is any jump in sequence: the venue's event log no longer reaching back to the resume
+ *   point (it starts later), a resume at the account head after a halted resync, or events the
+ *   key's scopes hide. A gap costs a read-back of GET /v1/fills to the newest fill known; fills
+ *   are keyed by `fill_id`, so a gap found where there was none costs reads, never a double count.
+ * - The resume point comes from the journal, never from the page's `next_after_sequence`: the
+ *   events' own `sequence` values are what count.
+ */
+import { Observable, Subject, type Subscription } from 'rxjs';
+import type { RestClient, StreamClient } from '../../client/index.ts';
+import type { Fill, PrivateEvent } from '../../protocol/index.ts';
+import type {
+  FillReadBack,
+  FillReadBackStop,
+  PrivateStreamFeed,
+  PrivateStreamItem,
+} from '../venue.ts';
+import { translated } from './errors.ts';
+
+const FILLS_PAGE_LIMIT = 200;
+export const DEFAULT_PRIVATE_BUFFER = 10_000;
+
+export interface LivePrivateStreamOptions {
+  readonly rest: RestClient;
+  readonly stream: StreamClient;
+  /** The sequence the stream client resumes after (the journal's); null: from the head. */
+  readonly resumeAfterSequence: number | null;
+  /** Items kept until the first subscriber. Default 10 000. */
+  readonly bufferLimit?: number;
+}
+
+function itemOf(event: PrivateEvent): PrivateStreamItem {
+  if (event.channel === 'orders' && event.type === 'authoritative_status') {
+    return { kind: 'order', sequence: event.sequence, event };
+  }
+  if (event.channel === 'fills' && event.type === 'fill') {
+    return {
+      kind: 'fill',
+      sequence: event.sequence,
+      occurredAt: event.occurred_at,
+      fill: event.data,
+    };
+  }
+  return { kind: 'other', sequence: event.sequence, occurredAt: event.occurred_at };
+}
+
+/** Epoch milliseconds of an RFC 3339 time, or null when it does not parse. */
+function timeOf(text: string): number | null {
+  const value = Date.parse(text);
+  return Number.isFinite(value) ? value : null;
+}
+
+export class LivePrivateStream implements PrivateStreamFeed {
+  readonly items$: Observable<PrivateStreamItem>;
+
+  private readonly rest: RestClient;
+  private readonly stream: StreamClient;
+  private readonly bufferLimit: number;
+  private readonly live = new Subject<PrivateStreamItem>();
+  /** Items waiting for the first subscriber; null once it came. */
+  private buffer: PrivateStreamItem[] | null = [];
+  private last: number | null;
+  private subscription: Subscription | null = null;
+
+  constructor(options: LivePrivateStreamOptions) {
+    this.rest = options.rest;
+    this.stream = options.stream;
+    this.bufferLimit = options.bufferLimit ?? DEFAULT_PRIVATE_BUFFER;
+    this.last = options.resumeAfterSequence;
+    this.items$ = new Observable<PrivateStreamItem>((subscriber) => {
+      const held = this.buffer;
+      this.buffer = null;
+      if (held !== null) for (const item of held) subscriber.next(item);
+      return this.live.subscribe(subscriber);
+    });
+  }
+
+  /** Starts taking the stream client's events; call before the stream connects. */
+  start(): void {
+    if (this.subscription !== null) return;
+    this.subscription = this.stream.events$.subscribe((event) => this.onEvent(event));
+  }
+
+  stop(): void {
+    this.subscription?.unsubscribe();
+    this.subscription = null;
+  }
+
+  /**
+   * Delivery resumes at `head` after a halt: whatever lies between the last sequence handed on
+   * and the head is not delivered. Call before the stream client is reset.
+   */
+  resumedAt(head: number, reason: string): void {
+    // Above the last one: events were skipped. Below: the counter went backwards.
+    if (this.last === null || head !== this.last) {
+      this.emit({
+        kind: 'gap',
+        after: this.last,
+        next: head + 1,
+        reason,
+      });
+    }
+    this.last = head;
+  }
+
+  async readFillsBack(stop: FillReadBackStop): Promise<FillReadBack> {
+    const stopAt = stop.stopOccurredAt === null ? null : timeOf(stop.stopOccurredAt);
+    return translated(async () => {
+      const newestFirst: Fill[] = [];
+      for await (const fill of this.rest.iterateFills({ limit: FILLS_PAGE_LIMIT })) {
+        if (stop.stopFillId !== null && fill.fill_id === stop.stopFillId) break;
+        const at = timeOf(fill.occurred_at);
+        if (stopAt !== null && at !== null && at < stopAt) break;
+        if (newestFirst.length >= stop.maximumFills) {
+          return { fills: newestFirst.reverse(), complete: false };
+        }
+        newestFirst.push(fill);
+      }
+      return { fills: newestFirst.reverse(), complete: true };
+    });
+  }
+
+  private onEvent(event: PrivateEvent): void {
+    const sequence = event.sequence;
+    if (this.last !== null && sequence <= this.last) return;
+    const jumps = this.last !== null && sequence > this.last + 1;
+    // No room for the event (and its gap): dropped, so the next one handed on shows the gap.
+    if (this.buffer !== null && this.buffer.length + (jumps ? 2 : 1) > this.bufferLimit) return;
+    if (this.last !== null && jumps) {
+      this.emit({
+        kind: 'gap',
+        after: this.last,
+        next: sequence,
+        reason: `sequences ${this.last + 1} to ${sequence - 1} were not delivered`,
+      });
+    }
+    this.last = sequence;
+    this.emit(itemOf(event));
+  }
+
+  private emit(unfrozen: PrivateStreamItem): void {
+    const item = Object.freeze(unfrozen);
+    if (this.buffer !== null) {
+      // Events find room (see `onEvent`); a resume's gap is always kept, or the loss is hidden.
+      this.buffer.push(item);
+      return;
+    }
+    this.live.next(item);
+  }
+}

@@ -1,0 +1,319 @@
+/**
+ * The real REST and stream clients against a second implementation of the interface that is
+ * not the emulator (`foreign-service.ts`): the shapes the interface leaves open are read for
+ * the fields the client uses, with every other field kept; the resources it lists stay strict.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { RestClient, StreamClient, type VenueError, isVenueError } from '../../src/client/index.ts';
+import { VirtualClock } from '../../src/core/clock.ts';
+import type { OtherPrivateEvent, PrivateEvent } from '../../src/protocol/index.ts';
+import { toRuntimeError } from '../../src/runtime/live/errors.ts';
+import { classifyFailure } from '../../src/runtime/execution/classify.ts';
+import { Credential, PrivateKey } from '../../src/signing/index.ts';
+import * as fixtures from '../protocol/fixtures.ts';
+import { type ForeignService, marginCallEvent, startForeignService } from './foreign-service.ts';
+import { START_MS, until } from './helpers.ts';
+
+let service: ForeignService;
+let clock: VirtualClock;
+const closers: (() => Promise<void>)[] = [];
+
+beforeEach(async () => {
+  clock = new VirtualClock(START_MS);
+  service = await startForeignService({ now: () => clock.now() });
+});
+
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close();
+  await service.close();
+});
+
+function client(): RestClient {
+  const credential = Credential.create({
+    keyId: 'key_foreign_1',
+    accountId: 'account-1',
+    apiBaseUrl: service.baseUrl,
+    wsUrl: service.wsUrl,
+    scopes: ['account:read', 'orders:read', 'fills:read', 'orders:write'],
+    createdAt: '2025-01-01T00:00:00Z',
+    expiresAt: null,
+    privateKey: PrivateKey.generate(),
+  });
+  const rest = new RestClient({
+    credential,
+    clock,
+    random: () => 0.5,
+    requestTimeoutMs: 600_000,
+    retry: { maxAttempts: 1 },
+  });
+  closers.push(() => rest.close());
+  return rest;
+}
+
+async function failure(promise: Promise<unknown>): Promise<VenueError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (isVenueError(error)) return error;
+    throw error;
+  }
+  throw new Error('expected the call to fail');
+}
+
+describe('REST: what the interface leaves open is read, not refused', () => {
+  it('reads time, status, health and ready answers with other fields, and keeps them', async () => {
+    const rest = client();
+    const time = await rest.getTime();
+    expect(time).toMatchObject({ epoch_seconds: Math.floor(START_MS / 1000), zone: 'UTC' });
+    // The offset comes from server_time when epoch_ms is missing.
+    const offset = await rest.syncClock();
+    expect(offset.offsetMs).toBe(0);
+    expect(await rest.getStatus()).toEqual({
+      status: 'OPERATIONAL',
+      region: 'eu-1',
+      build: { sha: 'abc' },
+      maintenance: null,
+    });
+    expect(await rest.health()).toEqual({ healthy: true, checks: { db: 'up' } });
+    expect(await rest.ready()).toEqual({ ready: 'yes', since: fixtures.TIME });
+  });
+
+  it('reads readiness items of another shape, whole', async () => {
+    const rest = client();
+    service.setReadiness([
+      { route_id: 'svc-paper', ready: true },
+      { route_id: 'svc-other', status: 'maintenance', window: { hours: 2 } },
+    ]);
+    expect(await rest.getRoutesReadiness()).toEqual([
+      { route_id: 'svc-paper', ready: true },
+      { route_id: 'svc-other', status: 'maintenance', window: { hours: 2 } },
+    ]);
+  });
+
+  it('pages events without next_after_sequence, keeping unknown event types and extra fields', async () => {
+    const rest = client();
+    const pages = [];
+    for await (const page of rest.eventPages({ after_sequence: 0, limit: 2 })) pages.push(page);
+    expect(pages).toHaveLength(2);
+    expect(pages[0]).toMatchObject({ has_more: true, page_token: 'opaque-1' });
+    expect(pages[1]).toMatchObject({ has_more: false, retained_from: 1 });
+    const events = pages.flatMap((page) => page.data);
+    expect(events.map((event) => [event.sequence, event.type])).toEqual([
+      [1, 'authoritative_status'],
+      [2, 'margin_call'],
+      [3, 'authoritative_status'],
+    ]);
+    expect(events[1]).toEqual(marginCallEvent(2));
+    // The second page was asked after the highest sequence of the first.
+    expect(service.requests.filter((line) => line === 'GET /v1/events')).toHaveLength(2);
+  });
+
+  it('keeps simulation issues of any shape, and an order provenance and error of any shape', async () => {
+    const rest = client();
+    const simulation = await rest.simulateOrder(fixtures.marketOrder() as never);
+    expect(simulation.decision).toBe('REVIEW');
+    expect(simulation.issues).toEqual([
+      { severity: 'warning', text: 'size near the limit', refs: ['quantity'], score: 0.4 },
+      { rule: 42 },
+    ]);
+    const order = await rest.placeOrder({
+      ...(fixtures.marketOrder() as Record<string, unknown>),
+      request_id: 'foreign-req-1',
+      client_order_id: 'foreign-client-1',
+    } as never);
+    expect(order.provenance).toEqual({ source: 'smart-router', hops: [1, 2], signed: false });
+    expect(order.error).toEqual({ reason: 'none', detail: { nested: [null, { ok: true }] } });
+  });
+
+  it('keeps error details of any shape in the error', async () => {
+    const rest = client();
+    const error = await failure(rest.getAccount());
+    expect(error).toMatchObject({
+      code: 'INSUFFICIENT_READY_CAPITAL',
+      httpStatus: 409,
+      serverRequestId: 'srv-req-7',
+      details: { shortfall: { asset: 'pUSDC', amount: '12.5' }, hints: ['top up', 3, null] },
+    });
+  });
+});
+
+describe('REST: what the interface lists stays strict', () => {
+  it('refuses an order with an unknown top-level field', async () => {
+    const rest = client();
+    service.override(({ path }) =>
+      path === '/v1/orders/ord-1'
+        ? { status: 200, body: { ...fixtures.order(), venue_flags: ['x'] } }
+        : undefined,
+    );
+    const error = await failure(rest.getOrder({ order_id: 'ord-1' }));
+    expect(error.code).toBe('MALFORMED_RESPONSE');
+    expect(error.details.issues).toEqual([
+      expect.objectContaining({ type: 'extra_forbidden', loc: ['body', 'venue_flags'] }),
+    ]);
+  });
+
+  it('refuses a market without market_id', async () => {
+    const rest = client();
+    const { market_id: _dropped, ...market } = fixtures.market();
+    service.override(({ path }) =>
+      path === '/v1/markets/BTC-USD' ? { status: 200, body: market } : undefined,
+    );
+    const error = await failure(rest.getMarket({ market_id: 'BTC-USD' }));
+    expect(error.code).toBe('MALFORMED_RESPONSE');
+    expect(error.details.issues).toEqual([
+      expect.objectContaining({ type: 'missing', loc: ['body', 'market_id'] }),
+    ]);
+  });
+
+  it('refuses readiness and events that are not even the open shape, naming what is wrong', async () => {
+    const rest = client();
+    service.setReadiness({ routes: [] });
+    expect((await failure(rest.getRoutesReadiness())).code).toBe('MALFORMED_RESPONSE');
+    service.override(({ path }) =>
+      path === '/v1/events' ? { status: 200, body: { data: [] } } : undefined,
+    );
+    const error = await failure(rest.listEvents({ after_sequence: 0 }));
+    expect(error.code).toBe('MALFORMED_RESPONSE');
+    expect(error.details.issues).toEqual([
+      expect.objectContaining({ type: 'missing', loc: ['body', 'has_more'] }),
+    ]);
+  });
+});
+
+describe('REST: a placement answered with another command ids', () => {
+  it.each([
+    ['request_id', { request_id: 'someone-elses-request' }],
+    ['client_order_id', { client_order_id: 'someone-elses-order' }],
+  ])(
+    'is an unknown outcome when the %s differs, which the runtime resolves by lookup',
+    async (field, changed) => {
+      const rest = client();
+      service.override(({ method, path }, body) => {
+        if (method !== 'POST' || path !== '/v1/orders') return undefined;
+        const sent = body as Record<string, unknown>;
+        return {
+          status: 202,
+          body: {
+            ...fixtures.order(),
+            request_id: sent.request_id,
+            client_order_id: sent.client_order_id,
+            ...changed,
+          },
+        };
+      });
+      const error = await failure(
+        rest.placeOrder({
+          ...(fixtures.marketOrder() as Record<string, unknown>),
+          request_id: 'mine-request-1',
+          client_order_id: 'mine-order-1',
+        } as never),
+      );
+      expect(error).toMatchObject({
+        code: 'RESPONSE_ID_MISMATCH',
+        outcome: 'unknown',
+        details: { mismatched: [field] },
+      });
+      expect(error.message).toContain('mine-request-1');
+      expect(classifyFailure(toRuntimeError(error))).toMatchObject({
+        kind: 'unknown',
+        code: 'RESPONSE_ID_MISMATCH',
+      });
+    },
+  );
+
+  it('accepts an answer whose ids match, or leave an id null', async () => {
+    const rest = client();
+    service.override(({ method, path }, body) => {
+      if (method !== 'POST' || path !== '/v1/orders') return undefined;
+      const sent = body as Record<string, unknown>;
+      return {
+        status: 202,
+        body: { ...fixtures.order(), request_id: sent.request_id, client_order_id: null },
+      };
+    });
+    const order = await rest.placeOrder({
+      ...(fixtures.marketOrder() as Record<string, unknown>),
+      request_id: 'mine-request-2',
+      client_order_id: 'mine-order-2',
+    } as never);
+    expect(order.request_id).toBe('mine-request-2');
+  });
+});
+
+describe('stream: open frames read liberally, unknown types passed on', () => {
+  it('authenticates, subscribes and delivers through confirmations, heartbeats and frames of other shapes', async () => {
+    const rest = client();
+    const stream = new StreamClient({
+      rest,
+      clock,
+      random: () => 0.5,
+      privateChannels: ['orders', 'risk'],
+      heartbeatTimeoutMs: 3_600_000,
+      replyTimeoutMs: 3_600_000,
+      connectTimeoutMs: 3_600_000,
+    });
+    closers.push(() => stream.close());
+    const events: PrivateEvent[] = [];
+    const others: OtherPrivateEvent[] = [];
+    const frames: Record<string, unknown>[] = [];
+    const errors: VenueError[] = [];
+    const resyncs: unknown[] = [];
+    stream.events$.subscribe((event) => events.push(event));
+    stream.otherEvents$.subscribe((event) => others.push(event));
+    stream.otherFrames$.subscribe((frame) => frames.push(frame));
+    stream.errors$.subscribe((error) => errors.push(error));
+    stream.resync$.subscribe((signal) => resyncs.push(signal));
+
+    await stream.connect();
+    expect(stream.state).toBe('live');
+    expect(service.clientFrames.map((frame) => frame.op)).toEqual(['auth', 'subscribe']);
+
+    service.broadcast({ type: 'heartbeat', at: fixtures.TIME });
+    service.broadcast({ type: 'maintenance_notice', starts_at: fixtures.TIME, text: 'soon' });
+    service.broadcast(marginCallEvent(1));
+    service.broadcast(fixtures.orderStatusEvent(2));
+    service.broadcast({ type: 'heartbeat', sequence: null, server_load: 0.3 });
+    service.broadcast({ type: 'heartbeat', sequence: 2 });
+    await until(() => events.length === 1 && frames.length === 1, 'the frames');
+
+    expect(events).toEqual([fixtures.orderStatusEvent(2)]);
+    expect(others).toEqual([marginCallEvent(1)]);
+    expect(frames).toEqual([
+      { type: 'maintenance_notice', starts_at: fixtures.TIME, text: 'soon' },
+    ]);
+    expect(stream.lastSequence).toBe(2);
+    expect(errors).toEqual([]);
+    expect(resyncs).toEqual([]);
+    expect(stream.statistics()).toMatchObject({
+      malformedFrames: 0,
+      otherFrames: 1,
+      otherEvents: 1,
+      delivered: 2,
+    });
+  });
+
+  it('still counts a known event type that breaks its schema as malformed, without stopping', async () => {
+    const rest = client();
+    const stream = new StreamClient({
+      rest,
+      clock,
+      random: () => 0.5,
+      privateChannels: ['orders'],
+      heartbeatTimeoutMs: 3_600_000,
+      replyTimeoutMs: 3_600_000,
+      connectTimeoutMs: 3_600_000,
+    });
+    closers.push(() => stream.close());
+    const errors: VenueError[] = [];
+    const events: PrivateEvent[] = [];
+    stream.errors$.subscribe((error) => errors.push(error));
+    stream.events$.subscribe((event) => events.push(event));
+    await stream.connect();
+    service.broadcast({ ...fixtures.orderStatusEvent(1), data: { entity_id: 'ord-1' } });
+    service.broadcast(fixtures.orderStatusEvent(1));
+    await until(() => events.length === 1, 'the valid event');
+    expect(errors.map((error) => error.code)).toEqual(['MALFORMED_RESPONSE']);
+    expect(errors[0]?.message).toContain('authoritative_status');
+    expect(stream.state).toBe('live');
+  });
+});
