@@ -448,7 +448,7 @@ export function registerRecordCommand(
     .option('--gzip', 'write events.jsonl.gz')
     .option(
       '--candle-history <intervals>',
-      'candle history kept in candles.json for strategies\' warm-up (comma-separated, or none)',
+      "candle history kept in candles.json for strategies' warm-up (comma-separated, or none)",
       DEFAULT_HISTORY_INTERVALS.join(','),
     )
     .option(

@@ -105,9 +105,7 @@ function countingDefinition(
   onIntent: () => void,
 ): StrategyDefinition<unknown> {
   return {
-    name: definition.name,
-    description: definition.description,
-    params: definition.params,
+    ...definition,
     create: (context, params) => definition.create(context, params).pipe(tap(onIntent)),
   };
 }

@@ -5,7 +5,7 @@
  * definition), so a backtest starts with the history a live start would have read. Optional:
  * a recording without it replays with no history, and the strategy's log says so.
  */
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { PaperbotError } from '../../core/errors.ts';
@@ -36,6 +36,7 @@ export function historyCandles(
 /** Writes `candles.json` whole (temporary file, then rename). */
 export async function writeCandleHistory(directory: string, history: CandleHistory): Promise<void> {
   const target = join(directory, CANDLE_HISTORY_FILE);
+  await mkdir(directory, { recursive: true });
   await writeFile(`${target}.tmp`, `${JSON.stringify(history)}\n`, { mode: 0o644 });
   await rename(`${target}.tmp`, target);
 }

@@ -5,6 +5,7 @@
  */
 import { type Clock, isoTimestamp } from '../../core/clock.ts';
 import type { Candle, CandleInterval } from '../../protocol/index.ts';
+import { MAX_CANDLE_HISTORY } from '../../runtime/strategy/index.ts';
 import { closedCandleHistory } from '../../runtime/streams/candles.ts';
 import {
   CANDLE_HISTORY_FORMAT,
@@ -40,7 +41,9 @@ export async function recordCandleHistory(
     const byInterval: Partial<Record<CandleInterval, Candle[]>> = {};
     for (const interval of options.intervals) {
       try {
-        const page = await source.listCandles(marketId, interval, options.limit);
+        // One more than kept: the newest candle on the page may be the bucket still open.
+        const limit = Math.min(options.limit + 1, MAX_CANDLE_HISTORY);
+        const page = await source.listCandles(marketId, interval, limit);
         byInterval[interval] = closedCandleHistory(page, interval, now, options.limit);
       } catch (error) {
         options.onError?.(error, `candle history ${marketId} ${interval}`);

@@ -175,8 +175,20 @@ export class StrategyHost {
   ): void {
     const instance = this.instance(strategyId);
     for (const request of this.historyRequests(instance)) {
-      instance.runtime.setCandleHistory(request.marketId, request.interval, read(request));
+      this.applyHistory(instance, request, read(request));
     }
+  }
+
+  private applyHistory(
+    instance: Instance,
+    request: CandleHistoryRequest,
+    candles: readonly Candle[],
+  ): void {
+    const { marketId, interval, count } = request;
+    instance.runtime.setCandleHistory(marketId, interval, candles);
+    const fields = { marketId, interval, asked: count, loaded: candles.length };
+    if (candles.length < count) instance.logger.warn('less candle history than asked', fields);
+    else instance.logger.info('candle history loaded', fields);
   }
 
   /** The checked requests of a strategy not yet started; a bad one fails the strategy. */
@@ -217,11 +229,11 @@ export class StrategyHost {
       return;
     }
     try {
-      const candles = await load.call(this.environment, marketId, interval, count);
-      instance.runtime.setCandleHistory(marketId, interval, candles);
-      const fields = { marketId, interval, asked: count, loaded: candles.length };
-      if (candles.length < count) instance.logger.warn('less candle history than asked', fields);
-      else instance.logger.info('candle history loaded', fields);
+      this.applyHistory(
+        instance,
+        request,
+        await load.call(this.environment, marketId, interval, count),
+      );
     } catch (error) {
       instance.logger.warn('candle history could not be read; starting without it', {
         ...request,
