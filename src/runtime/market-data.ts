@@ -4,7 +4,7 @@
  * recorded sessions on virtual time. Strategy, gate and executor code never knows which.
  */
 import type { Observable } from 'rxjs';
-import type { Book, Market, PublicTrade } from '../protocol/index.ts';
+import type { Book, Candle, CandleInterval, Market, PublicTrade } from '../protocol/index.ts';
 import type { Ticker } from './strategy/types.ts';
 
 export interface MarketDataVenue {
@@ -16,4 +16,13 @@ export interface MarketDataVenue {
   book$(marketId: string): Observable<Book>;
   /** Hot; each public trade once, in time order. */
   trades$(marketId: string): Observable<PublicTrade>;
+  /**
+   * Up to `count` closed candles that ended by now, oldest first (strategies' warm-up): the
+   * service's candle history live, the recording's in a replay. Absent when there is none.
+   */
+  candleHistory?(
+    marketId: string,
+    interval: CandleInterval,
+    count: number,
+  ): Promise<readonly Candle[]>;
 }

@@ -25,13 +25,20 @@ import {
   type StartEmulatorOptions,
   startEmulator,
 } from '../../emulator/index.ts';
-import type { Market } from '../../protocol/index.ts';
+import type { CandleInterval, Market } from '../../protocol/index.ts';
 import type { RecordingManifest } from '../../replay/format/manifest.ts';
 import { RecordingSink } from '../../replay/format/recorder-sink.ts';
+import {
+  DEFAULT_HISTORY_INTERVALS,
+  DEFAULT_HISTORY_LIMIT,
+  recordCandleHistory,
+} from '../../replay/recorder/candle-history.ts';
 import { recordEmulatorSession } from '../../replay/recorder/emulator-session.ts';
 import { Recorder } from '../../replay/recorder/recorder.ts';
 import { clientSource } from '../../replay/recorder/sources.ts';
 import { createProgress } from '../../replay/report/progress.ts';
+import { MAX_CANDLE_HISTORY } from '../../runtime/strategy/index.ts';
+import { CANDLE_INTERVALS, isCandleInterval } from '../../runtime/streams/candles.ts';
 import {
   BotConfig,
   DEFAULT_BOT_CONFIG_PATH,
@@ -104,6 +111,8 @@ interface RecordOptions {
   readonly seed?: string;
   readonly emulatorConfig?: string;
   readonly start?: string;
+  readonly candleHistory: string;
+  readonly candleHistoryLimit: string;
 }
 
 const UNIT_MS: Readonly<Record<string, number>> = {
@@ -146,6 +155,20 @@ function positiveInteger(text: string, option: string, maximum: number): number 
     );
   }
   return Number(text);
+}
+
+/** `--candle-history`: intervals to keep in candles.json, or `none`. */
+function historyIntervals(text: string): CandleInterval[] {
+  if (text.trim() === 'none') return [];
+  const intervals = text.split(',').map((interval) => interval.trim());
+  const unknown = intervals.filter((interval) => !isCandleInterval(interval));
+  if (unknown.length > 0 || intervals.length === 0) {
+    throw new PaperbotError(
+      'INVALID_ARGUMENT',
+      `--candle-history takes intervals among ${CANDLE_INTERVALS.join(', ')} (or none); not ${unknown.join(', ')}`,
+    );
+  }
+  return intervals as CandleInterval[];
 }
 
 function marketList(text: string | undefined): string[] | null {
@@ -324,6 +347,24 @@ async function recordFromService(
           `paperbot record: ${context}: ${isPaperbotError(error) ? `${error.code}: ${error.message}` : String(error)}\n`,
         ),
     });
+    const intervals = historyIntervals(options.candleHistory);
+    const historyLimit = positiveInteger(
+      options.candleHistoryLimit,
+      'candle-history-limit',
+      MAX_CANDLE_HISTORY,
+    );
+    await recordCandleHistory({
+      source: clientSource({ rest, stream, privateEvents: false }),
+      directory: resolve(options.out),
+      clock,
+      marketIds: markets.map((market) => market.market_id),
+      intervals,
+      limit: historyLimit,
+      onError: (error, context) =>
+        dependencies.printError(
+          `paperbot record: ${context}: ${isPaperbotError(error) ? `${error.code}: ${error.message}` : String(error)}\n`,
+        ),
+    });
     recorder.start();
     const startedAt = clock.now();
     const eventsFile = join(sink.directory, sink.currentManifest.events_file);
@@ -405,6 +446,16 @@ export function registerRecordCommand(
       'trades polling period (default: market_data.trades_poll_ms)',
     )
     .option('--gzip', 'write events.jsonl.gz')
+    .option(
+      '--candle-history <intervals>',
+      "candle history kept in candles.json for strategies' warm-up (comma-separated, or none)",
+      DEFAULT_HISTORY_INTERVALS.join(','),
+    )
+    .option(
+      '--candle-history-limit <n>',
+      'candles per market and interval in candles.json',
+      String(DEFAULT_HISTORY_LIMIT),
+    )
     .option(
       '--emulator-virtual',
       'record the emulator in this process on virtual time (needs --duration; ignores --config)',

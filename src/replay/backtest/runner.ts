@@ -105,9 +105,7 @@ function countingDefinition(
   onIntent: () => void,
 ): StrategyDefinition<unknown> {
   return {
-    name: definition.name,
-    description: definition.description,
-    params: definition.params,
+    ...definition,
     create: (context, params) => definition.create(context, params).pipe(tap(onIntent)),
   };
 }
@@ -227,6 +225,7 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
     bookDepth: source.bookDepth,
     config: config.venue,
     seed: config.seed,
+    candleHistory: source.candleHistory,
   });
   const journal = Journal.open(':memory:', {
     now: () => clock.now(),

@@ -4,12 +4,14 @@
  * depth, record counts).
  */
 import { PaperbotError } from '../../core/errors.ts';
-import type { Market } from '../../protocol/index.ts';
+import type { Candle, CandleInterval, Market } from '../../protocol/index.ts';
 import {
   type CacheMode,
+  type CandleHistory,
   mergeByTime,
   openRecording,
   type Recording,
+  readCandleHistory,
   readRecording,
 } from '../format/index.ts';
 import type { RecordedEvent } from '../format/records.ts';
@@ -29,6 +31,8 @@ export interface ReplaySource {
   /** Whether any session recorded private events (a live session's own account). */
   readonly hasPrivateEvents: boolean;
   readonly recordings: readonly Recording[];
+  /** The sessions' candle histories (`candles.json`) merged; null when none has one. */
+  readonly candleHistory: CandleHistory | null;
   /** Records in time order, in batches. */
   batches(): AsyncIterable<readonly RecordedEvent[]>;
 }
@@ -47,6 +51,7 @@ export async function openReplaySource(
     throw new PaperbotError('BACKTEST_NO_DATA', 'no recorded session to replay');
   }
   const recordings = await Promise.all(directories.map((directory) => openRecording(directory)));
+  const histories = await Promise.all(directories.map((directory) => readCandleHistory(directory)));
   const markets: Market[] = [];
   const seen = new Set<string>();
   for (const recording of recordings) {
@@ -96,9 +101,27 @@ export async function openReplaySource(
     expectedRecords,
     hasPrivateEvents: recordings.some((recording) => recording.manifest.settings.private_events),
     recordings,
+    candleHistory: mergeCandleHistories(histories),
     batches: () =>
       mergeByTime(recordings.map((recording) => readRecording(recording, readOptions).batches())),
   };
+}
+
+/** One history holding every session's candles (the replay keeps the closed ones, once each). */
+function mergeCandleHistories(histories: readonly (CandleHistory | null)[]): CandleHistory | null {
+  const present = histories.filter((history) => history !== null);
+  const [first] = present;
+  if (first === undefined) return null;
+  const candles: Record<string, Partial<Record<CandleInterval, Candle[]>>> = {};
+  for (const history of present) {
+    for (const [marketId, byInterval] of Object.entries(history.candles)) {
+      const merged = (candles[marketId] ??= {});
+      for (const [interval, list] of Object.entries(byInterval) as [CandleInterval, Candle[]][]) {
+        merged[interval] = [...(merged[interval] ?? []), ...list];
+      }
+    }
+  }
+  return { ...first, candles };
 }
 
 /** Records already in memory (benchmarks and tests), as one session. */
@@ -108,6 +131,7 @@ export function memorySource(options: {
   readonly records: readonly RecordedEvent[];
   readonly batchSize?: number;
   readonly name?: string;
+  readonly candleHistory?: CandleHistory;
 }): ReplaySource {
   const batchSize = options.batchSize ?? 4096;
   const records = options.records;
@@ -118,6 +142,7 @@ export function memorySource(options: {
     expectedRecords: records.length,
     hasPrivateEvents: records.some((record) => record.k === 'private'),
     recordings: [],
+    candleHistory: options.candleHistory ?? null,
     batches: async function* () {
       for (let start = 0; start < records.length; start += batchSize) {
         yield records.slice(start, start + batchSize);

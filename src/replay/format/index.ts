@@ -8,3 +8,4 @@ export * from './merge.ts';
 export * from './recorder-sink.ts';
 export * from './recording.ts';
 export * from './records.ts';
+export * from './candle-history.ts';

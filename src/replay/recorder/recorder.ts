@@ -16,7 +16,14 @@
  */
 import type { Clock, TimerHandle } from '../../core/clock.ts';
 import { isPaperbotError } from '../../core/errors.ts';
-import type { Book, PrivateEvent, PublicTrade, TickerData } from '../../protocol/index.ts';
+import type {
+  Book,
+  Candle,
+  CandleInterval,
+  PrivateEvent,
+  PublicTrade,
+  TickerData,
+} from '../../protocol/index.ts';
 import type { RecordingManifest } from '../format/manifest.ts';
 import type { RecordedStream } from '../format/records.ts';
 import type { RecordingSink } from '../format/recorder-sink.ts';
@@ -32,6 +39,8 @@ export interface RecorderSource {
   getBook(marketId: string, depth: number): Promise<Book>;
   /** The latest public trades, newest first. */
   listTrades(marketId: string, limit: number): Promise<PublicTrade[]>;
+  /** The market's candle history (for `candles.json`); absent when the source has none. */
+  listCandles?(marketId: string, interval: CandleInterval, limit: number): Promise<Candle[]>;
   /** The account's private events; absent when the source has no account. */
   onPrivateEvent?(listener: (event: PrivateEvent) => void): () => void;
   /** Where the source lost continuity (a reconnect, a resync). */

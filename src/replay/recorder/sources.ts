@@ -7,7 +7,7 @@
 import { filter, map } from 'rxjs';
 import type { RestClient, StreamClient } from '../../client/index.ts';
 import type { Exchange } from '../../emulator/index.ts';
-import type { Book, PrivateEvent, PublicTrade, TickerData } from '../../protocol/index.ts';
+import type { Book, Candle, PrivateEvent, PublicTrade, TickerData } from '../../protocol/index.ts';
 import type { GapListener, RecorderSource } from './recorder.ts';
 
 export interface ClientSourceOptions {
@@ -30,6 +30,8 @@ export function clientSource(options: ClientSourceOptions): RecorderSource {
     getBook: (marketId, depth): Promise<Book> => rest.getBook({ market_id: marketId }, { depth }),
     listTrades: (marketId, limit): Promise<PublicTrade[]> =>
       rest.listTrades({ market_id: marketId }, { limit }),
+    listCandles: (marketId, interval, limit): Promise<Candle[]> =>
+      rest.listCandles({ market_id: marketId }, { interval, limit }),
     onGap(listener: GapListener) {
       // Leaving `live` for a backoff means a reconnect: tickers resume with a fresh snapshot.
       const states = stream.state$
@@ -73,6 +75,8 @@ export function exchangeSource(options: ExchangeSourceOptions): RecorderSource {
     },
     getBook: async (marketId, depth) => exchange.getBook(marketId, depth),
     listTrades: async (marketId, limit) => exchange.listTrades(marketId, limit),
+    listCandles: async (marketId, interval, limit) =>
+      exchange.listCandles(marketId, interval, limit),
   };
   if (accountId === null) return source;
   return {

@@ -39,6 +39,8 @@ import type {
   Account,
   Book,
   BookLevel,
+  Candle,
+  CandleInterval,
   Fill,
   Market,
   Order,
@@ -50,6 +52,8 @@ import type {
 import { TERMINAL_ORDER_STATUSES } from '../../protocol/index.ts';
 import type { MarketDataVenue } from '../../runtime/market-data.ts';
 import type { Ticker } from '../../runtime/strategy/types.ts';
+import { closedCandleHistory } from '../../runtime/streams/candles.ts';
+import { type CandleHistory, historyCandles } from '../format/candle-history.ts';
 import type { RecordedEvent } from '../format/records.ts';
 import {
   RECORDED_ASKS,
@@ -73,6 +77,8 @@ export interface ReplayVenueOptions {
   readonly seed: string | number;
   /** A ready engine config (tests); built from `markets` and `config` otherwise. */
   readonly engineConfig?: EmulatorConfig;
+  /** The recording's candle history (`candles.json`), served to strategies' warm-up. */
+  readonly candleHistory?: CandleHistory | null;
 }
 
 interface ParsedBook {
@@ -129,6 +135,8 @@ export class ReplayVenue implements MarketDataVenue {
 
   private readonly data: RecordedMarketData;
   private readonly bookDepth: number;
+  private readonly history: CandleHistory | null;
+  private readonly clock: Clock;
   private readonly byId = new Map<string, ReplayMarket>();
   private readonly orders = new Map<string, OrderInfo>();
   /**
@@ -146,6 +154,8 @@ export class ReplayVenue implements MarketDataVenue {
 
   constructor(options: ReplayVenueOptions) {
     this.bookDepth = options.bookDepth;
+    this.history = options.candleHistory ?? null;
+    this.clock = options.clock;
     this.engineConfig =
       options.engineConfig ?? replayEngineConfig(options.markets, options.config, options.seed);
     const store = new MemoryStore();
@@ -194,6 +204,16 @@ export class ReplayVenue implements MarketDataVenue {
 
   trades$(marketId: string): Observable<PublicTrade> {
     return this.data.trades$(marketId);
+  }
+
+  /** The recording's candles that closed before the replay reached now (its start, at warm-up). */
+  async candleHistory(
+    marketId: string,
+    interval: CandleInterval,
+    count: number,
+  ): Promise<readonly Candle[]> {
+    const candles = historyCandles(this.history, marketId, interval);
+    return closedCandleHistory(candles, interval, this.clock.now(), count);
   }
 
   // ------------------------------------------------------------------ replay

@@ -101,6 +101,7 @@ export interface KernelEnvironmentParts {
 
 export function createKernelEnvironment(parts: KernelEnvironmentParts): StrategyEnvironment {
   const { marketData, tracker } = parts;
+  const candleHistory = marketData.candleHistory?.bind(marketData);
   const account$: Observable<Account> = defer(() => {
     const latest = tracker.account();
     return concat(latest === null ? EMPTY : of(latest), tracker.account$);
@@ -112,6 +113,7 @@ export function createKernelEnvironment(parts: KernelEnvironmentParts): Strategy
     ticker$: (marketId: string) => marketData.ticker$(marketId),
     book$: (marketId: string) => marketData.book$(marketId),
     trades$: (marketId: string) => marketData.trades$(marketId),
+    ...(candleHistory === undefined ? {} : { candleHistory }),
     orders$: defer(() =>
       concat(
         from(tracker.openOrders().map((tracked) => tracked.order)),

@@ -415,6 +415,8 @@ export class Kernel {
       });
       this.added.add(strategy.id);
     }
+    await this.host.loadCandleHistory();
+    if (this.phase !== 'starting') return;
     this.phase = 'running';
     this.host.start();
     this.startupFills = null;

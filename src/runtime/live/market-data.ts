@@ -13,16 +13,19 @@
  *   only sets where the stream starts (a hot stream has no history); after it, each trade not
  *   in the previous answer is emitted once, oldest first. Trades older than one already emitted
  *   are dropped, so the stream stays in time order.
+ * - `candleHistory`: GET candles once per strategy request before the strategies start, the
+ *   bucket still open left out.
  * Polls never overlap: the next one is scheduled when the previous one has answered.
  */
 import { map, Observable, type Observer, ReplaySubject, Subject, type Subscription } from 'rxjs';
 import type { RestClient, StreamClient } from '../../client/index.ts';
 import type { Clock, TimerHandle } from '../../core/clock.ts';
 import { PaperbotError } from '../../core/errors.ts';
-import type { Book, Market, PublicTrade } from '../../protocol/index.ts';
+import type { Book, Candle, CandleInterval, Market, PublicTrade } from '../../protocol/index.ts';
 import type { ExecutionLogger } from '../execution/logger.ts';
 import type { MarketDataVenue } from '../market-data.ts';
-import type { Ticker } from '../strategy/types.ts';
+import { MAX_CANDLE_HISTORY, type Ticker } from '../strategy/types.ts';
+import { closedCandleHistory } from '../streams/candles.ts';
 import { toRuntimeError } from './errors.ts';
 
 export interface LiveMarketDataOptions {
@@ -257,6 +260,18 @@ export class LiveMarketData implements MarketDataVenue {
       this.books.set(marketId, poller);
     }
     return poller.stream$;
+  }
+
+  /** The service's candle history (`GET /v1/markets/{id}/candles`), closed candles only. */
+  async candleHistory(
+    marketId: string,
+    interval: CandleInterval,
+    count: number,
+  ): Promise<readonly Candle[]> {
+    // One more than asked: the newest candle on the page may be the bucket still open.
+    const limit = Math.min(count + 1, MAX_CANDLE_HISTORY);
+    const page = await this.rest.listCandles({ market_id: marketId }, { interval, limit });
+    return closedCandleHistory(page, interval, this.clock.now(), count);
   }
 
   trades$(marketId: string): Observable<PublicTrade> {

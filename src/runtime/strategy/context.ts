@@ -11,7 +11,10 @@
  * made before the strategy's own, so they are up to date when the strategy handles an event.
  */
 import {
+  concat,
   defer,
+  filter,
+  from,
   type MonoTypeOperatorFunction,
   type Observable,
   observeOn,
@@ -127,6 +130,8 @@ export interface StrategyContextOptions<Params> {
 /** The host's handle on a context: the strategy sees `context`, the host uses the rest. */
 export interface StrategyContextRuntime<Params> {
   readonly context: StrategyContext<Params>;
+  /** Hands over loaded history before the strategy starts (replaces what was there). */
+  setCandleHistory(marketId: string, interval: CandleInterval, candles: readonly Candle[]): void;
   recordIntent(stamped: StampedIntent): void;
   deliverOutcome(outcome: IntentOutcome): void;
   dispose(): void;
@@ -142,6 +147,9 @@ export function createStrategyContext<Params>(
   const tickers = new Map<string, Ticker>();
   const tickerWatches = new Set<string>();
   const candleStreams = new Map<string, Observable<Candle>>();
+  const candleHistories = new Map<string, readonly Candle[]>();
+  const candleKey = (marketId: string, interval: CandleInterval): string =>
+    `${marketId}\n${interval}`;
   const marketInfos = new WeakMap<Market, MarketInfo>();
   const outcomes = new Subject<IntentOutcome>();
   const ownOrderUpdates = new Subject<OwnOrderUpdate>();
@@ -244,9 +252,8 @@ export function createStrategyContext<Params>(
     }),
   );
 
-  const candles$ = (marketId: string, interval: CandleInterval): Observable<Candle> => {
-    findMarket(marketId);
-    const key = `${marketId}\n${interval}`;
+  const liveCandles$ = (marketId: string, interval: CandleInterval): Observable<Candle> => {
+    const key = candleKey(marketId, interval);
     let stream = candleStreams.get(key);
     if (!stream) {
       stream = candlesFromTrades(environment.trades$(marketId), {
@@ -263,6 +270,27 @@ export function createStrategyContext<Params>(
       candleStreams.set(key, stream);
     }
     return stream;
+  };
+
+  const candleHistory = (marketId: string, interval: CandleInterval): readonly Candle[] => {
+    findMarket(marketId);
+    return candleHistories.get(candleKey(marketId, interval)) ?? [];
+  };
+
+  // History first, then the live candles that open after its last one (a live candle of the
+  // same bucket was built from part of its trades only).
+  const candles$ = (marketId: string, interval: CandleInterval): Observable<Candle> => {
+    findMarket(marketId);
+    const live$ = liveCandles$(marketId, interval);
+    return defer(() => {
+      const history = candleHistories.get(candleKey(marketId, interval)) ?? [];
+      const last = history.at(-1);
+      if (last === undefined) return live$;
+      return concat(
+        from(history).pipe(onQueue()),
+        live$.pipe(filter((candle) => candle.open_time > last.open_time)),
+      );
+    });
   };
 
   const context: StrategyContext<Params> = Object.freeze({
@@ -287,6 +315,7 @@ export function createStrategyContext<Params>(
       return environment.trades$(marketId).pipe(onQueue());
     },
     candles$,
+    candleHistory,
     orders$: environment.orders$.pipe(onQueue()),
     ownOrders$: ownOrderUpdates.pipe(onQueue()),
     fills$: environment.fills$.pipe(onQueue()),
@@ -311,6 +340,9 @@ export function createStrategyContext<Params>(
 
   return {
     context,
+    setCandleHistory: (marketId, interval, candles) => {
+      candleHistories.set(candleKey(marketId, interval), Object.freeze([...candles]));
+    },
     recordIntent: (stamped) => ownOrders.recordIntent(stamped, (id) => position(id).quantity),
     deliverOutcome: (outcome) => {
       ownOrders.applyOutcome(outcome);

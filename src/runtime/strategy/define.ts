@@ -7,7 +7,7 @@ import type { Observable } from 'rxjs';
 import type { z } from 'zod';
 import { PaperbotError } from '../../core/errors.ts';
 import type { OrderIntent } from '../intents.ts';
-import type { StrategyContext, StrategyDefinition } from './types.ts';
+import type { CandleHistoryRequest, StrategyContext, StrategyDefinition } from './types.ts';
 
 /**
  * Marks objects made by `defineStrategy`. A registered symbol, so a definition is recognised
@@ -22,6 +22,12 @@ export interface StrategyDeclaration<Schema extends z.ZodType> {
   readonly name: string;
   readonly description?: string;
   readonly params: Schema;
+  /**
+   * Candles to load before `create` runs, per market and interval, from the params: live from
+   * the venue's candle history, in a replay from the recording's. `ctx.candles$` then starts
+   * with them, so indicators are warm from the first live candle.
+   */
+  readonly candleHistory?: (params: z.output<Schema>) => readonly CandleHistoryRequest[];
   create(
     context: StrategyContext<z.output<Schema>>,
     params: z.output<Schema>,
@@ -43,6 +49,9 @@ export function defineStrategy<Schema extends z.ZodType>(
     // A schema's output type is its params type; zod's generic cannot say so on its own.
     params: declaration.params as unknown as z.ZodType<z.output<Schema>>,
     create: (context, params) => declaration.create(context, params),
+    ...(declaration.candleHistory === undefined
+      ? {}
+      : { candleHistory: declaration.candleHistory }),
   };
   Object.defineProperty(definition, STRATEGY_DEFINITION, { value: true });
   return Object.freeze(definition);

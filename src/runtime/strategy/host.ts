@@ -24,7 +24,16 @@ import {
 import { createStrategyContext, type StrategyContextRuntime, strategyLogger } from './context.ts';
 import { checkIntent } from './intent-schema.ts';
 import { parseStrategyParams } from './params.ts';
-import type { Logger, StrategyContext, StrategyDefinition, StrategyEnvironment } from './types.ts';
+import type { Candle } from '../../protocol/index.ts';
+import { isCandleInterval } from '../streams/candles.ts';
+import {
+  type CandleHistoryRequest,
+  type Logger,
+  MAX_CANDLE_HISTORY,
+  type StrategyContext,
+  type StrategyDefinition,
+  type StrategyEnvironment,
+} from './types.ts';
 
 /** Strategy ids go into every request id: letters, digits, '_' and '-', at most 40. */
 export const STRATEGY_ID_PATTERN = /^[A-Za-z0-9_-]{1,40}$/;
@@ -141,6 +150,96 @@ export class StrategyHost {
     this.instances.set(strategyId, instance);
     if (early.failure !== null) this.fail(instance, early.failure.source, early.failure.error);
     return runtime.context as StrategyContext<Params>;
+  }
+
+  /**
+   * Loads the candle history each added strategy asked for (`candleHistory` of its
+   * definition); the kernel awaits it before `start`. A request that is not valid fails its
+   * strategy; history the venue cannot serve is logged, and the strategy starts with what came.
+   */
+  async loadCandleHistory(): Promise<void> {
+    for (const instance of this.instances.values()) {
+      for (const request of this.historyRequests(instance)) {
+        await this.loadHistory(instance, request);
+      }
+    }
+  }
+
+  /**
+   * The synchronous form of `loadCandleHistory` for one strategy, for the test harness: `read`
+   * answers each request of the strategy's `candleHistory` at once.
+   */
+  provideCandleHistory(
+    strategyId: string,
+    read: (request: CandleHistoryRequest) => readonly Candle[],
+  ): void {
+    const instance = this.instance(strategyId);
+    for (const request of this.historyRequests(instance)) {
+      this.applyHistory(instance, request, read(request));
+    }
+  }
+
+  private applyHistory(
+    instance: Instance,
+    request: CandleHistoryRequest,
+    candles: readonly Candle[],
+  ): void {
+    const { marketId, interval, count } = request;
+    instance.runtime.setCandleHistory(marketId, interval, candles);
+    const fields = { marketId, interval, asked: count, loaded: candles.length };
+    if (candles.length < count) instance.logger.warn('less candle history than asked', fields);
+    else instance.logger.info('candle history loaded', fields);
+  }
+
+  /** The checked requests of a strategy not yet started; a bad one fails the strategy. */
+  private historyRequests(instance: Instance): readonly CandleHistoryRequest[] {
+    if (instance.status !== 'added') return [];
+    try {
+      const requests = instance.definition.candleHistory?.(instance.params) ?? [];
+      for (const request of requests) this.checkHistoryRequest(instance, request);
+      return requests;
+    } catch (error) {
+      this.fail(instance, 'create', error);
+      return [];
+    }
+  }
+
+  private checkHistoryRequest(instance: Instance, request: CandleHistoryRequest): void {
+    instance.runtime.context.market(request.marketId); // UNKNOWN_MARKET when it is not listed
+    const countValid =
+      Number.isInteger(request.count) && request.count >= 1 && request.count <= MAX_CANDLE_HISTORY;
+    if (!isCandleInterval(request.interval) || !countValid) {
+      throw new PaperbotError(
+        'STRATEGY_INVALID_HISTORY',
+        `candleHistory asks for ${JSON.stringify(request.count)} candles of ${JSON.stringify(
+          request.interval,
+        )}: the interval must be one of the interface's and the count 1 to ${MAX_CANDLE_HISTORY}`,
+        { details: { ...request } },
+      );
+    }
+  }
+
+  private async loadHistory(instance: Instance, request: CandleHistoryRequest): Promise<void> {
+    const { marketId, interval, count } = request;
+    const load = this.environment.candleHistory;
+    if (load === undefined) {
+      instance.logger.warn('this venue serves no candle history; starting without it', {
+        ...request,
+      });
+      return;
+    }
+    try {
+      this.applyHistory(
+        instance,
+        request,
+        await load.call(this.environment, marketId, interval, count),
+      );
+    } catch (error) {
+      instance.logger.warn('candle history could not be read; starting without it', {
+        ...request,
+        error,
+      });
+    }
   }
 
   /** Starts one strategy, or every strategy added and not yet started, in the order added. */

@@ -99,7 +99,9 @@ export {
   type TargetPositionOptions,
   targetPosition,
 } from './target-position.ts';
+export { MAX_CANDLE_HISTORY } from './types.ts';
 export type {
+  CandleHistoryRequest,
   LogFields,
   Logger,
   MarketInfo,

@@ -131,8 +131,14 @@ export interface StrategyContext<Params = unknown> {
   ticker$(marketId: string): Observable<Ticker>;
   book$(marketId: string): Observable<Book>;
   trades$(marketId: string): Observable<PublicTrade>;
-  /** Closed candles built from the market's trades (see `runtime/streams/candles.ts`). */
+  /**
+   * Closed candles built from the market's trades (see `runtime/streams/candles.ts`). When the
+   * definition asked for history (`candleHistory`), each subscriber first gets those candles,
+   * oldest first, then the live ones that close after them.
+   */
   candles$(marketId: string, interval: CandleInterval): Observable<Candle>;
+  /** The history loaded before the strategy started (empty when none was asked for or served). */
+  candleHistory(marketId: string, interval: CandleInterval): readonly Candle[];
 
   /** Every order update of the account (not only this strategy's). */
   readonly orders$: Observable<Order>;
@@ -180,12 +186,34 @@ export interface StrategyEnvironment {
    * deliver trades late by their transport latency. Default 0.
    */
   readonly candleGraceMs?: number;
+  /**
+   * Up to `count` closed candles of a market that ended by now, oldest first: the venue's
+   * candle history live, the recording's in a replay. Absent when the venue has none.
+   */
+  candleHistory?(
+    marketId: string,
+    interval: CandleInterval,
+    count: number,
+  ): Promise<readonly Candle[]>;
 }
+
+/** Candles of history a strategy wants before it starts (see `StrategyDefinition.candleHistory`). */
+export interface CandleHistoryRequest {
+  readonly marketId: string;
+  readonly interval: CandleInterval;
+  /** 1 to `MAX_CANDLE_HISTORY`. */
+  readonly count: number;
+}
+
+/** The most candles of history one request may ask for (the interface's candles limit). */
+export const MAX_CANDLE_HISTORY = 1000;
 
 /** A plugin: a name, a params schema with defaults, and a function from context to intents. */
 export interface StrategyDefinition<Params = unknown> {
   readonly name: string;
   readonly description: string;
   readonly params: z.ZodType<Params>;
+  /** The candle history to load before `create` runs, from the params; none when absent. */
+  candleHistory?(params: Params): readonly CandleHistoryRequest[];
   create(context: StrategyContext<Params>, params: Params): Observable<OrderIntent>;
 }

@@ -200,3 +200,27 @@ export function candlesFromTrades(
     };
   });
 }
+
+/**
+ * The warm-up a strategy gets from a list of candles (the service's page, or a recording's):
+ * the last `count` candles that closed by `nowMs`, oldest first, one per open time. The
+ * service's page may hold the bucket still open; it is left out, as the stream would.
+ */
+export function closedCandleHistory(
+  candles: readonly Candle[],
+  interval: CandleInterval,
+  nowMs: number,
+  count: number,
+): Candle[] {
+  const length = CANDLE_INTERVAL_MILLISECONDS[interval];
+  const byOpenTime = new Map<number, Candle>();
+  for (const candle of candles) {
+    const openTime = parseTimestamp(candle.open_time);
+    if (openTime === null || candle.interval !== interval || openTime + length > nowMs) continue;
+    byOpenTime.set(openTime, candle);
+  }
+  return [...byOpenTime.entries()]
+    .sort(([left], [right]) => left - right)
+    .slice(-count)
+    .map(([, candle]) => candle);
+}

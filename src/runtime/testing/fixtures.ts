@@ -7,6 +7,8 @@ import type {
   Account,
   Book,
   BookLevel,
+  Candle,
+  CandleInterval,
   Fill,
   Market,
   Order,
@@ -80,6 +82,24 @@ export function testTrade(
     quantity: '1',
     side: 'buy',
     occurred_at: isoTimestamp(now),
+    ...fields,
+  };
+}
+
+/** A candle of `interval` opening at `openTime` whose open, high, low and close are `close`. */
+export function testCandle(
+  fields: Partial<Candle> & { readonly market_id: string; readonly close: string },
+  interval: CandleInterval,
+  openTime: number,
+): Candle {
+  return {
+    route_id: TEST_ROUTE_ID,
+    interval,
+    open_time: isoTimestamp(openTime),
+    open: fields.close,
+    high: fields.close,
+    low: fields.close,
+    volume: '1',
     ...fields,
   };
 }

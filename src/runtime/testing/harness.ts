@@ -12,6 +12,7 @@ import { type Decimal, parseDecimal, toWire, ZERO } from '../../core/decimal.ts'
 import type {
   Account,
   Book,
+  Candle,
   Fill,
   Market,
   Order,
@@ -21,6 +22,7 @@ import type {
 } from '../../protocol/index.ts';
 import type { Denial, IntentOutcome, StampedIntent } from '../intents.ts';
 import { StrategyHost, type StrategyFailure } from '../strategy/host.ts';
+import { closedCandleHistory } from '../streams/candles.ts';
 import type {
   LogFields,
   Logger,
@@ -85,6 +87,11 @@ export interface StrategyHarnessOptions<Params> {
   readonly tickers?: readonly Ticker[];
   readonly respond?: HarnessResponder;
   readonly candleGraceMs?: number;
+  /**
+   * Candles the venue's history holds (any markets and intervals): a strategy that declares
+   * `candleHistory` gets, per request, the last `count` of them that closed by the start time.
+   */
+  readonly candleHistory?: readonly Candle[];
   /** Default true; with false, call `start()` after setting up. */
   readonly autoStart?: boolean;
   /** Also receives every log line (they are always kept in `logs`). */
@@ -182,6 +189,15 @@ export class StrategyHarness<Params> {
       params: options.params,
       startSequence: options.startSequence,
     });
+    const history = options.candleHistory ?? [];
+    this.host.provideCandleHistory(this.strategyId, ({ marketId, interval, count }) =>
+      closedCandleHistory(
+        history.filter((candle) => candle.market_id === marketId),
+        interval,
+        this.clock.now(),
+        count,
+      ),
+    );
     if (options.autoStart !== false) this.start();
   }
 

@@ -13,6 +13,7 @@ export {
   TEST_START_TIME,
   testAccount,
   testBook,
+  testCandle,
   testFill,
   testMarket,
   testOrder,
