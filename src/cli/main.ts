@@ -1,18 +1,69 @@
 /**
- * The `paperbot` command line. Each command group lives in its own file under
- * `commands/` and registers itself on the program here.
+ * The `paperbot` command line. Each command group lives in its own file under `commands/` and
+ * registers itself on the program. A file is imported only for the command that runs (or whose
+ * help is asked for), so `paperbot --help` and `--version` start without loading the runtime,
+ * the emulator or replay; `COMMANDS` lists every command with its one-line summary for the help.
  */
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
-import { registerBacktestCommand } from './commands/backtest.ts';
-import { registerEmulatorCommands } from './commands/emulator.ts';
-import { registerKeysCommands } from './commands/keys.ts';
-import { registerKillCommand } from './commands/kill.ts';
-import { registerNewCommands } from './commands/new.ts';
-import { registerRecordCommand } from './commands/record.ts';
-import { registerRunCommand } from './commands/run.ts';
-import { registerStatusCommand } from './commands/status.ts';
 import { isPaperbotError } from '../core/errors.ts';
+
+type Register = (program: Command) => unknown;
+
+export interface CommandEntry {
+  readonly name: string;
+  /** The summary `paperbot --help` lists; the command's own `.description()` (a test checks). */
+  readonly summary: string;
+  load(): Promise<Register>;
+}
+
+export const COMMANDS: readonly CommandEntry[] = [
+  {
+    name: 'keys',
+    summary: 'Create and manage developer key files',
+    load: async () => (await import('./commands/keys.ts')).registerKeysCommands,
+  },
+  {
+    name: 'emulator',
+    summary:
+      'Run the local Practice Trading Service (HTTP and WebSocket on one port) until SIGINT or SIGTERM.',
+    load: async () => (await import('./commands/emulator.ts')).registerEmulatorCommands,
+  },
+  {
+    name: 'new',
+    summary: 'Create project files from templates',
+    load: async () => (await import('./commands/new.ts')).registerNewCommands,
+  },
+  {
+    name: 'run',
+    summary:
+      'Run the trading bot until SIGINT or SIGTERM. Without venue.key_file in the config, it trades on an embedded emulator.',
+    load: async () => (await import('./commands/run.ts')).registerRunCommand,
+  },
+  {
+    name: 'status',
+    summary: 'Show a running bot: trading state, positions, open orders, PnL.',
+    load: async () => (await import('./commands/status.ts')).registerStatusCommand,
+  },
+  {
+    name: 'kill',
+    summary:
+      'Halt the bot: write the kill file of its config (risk.kill_switch.file). Cancels and closes still go out; nothing new is placed.',
+    load: async () => (await import('./commands/kill.ts')).registerKillCommand,
+  },
+  {
+    name: 'record',
+    summary:
+      "Record a session for backtests: tickers, book snapshots and trades (and, with a key, the account's private events).",
+    load: async () => (await import('./commands/record.ts')).registerRecordCommand,
+  },
+  {
+    name: 'backtest',
+    summary:
+      'Replay recorded sessions through the strategies, risk gate and executor on virtual time, and report.',
+    load: async () => (await import('./commands/backtest.ts')).registerBacktestCommand,
+  },
+];
 
 /** Every command exits 2 on a config file it refuses (the file's path is in the message). */
 export const EXIT_INVALID_CONFIG = 2;
@@ -25,7 +76,17 @@ export function packageVersion(): string {
   return manifest.version;
 }
 
-export function buildProgram(): Command {
+/** The command `argv` runs (`paperbot help NAME` asks for NAME); null for none. */
+function requestedCommand(argv: readonly string[]): string | null {
+  const [first, second] = argv.slice(2).filter((argument) => !argument.startsWith('-'));
+  return first === 'help' ? (second ?? null) : (first ?? null);
+}
+
+/**
+ * The program for `argv`: every command listed by its summary, the one `argv` names loaded and
+ * registered whole. Without `argv`, every command is loaded (tests, and a full help).
+ */
+export async function buildProgram(argv?: readonly string[]): Promise<Command> {
   const program = new Command('paperbot')
     .description(
       'Trading runtime, emulator and backtester for the Practice Trading Service (paper trading).',
@@ -33,21 +94,22 @@ export function buildProgram(): Command {
     .version(packageVersion(), '-V, --version', 'print the version')
     .showHelpAfterError()
     .exitOverride();
-  registerKeysCommands(program);
-  registerEmulatorCommands(program);
-  registerNewCommands(program);
-  registerRunCommand(program);
-  registerStatusCommand(program);
-  registerKillCommand(program);
-  registerRecordCommand(program);
-  registerBacktestCommand(program);
+  const requested = argv === undefined ? undefined : requestedCommand(argv);
+  for (const entry of COMMANDS) {
+    if (requested === undefined || requested === entry.name) {
+      (await entry.load())(program);
+    } else {
+      // Listed for the help; never run (the command that runs is the one loaded above).
+      program.command(entry.name).description(entry.summary);
+    }
+  }
   return program;
 }
 
 /** Runs the CLI and resolves to the process exit code. */
 export async function main(argv: readonly string[]): Promise<number> {
-  const program = buildProgram();
   try {
+    const program = await buildProgram(argv);
     await program.parseAsync([...argv]);
     return 0;
   } catch (error) {

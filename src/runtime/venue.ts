@@ -205,11 +205,14 @@ export interface ExecutionVenue {
   /**
    * Sends the exact bytes once (no transport retries). Resolves to the parsed success response;
    * rejects with a PaperbotError whose `code` is the service's error code (with
-   * `details.httpStatus`) or one of `UNKNOWN_OUTCOME_TRANSPORT_CODES`.
+   * `details.httpStatus`) or one of `UNKNOWN_OUTCOME_TRANSPORT_CODES`. `timeoutMs` replaces the
+   * transport's own time limit for this call: operator commands (the dead-man heartbeat, the
+   * shutdown) choose theirs apart from order flow, and a slow venue must not cut them short.
    */
   send<E extends CommandEndpoint>(
     prepared: PreparedCommand<E>,
     signal?: AbortSignal,
+    timeoutMs?: number,
   ): Promise<ResponseOf<E>>;
 
   /** GET /v1/requests/{id}; rejects with `ORDER_NOT_FOUND` when the service never saw it. */

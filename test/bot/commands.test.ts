@@ -12,7 +12,7 @@ import { registerKillCommand } from '../../src/cli/commands/kill.ts';
 import { RUN_EXIT, registerRunCommand } from '../../src/cli/commands/run.ts';
 import { registerStatusCommand, statusBaseUrl } from '../../src/cli/commands/status.ts';
 import { VirtualClock } from '../../src/core/clock.ts';
-import { buildProgram } from '../../src/cli/main.ts';
+import { buildProgram, COMMANDS } from '../../src/cli/main.ts';
 
 const directory = mkdtempSync(join(tmpdir(), 'paperbot-commands-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
@@ -38,9 +38,26 @@ async function exitCodeOf(work: Promise<unknown>): Promise<number> {
 }
 
 describe('paperbot run', () => {
-  it('is registered on the CLI with its siblings', () => {
-    const names = buildProgram().commands.map((command) => command.name());
+  it('is registered on the CLI with its siblings', async () => {
+    const names = (await buildProgram()).commands.map((command) => command.name());
     expect(names).toEqual(expect.arrayContaining(['run', 'status', 'kill']));
+  });
+
+  it("lists each command by the summary that is the command's own description", async () => {
+    const full = await buildProgram();
+    expect(COMMANDS.map((entry) => entry.name)).toEqual(full.commands.map((c) => c.name()));
+    for (const entry of COMMANDS) {
+      const command = full.commands.find((candidate) => candidate.name() === entry.name);
+      expect(command?.description(), entry.name).toBe(entry.summary);
+    }
+    // Only the command that runs is loaded; the others are listed by their summary alone.
+    const forRun = await buildProgram(['node', 'paperbot', 'run', '--config', 'x.yaml']);
+    expect(forRun.commands.find((c) => c.name() === 'run')?.options.length).toBeGreaterThan(0);
+    expect(forRun.commands.find((c) => c.name() === 'backtest')?.options).toEqual([]);
+    const forHelp = await buildProgram(['node', 'paperbot', 'help', 'backtest']);
+    expect(forHelp.commands.find((c) => c.name() === 'backtest')?.options.length).toBeGreaterThan(
+      0,
+    );
   });
 
   it('lists every config problem and exits 2 before starting anything', async () => {

@@ -203,7 +203,8 @@ export function allScenarios(options: { short?: boolean } = {}): Scenario[] {
       venue: 'emulator',
       seed: 109,
       timeLimitMs: 90_000,
-      config: { deadman: { timeout_seconds: 3 } },
+      // A margin the 3 s timeout can survive (refresh 750 ms + 2 x 500 ms < 3 s), as config requires.
+      config: { deadman: { timeout_seconds: 3, latency_margin_ms: 500 } },
       async drive(context) {
         let fired = 0;
         const stop = context.venue.onDeadlineFired(context.accountId, () => {

@@ -57,7 +57,7 @@ export async function sendInternalCommand<E extends CommandEndpoint>(
     const response = await withDeadline(
       clock,
       context.timeoutMs,
-      (signal) => venue.send(prepared, signal),
+      (signal) => venue.send(prepared, signal, context.timeoutMs ?? undefined),
       { abortable: venue.abortable === true },
     );
     if (journal.isOpen)
@@ -214,10 +214,11 @@ export async function sendInternalCommandWithRetries<E extends CommandEndpoint>(
     }
     attempts += 1;
     try {
+      const limit = timeout();
       const response = await withDeadline(
         clock,
-        timeout(),
-        (signal) => venue.send(prepared, signal),
+        limit,
+        (signal) => venue.send(prepared, signal, limit ?? undefined),
         { abortable: venue.abortable === true },
       );
       return finish({ ok: true, requestId, response, attempts });

@@ -68,8 +68,9 @@ export class MeasuredVenue implements ExecutionVenue {
   send<E extends CommandEndpoint>(
     prepared: PreparedCommand<E>,
     signal?: AbortSignal,
+    timeoutMs?: number,
   ): Promise<ResponseOf<E>> {
-    if (prepared.endpoint !== 'placeOrder') return this.inner.send(prepared, signal);
+    if (prepared.endpoint !== 'placeOrder') return this.inner.send(prepared, signal, timeoutMs);
     const sentAt = this.clock.now();
     return this.inner.send(prepared, signal).then(
       (response) => {

@@ -148,8 +148,12 @@ export class LiveExecutionVenue implements ExecutionVenue {
   send<E extends CommandEndpoint>(
     prepared: PreparedCommand<E>,
     signal?: AbortSignal,
+    timeoutMs?: number,
   ): Promise<ResponseOf<E>> {
-    const options = signal === undefined ? {} : { signal };
+    const options = {
+      ...(signal === undefined ? {} : { signal }),
+      ...(timeoutMs === undefined ? {} : { timeoutMs }),
+    };
     return translated(async () => {
       if (prepared.endpoint === 'simulateOrder') {
         const body = JSON.parse(decoder.decode(prepared.bodyBytes)) as Parameters<
