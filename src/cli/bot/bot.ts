@@ -28,6 +28,7 @@ import { type BotHttpServer, type HealthReport, startBotHttpServer } from './htt
 import { createBotLogger, executionLoggerOf } from './logging.ts';
 import { type BotMetrics, createBotMetrics } from './metrics.ts';
 import { sessionPnl } from './status-view.ts';
+import { type BotDashboard, createBotDashboard } from '../dashboard/index.ts';
 
 /** Where the embedded emulator's account is remembered between runs (no secret in it). */
 export const EMBEDDED_ACCOUNT_FILE = 'bot-account.json';
@@ -85,6 +86,7 @@ interface Resources {
   kernel: Kernel | null;
   http: BotHttpServer | null;
   metrics: BotMetrics | null;
+  dashboard: BotDashboard | null;
   subscriptions: Subscription[];
   cleanups: (() => void)[];
 }
@@ -234,6 +236,7 @@ export class Bot {
       kernel: null,
       http: null,
       metrics: null,
+      dashboard: null,
       subscriptions: [],
       cleanups: [],
     };
@@ -321,8 +324,29 @@ export class Bot {
       ...(options.processMetrics === undefined ? {} : { processMetrics: options.processMetrics }),
     });
     resources.metrics = metrics;
+    if (config.metrics.enabled && config.dashboard.enabled) {
+      resources.dashboard = createBotDashboard({
+        clock,
+        logger,
+        section: config.dashboard,
+        host: config.metrics.host,
+        killFile:
+          config.risk.kill_switch.file === null ? null : resolve(config.risk.kill_switch.file),
+        strategies: loaded.strategies.map((strategy) => ({
+          id: strategy.id,
+          name: strategy.name,
+          params: strategy.rawParams,
+        })),
+        status: () => this.status(),
+        kernel: () => this.resources.kernel,
+      });
+    }
     if (config.metrics.enabled) {
+      const dashboard = resources.dashboard;
       resources.http = await startBotHttpServer({
+        ...(dashboard === null
+          ? {}
+          : { routes: (request, response) => dashboard.server.handle(request, response) }),
         host: config.metrics.host,
         port: config.metrics.port,
         registry: metrics.registry,
@@ -382,6 +406,14 @@ export class Bot {
     });
     resources.kernel = kernel;
     metrics.attachKernel(kernel);
+    resources.dashboard?.attach(
+      kernel,
+      resources.stream.state$,
+      resources.live.marketData
+        .markets()
+        .map((market) => resources.live?.marketData.ticker$(market.market_id))
+        .filter((ticker$) => ticker$ !== undefined),
+    );
     this.subscribeLogs(kernel);
 
     // 6. The kill switch, installed before trading starts so a kill file present now halts it.
@@ -417,6 +449,8 @@ export class Bot {
         journal: journalPath,
         metrics: resources.http === null ? null : `${resources.http.url}/metrics`,
         status: resources.http === null ? null : `${resources.http.url}/status`,
+        dashboard:
+          resources.http === null || resources.dashboard === null ? null : `${resources.http.url}/`,
         kill_file: killSwitch.file === null ? null : resolve(killSwitch.file),
       },
       `paperbot running on ${credential.apiBaseUrl}${embedded ? ' (embedded emulator)' : ''}: ${markets.length} markets, strategies ${loaded.strategies.map((strategy) => strategy.id).join(', ')}`,
@@ -525,10 +559,11 @@ export class Bot {
     // Everything is taken at once, so a second release running meanwhile closes nothing twice.
     const cleanups = resources.cleanups.splice(0);
     const subscriptions = resources.subscriptions.splice(0);
-    const { kernel, metrics, live, stream, rest, journal, http, emulator } = resources;
+    const { kernel, metrics, live, stream, rest, journal, http, emulator, dashboard } = resources;
     Object.assign(resources, {
       kernel: null,
       metrics: null,
+      dashboard: null,
       live: null,
       stream: null,
       rest: null,
@@ -556,6 +591,7 @@ export class Bot {
     }
     for (const subscription of subscriptions) subscription.unsubscribe();
     metrics?.dispose();
+    dashboard?.close();
     if (live !== null) await attempt('venue', () => live.stop());
     if (stream !== null) await attempt('stream', () => stream.close());
     if (rest !== null) await attempt('rest', () => rest.close());
