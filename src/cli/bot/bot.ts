@@ -29,6 +29,7 @@ import { createBotLogger, executionLoggerOf } from './logging.ts';
 import { type BotMetrics, createBotMetrics } from './metrics.ts';
 import { sessionPnl } from './status-view.ts';
 import { type BotDashboard, createBotDashboard } from '../dashboard/index.ts';
+import { Notifier } from '../notifications/notifier.ts';
 
 /** Where the embedded emulator's account is remembered between runs (no secret in it). */
 export const EMBEDDED_ACCOUNT_FILE = 'bot-account.json';
@@ -87,6 +88,7 @@ interface Resources {
   http: BotHttpServer | null;
   metrics: BotMetrics | null;
   dashboard: BotDashboard | null;
+  notifier: Notifier | null;
   subscriptions: Subscription[];
   cleanups: (() => void)[];
 }
@@ -237,6 +239,7 @@ export class Bot {
       http: null,
       metrics: null,
       dashboard: null,
+      notifier: null,
       subscriptions: [],
       cleanups: [],
     };
@@ -339,6 +342,7 @@ export class Bot {
         })),
         status: () => this.status(),
         kernel: () => this.resources.kernel,
+        notifications: () => this.resources.notifier?.counts() ?? null,
       });
     }
     if (config.metrics.enabled) {
@@ -406,6 +410,24 @@ export class Bot {
     });
     resources.kernel = kernel;
     metrics.attachKernel(kernel);
+    if (config.notifications.webhooks.length > 0) {
+      resources.notifier = new Notifier({
+        section: config.notifications,
+        clock,
+        logger: logger.child({ component: 'notifications' }),
+        summary: () => {
+          const status = this.status();
+          return {
+            equity: status?.pnl.equity ?? null,
+            pnl_since_start: status?.pnl.session ?? null,
+            intents: status?.counters.intents ?? null,
+            fills: status?.counters.fills ?? null,
+            trading_state: status?.tradingState ?? null,
+          };
+        },
+      });
+      resources.notifier.attach(kernel, resources.stream.state$);
+    }
     resources.dashboard?.attach(
       kernel,
       resources.stream.state$,
@@ -559,8 +581,10 @@ export class Bot {
     // Everything is taken at once, so a second release running meanwhile closes nothing twice.
     const cleanups = resources.cleanups.splice(0);
     const subscriptions = resources.subscriptions.splice(0);
-    const { kernel, metrics, live, stream, rest, journal, http, emulator, dashboard } = resources;
+    const { kernel, metrics, live, stream, rest, journal, http, emulator, dashboard, notifier } =
+      resources;
     Object.assign(resources, {
+      notifier: null,
       kernel: null,
       metrics: null,
       dashboard: null,
@@ -592,6 +616,7 @@ export class Bot {
     for (const subscription of subscriptions) subscription.unsubscribe();
     metrics?.dispose();
     dashboard?.close();
+    notifier?.close();
     if (live !== null) await attempt('venue', () => live.stop());
     if (stream !== null) await attempt('stream', () => stream.close());
     if (rest !== null) await attempt('rest', () => rest.close());
