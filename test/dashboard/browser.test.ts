@@ -109,4 +109,19 @@ describe('the dashboard in Chromium', () => {
       await page.close();
     },
   );
+
+  it('hides the controls in read-only mode', { timeout: 30_000 }, async () => {
+    const lines = new LineCollector();
+    const bot = await startBot(
+      marketMakerBot(join(directory, 'read-only'), { dashboard: { read_only: true } }),
+      lines,
+    );
+    onTestFinished(() => bot.stop('test cleanup'));
+    const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    await page.goto(`${bot.httpUrl ?? ''}/`);
+    await page.locator('#trading-state', { hasText: 'ACTIVE' }).waitFor({ timeout: 15_000 });
+    expect(await page.locator('#controls').count()).toBe(0);
+    expect(await page.locator('button').count()).toBe(0);
+    await page.close();
+  });
 });

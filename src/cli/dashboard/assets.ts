@@ -50,6 +50,8 @@ export async function bundlePage(): Promise<string> {
     write: false,
     legalComments: 'none',
     logLevel: 'silent',
+    // node_modules may be a link (a worktree's); resolve inside this package, not the link's target.
+    preserveSymlinks: true,
   });
   const output = result.outputFiles[0];
   if (output === undefined)
