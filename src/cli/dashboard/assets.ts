@@ -1,14 +1,15 @@
 /**
  * What the dashboard page loads, all served by the bot (nothing from the network):
  * - `app.js`: the page (Preact), bundled by esbuild. A package build writes it to
- *   `dist/dashboard/app.js` (`npm run build:dashboard`); in a checkout without it, the first
- *   request bundles the sources in memory with esbuild (a devDependency) and keeps the result.
+ *   `dist/dashboard/app.js` (`npm run build:dashboard`); in a checkout without it (or with one
+ *   older than the page's source), the first request bundles the sources in memory with
+ *   esbuild (a devDependency) and keeps the result.
  *   Nothing is bundled at start, so start-up never waits for it.
  * - `charts.js`: lightweight-charts' standalone build and the report's chart setup, so the
  *   dashboard's charts are drawn by the same code as the backtest report's.
  * - `style.css`: the report's stylesheet and the dashboard's additions.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type * as Esbuild from 'esbuild';
 import { PaperbotError } from '../../core/errors.ts';
@@ -59,6 +60,17 @@ export async function bundlePage(): Promise<string> {
   return output.text;
 }
 
+/**
+ * The built bundle is used when it exists and is not older than the page's source (a checkout
+ * where someone edited the page after a build bundles afresh).
+ */
+function builtBundleIsCurrent(): boolean {
+  const built = statSync(BUILT_BUNDLE, { throwIfNoEntry: false });
+  if (built === undefined) return false;
+  const source = statSync(PAGE_ENTRY, { throwIfNoEntry: false });
+  return source === undefined || source.mtimeMs <= built.mtimeMs;
+}
+
 export interface DashboardAssets {
   script(): Promise<string>;
   charts(): string;
@@ -70,7 +82,7 @@ export function createDashboardAssets(): DashboardAssets {
   let charts: string | null = null;
   return {
     script() {
-      script ??= existsSync(BUILT_BUNDLE)
+      script ??= builtBundleIsCurrent()
         ? Promise.resolve(readFileSync(BUILT_BUNDLE, 'utf8'))
         : bundlePage();
       // A failed bundle is tried again at the next request.
