@@ -55,6 +55,8 @@ describe('the dashboard in Chromium', () => {
       await page.locator('#fills tbody tr').first().waitFor({ timeout: 30_000 });
       expect(await page.locator('#fills').textContent()).toContain('BTC-PERP');
       expect(await page.locator('#equity-chart canvas').count()).toBeGreaterThan(0);
+      expect(await page.locator('#pnl-today').textContent()).toMatch(/^[+-]?\d/);
+      expect(await page.locator('#equity').textContent()).toMatch(/^\d+(\.\d+)?$/);
       await page.screenshot({ path: join(ARTIFACTS, 'desktop.png'), fullPage: true });
 
       // Halt from the page: the gate halts, the kill file is written, the quotes go away.

@@ -66,6 +66,7 @@ export function createBotDashboard(options: BotDashboardOptions): BotDashboard {
         strategies: options.strategies,
         readOnly: section.read_only,
         notifications: options.notifications?.() ?? null,
+        day: options.kernel()?.gate.lossTrackingRecord() ?? null,
       });
     },
     control: async (action) => {

@@ -6,6 +6,7 @@
  */
 import { isDecimalString, parseDecimal, toWire } from '../../core/decimal.ts';
 import type { KernelStatus } from '../../runtime/kernel.ts';
+import { sessionPnl } from '../bot/status-view.ts';
 import type { ActivitySnapshot } from './activity.ts';
 
 export interface DashboardStrategyConfig {
@@ -39,6 +40,12 @@ export interface SnapshotInput {
   readonly strategies: readonly DashboardStrategyConfig[];
   readonly readOnly: boolean;
   readonly notifications: unknown;
+  /** The risk gate's trading day: when it began and the equity then and now. */
+  readonly day: {
+    readonly dayStartedAt: number;
+    readonly dayStartEquity: string | null;
+    readonly lastEquity: string | null;
+  } | null;
 }
 
 /** (price - mark) / mark in percent, four decimals; null when either is unknown. */
@@ -103,6 +110,13 @@ export function buildSnapshot(input: SnapshotInput) {
     },
     account: status?.account ?? null,
     pnl: status?.pnl ?? null,
+    today:
+      input.day === null
+        ? null
+        : {
+            since: input.day.dayStartedAt,
+            pnl: sessionPnl(input.day.dayStartEquity, input.day.lastEquity),
+          },
     equity: activity.equity,
     positions: status?.positions ?? [],
     openOrders,

@@ -206,6 +206,11 @@ function Dashboard({ snapshot, live }) {
         value: text(s.account && s.account.total_equity),
       }),
       h(Card, { label: 'Available', value: text(s.account && s.account.available) }),
+      h(Card, {
+        label: s.today ? `PnL today (since ${time(s.today.since)} UTC)` : 'PnL today',
+        id: 'pnl-today',
+        value: signed(s.today && s.today.pnl),
+      }),
       h(Card, { label: 'PnL since start', id: 'pnl', value: signed(s.pnl && s.pnl.session) }),
       h(Card, { label: 'Unrealized', value: signed(s.pnl && s.pnl.unrealized) }),
     ]),
