@@ -303,6 +303,37 @@ function Dashboard({ snapshot, live }) {
         ],
       })),
     }),
+    s.notifications && s.notifications.length > 0
+      ? [
+          h('h2', null, 'Notifications'),
+          h(Table, {
+            id: 'notifications',
+            empty: 'No webhooks.',
+            headers: [
+              'Webhook',
+              'Sent messages',
+              'Sent events',
+              'Failed attempts',
+              'Dropped events',
+              'Queued',
+              'State',
+            ],
+            rows: s.notifications.map((w) => ({
+              text: [0, 6],
+              className: w.down ? 'loss' : '',
+              cells: [
+                w.webhook,
+                String(w.sentMessages),
+                String(w.sentEvents),
+                String(w.failedAttempts),
+                String(w.droppedEvents),
+                String(w.queued),
+                w.down ? 'down' : 'up',
+              ],
+            })),
+          }),
+        ]
+      : null,
     h('h2', null, 'Recent warnings and errors'),
     s.notices.length === 0
       ? h('p', { class: 'none', id: 'notices' }, 'None.')
