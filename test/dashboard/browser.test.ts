@@ -56,6 +56,9 @@ describe('the dashboard in Chromium', () => {
       expect(await page.locator('#fills').textContent()).toContain('BTC-PERP');
       expect(await page.locator('#equity-chart canvas').count()).toBeGreaterThan(0);
       expect(await page.locator('#pnl-today').textContent()).toMatch(/^[+-]?\d/);
+      expect(await page.locator('#routes').textContent()).toMatch(/^ready since/);
+      expect(await page.locator('#stream-state').textContent()).toMatch(/^live since/);
+      expect(await page.locator('#may-trade').textContent()).toBe('yes');
       expect(await page.locator('#equity').textContent()).toMatch(/^\d+(\.\d+)?$/);
       await page.screenshot({ path: join(ARTIFACTS, 'desktop.png'), fullPage: true });
 

@@ -435,6 +435,7 @@ export class Bot {
         .markets()
         .map((market) => resources.live?.marketData.ticker$(market.market_id))
         .filter((ticker$) => ticker$ !== undefined),
+      resources.live.routeReady$,
     );
     this.subscribeLogs(kernel);
 

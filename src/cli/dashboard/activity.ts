@@ -132,6 +132,7 @@ export class ActivityRecorder {
   private streamState: { state: string; since: number } | null = null;
   private readonly subscriptions: Subscription[] = [];
   private readonly marks = new Map<string, string>();
+  private routes: { ready: boolean; since: number } | null = null;
 
   constructor(private readonly clock: Clock) {}
 
@@ -156,6 +157,17 @@ export class ActivityRecorder {
         this.streamState = { state, since: this.clock.now() };
         if (state === 'failed') this.notice('error', 'stream failed');
         else if (state === 'backoff') this.notice('warn', 'stream disconnected, reconnecting');
+      }),
+    );
+  }
+
+  /** Whether the venue's order routes are ready (the live venue's `routeReady$`). */
+  attachRouteReady(ready$: Observable<boolean>): void {
+    this.subscriptions.push(
+      ready$.subscribe((ready) => {
+        if (this.routes?.ready === ready) return;
+        this.routes = { ready, since: this.clock.now() };
+        if (!ready) this.notice('warn', 'order routes not ready');
       }),
     );
   }
@@ -208,6 +220,7 @@ export class ActivityRecorder {
       tradingSince: this.tradingSince,
       stream: this.streamState,
       marks: Object.fromEntries(this.marks),
+      routes: this.routes,
     };
   }
 

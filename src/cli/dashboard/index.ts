@@ -39,6 +39,7 @@ export interface BotDashboard {
     kernel: Kernel,
     streamState$: Observable<string>,
     marks: readonly Observable<{ market_id: string; mark_price: string | null }>[],
+    routeReady$?: Observable<boolean>,
   ): void;
   close(): void;
 }
@@ -81,10 +82,11 @@ export function createBotDashboard(options: BotDashboardOptions): BotDashboard {
   return {
     server,
     activity,
-    attach(kernel, streamState$, marks) {
+    attach(kernel, streamState$, marks, routeReady$) {
       activity.attach(kernel);
       activity.attachStream(streamState$);
       activity.attachMarks(marks);
+      if (routeReady$ !== undefined) activity.attachRouteReady(routeReady$);
     },
     close() {
       server.close();

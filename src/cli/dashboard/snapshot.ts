@@ -101,6 +101,7 @@ export function buildSnapshot(input: SnapshotInput) {
       mayTrade: status?.mayTrade ?? false,
     },
     stream: activity.stream,
+    routes: activity.routes,
     reconciled: status?.reconciled ?? false,
     deadman: status?.deadman ?? null,
     intents: {

@@ -155,9 +155,16 @@ function Dashboard({ snapshot, live }) {
     h('div', { class: 'cards' }, [
       h(Card, { label: 'Trading since', value: time(s.trading.since) }),
       h(Card, {
-        label: 'May trade (routes ready, reconciled, dead-man armed)',
+        label: 'May trade (reconciled, dead-man armed, routes ready)',
         id: 'may-trade',
         value: s.trading.mayTrade ? 'yes' : 'no',
+      }),
+      h(Card, {
+        label: 'Order routes',
+        id: 'routes',
+        value: s.routes
+          ? `${s.routes.ready ? 'ready' : 'not ready'} since ${time(s.routes.since)}`
+          : '-',
       }),
       h(Card, {
         label: 'Stream',
