@@ -28,8 +28,8 @@ import { type BotHttpServer, type HealthReport, startBotHttpServer } from './htt
 import { createBotLogger, executionLoggerOf } from './logging.ts';
 import { type BotMetrics, createBotMetrics } from './metrics.ts';
 import { sessionPnl } from './status-view.ts';
-import { type BotDashboard, createBotDashboard } from '../dashboard/index.ts';
-import { Notifier } from '../notifications/notifier.ts';
+import { type BotDashboard, dashboardOfConfig } from '../dashboard/index.ts';
+import { type Notifier, notifierOfConfig } from '../notifications/notifier.ts';
 
 /** Where the embedded emulator's account is remembered between runs (no secret in it). */
 export const EMBEDDED_ACCOUNT_FILE = 'bot-account.json';
@@ -327,24 +327,13 @@ export class Bot {
       ...(options.processMetrics === undefined ? {} : { processMetrics: options.processMetrics }),
     });
     resources.metrics = metrics;
-    if (config.metrics.enabled && config.dashboard.enabled) {
-      resources.dashboard = createBotDashboard({
-        clock,
-        logger,
-        section: config.dashboard,
-        host: config.metrics.host,
-        killFile:
-          config.risk.kill_switch.file === null ? null : resolve(config.risk.kill_switch.file),
-        strategies: loaded.strategies.map((strategy) => ({
-          id: strategy.id,
-          name: strategy.name,
-          params: strategy.rawParams,
-        })),
-        status: () => this.status(),
-        kernel: () => this.resources.kernel,
-        notifications: () => this.resources.notifier?.counts() ?? null,
-      });
-    }
+    resources.dashboard = dashboardOfConfig(config, loaded.strategies, {
+      clock,
+      logger,
+      status: () => this.status(),
+      kernel: () => this.resources.kernel,
+      notifications: () => this.resources.notifier?.counts() ?? null,
+    });
     if (config.metrics.enabled) {
       const dashboard = resources.dashboard;
       resources.http = await startBotHttpServer({
@@ -410,33 +399,13 @@ export class Bot {
     });
     resources.kernel = kernel;
     metrics.attachKernel(kernel);
-    if (config.notifications.webhooks.length > 0) {
-      resources.notifier = new Notifier({
-        section: config.notifications,
-        clock,
-        logger: logger.child({ component: 'notifications' }),
-        summary: () => {
-          const status = this.status();
-          return {
-            equity: status?.pnl.equity ?? null,
-            pnl_since_start: status?.pnl.session ?? null,
-            intents: status?.counters.intents ?? null,
-            fills: status?.counters.fills ?? null,
-            trading_state: status?.tradingState ?? null,
-          };
-        },
-      });
-      resources.notifier.attach(kernel, resources.stream.state$);
-    }
-    resources.dashboard?.attach(
-      kernel,
-      resources.stream.state$,
-      resources.live.marketData
-        .markets()
-        .map((market) => resources.live?.marketData.ticker$(market.market_id))
-        .filter((ticker$) => ticker$ !== undefined),
-      resources.live.routeReady$,
-    );
+    resources.notifier = notifierOfConfig(config.notifications, {
+      clock,
+      logger: logger.child({ component: 'notifications' }),
+      status: () => this.status(),
+    });
+    resources.notifier?.attach(kernel, resources.stream.state$);
+    resources.dashboard?.attach(kernel, resources.stream, resources.live);
     this.subscribeLogs(kernel);
 
     // 6. The kill switch, installed before trading starts so a kill file present now halts it.

@@ -32,16 +32,53 @@ export interface BotDashboardOptions {
   readonly notifications?: () => unknown;
 }
 
+/** The parts of the live venue the dashboard reads: marks and the routes' readiness. */
+export interface DashboardLiveSource {
+  readonly marketData: {
+    markets(): readonly { readonly market_id: string }[];
+    ticker$(marketId: string): Observable<{ market_id: string; mark_price: string | null }>;
+  };
+  readonly routeReady$: Observable<boolean>;
+}
+
 export interface BotDashboard {
   readonly server: DashboardServer;
   readonly activity: ActivityRecorder;
   attach(
     kernel: Kernel,
-    streamState$: Observable<string>,
-    marks: readonly Observable<{ market_id: string; mark_price: string | null }>[],
-    routeReady$?: Observable<boolean>,
+    stream: { readonly state$: Observable<string> },
+    live: DashboardLiveSource,
   ): void;
   close(): void;
+}
+
+/** The dashboard from the bot's config, or null when it is off (or the endpoint is). */
+export function dashboardOfConfig(
+  config: {
+    readonly dashboard: DashboardSection;
+    readonly metrics: { readonly enabled: boolean; readonly host: string };
+    readonly risk: { readonly kill_switch: { readonly file: string | null } };
+  },
+  strategies: readonly {
+    readonly id: string;
+    readonly name: string;
+    readonly rawParams: unknown;
+  }[],
+  options: Pick<BotDashboardOptions, 'clock' | 'logger' | 'status' | 'kernel' | 'notifications'>,
+): BotDashboard | null {
+  if (!config.metrics.enabled || !config.dashboard.enabled) return null;
+  const killFile = config.risk.kill_switch.file;
+  return createBotDashboard({
+    ...options,
+    section: config.dashboard,
+    host: config.metrics.host,
+    killFile: killFile === null ? null : resolve(killFile),
+    strategies: strategies.map((strategy) => ({
+      id: strategy.id,
+      name: strategy.name,
+      params: strategy.rawParams,
+    })),
+  });
 }
 
 export function createBotDashboard(options: BotDashboardOptions): BotDashboard {
@@ -82,11 +119,13 @@ export function createBotDashboard(options: BotDashboardOptions): BotDashboard {
   return {
     server,
     activity,
-    attach(kernel, streamState$, marks, routeReady$) {
+    attach(kernel, stream, live) {
       activity.attach(kernel);
-      activity.attachStream(streamState$);
-      activity.attachMarks(marks);
-      if (routeReady$ !== undefined) activity.attachRouteReady(routeReady$);
+      activity.attachStream(stream.state$);
+      activity.attachMarks(
+        live.marketData.markets().map((market) => live.marketData.ticker$(market.market_id)),
+      );
+      activity.attachRouteReady(live.routeReady$);
     },
     close() {
       server.close();

@@ -95,3 +95,34 @@ export class Notifier {
     }, at - clock.now());
   }
 }
+
+/** The bot's notifier from its config section, or null when no webhook is configured. */
+export function notifierOfConfig(
+  section: NotificationsSection,
+  options: Omit<NotifierOptions, 'section' | 'summary'> & {
+    /** The bot's `/status` document, for the daily summary. */
+    readonly status: () => {
+      readonly tradingState: string;
+      readonly counters: { readonly intents: number; readonly fills: number };
+      readonly pnl: { readonly equity: string | null; readonly session: string | null };
+    } | null;
+  },
+): Notifier | null {
+  if (section.webhooks.length === 0) return null;
+  return new Notifier({
+    section,
+    clock: options.clock,
+    logger: options.logger,
+    ...(options.post === undefined ? {} : { post: options.post }),
+    summary: () => {
+      const status = options.status();
+      return {
+        equity: status?.pnl.equity ?? null,
+        pnl_since_start: status?.pnl.session ?? null,
+        intents: status?.counters.intents ?? null,
+        fills: status?.counters.fills ?? null,
+        trading_state: status?.tradingState ?? null,
+      };
+    },
+  });
+}
