@@ -11,6 +11,7 @@ import {
   MAXIMUM_RECENT,
 } from '../../src/cli/dashboard/activity.ts';
 import { distanceFromMark } from '../../src/cli/dashboard/snapshot.ts';
+import type { Fill } from '../../src/protocol/index.ts';
 import type { IntentOutcome } from '../../src/runtime/intents.ts';
 
 describe('distance from the mark', () => {
@@ -81,5 +82,70 @@ describe('the activity recorder', () => {
     expect(snapshot.lastIntents.even?.requestId).toBe(`r${MAXIMUM_RECENT + 10}`);
     expect(snapshot.lastIntents.odd?.requestId).toBe(`r${MAXIMUM_RECENT + 9}`);
     activity.detach();
+  });
+
+  it('makes each strategy a PnL from its own fills, marked', () => {
+    const clock = new VirtualClock(0);
+    const activity = new ActivityRecorder(clock);
+    const outcomes$ = new Subject<IntentOutcome>();
+    const fills$ = new Subject<Fill>();
+    const ticker$ = new Subject<{ market_id: string; mark_price: string | null }>();
+    activity.attach({
+      outcomes$,
+      denials$: new Subject(),
+      fills$,
+      reconciliation$: new Subject(),
+      tradingState$: new Subject(),
+    });
+    activity.attachMarks([ticker$]);
+    const accept = (strategyId: string, orderId: string) =>
+      outcomes$.next({
+        status: 'accepted',
+        orderId,
+        intent: {
+          strategyId,
+          sequence: 1,
+          requestId: `${strategyId}:${orderId}`,
+          clientOrderId: `${strategyId}:${orderId}`,
+          intent: {
+            kind: 'place',
+            marketId: 'BTC-PERP',
+            side: 'buy',
+            type: 'limit',
+            quantity: '1',
+            price: '100',
+          },
+          emittedAt: 0,
+        },
+      });
+    const fill = (orderId: string, side: string, quantity: string, price: string, fee: string) =>
+      fills$.next({
+        fill_id: `f-${orderId}-${side}`,
+        market_id: 'BTC-PERP',
+        route_id: 'r',
+        side,
+        quantity,
+        price,
+        fee,
+        notional: '0',
+        order_id: orderId,
+        is_maker: true,
+        occurred_at: '2026-01-05T00:00:00.000Z',
+      });
+    accept('mm', 'o1');
+    accept('mm', 'o2');
+    accept('other', 'o3');
+    fill('o1', 'buy', '1', '100', '0.1');
+    fill('o2', 'sell', '1', '110', '0.1');
+    // Flat: the round trip's 10 less two fees.
+    expect(activity.snapshot().strategyPnl).toEqual({ mm: '9.8' });
+    fill('o3', 'buy', '2', '100', '0');
+    // Holding without a mark: unknown, not guessed.
+    expect(activity.snapshot().strategyPnl.other).toBeNull();
+    ticker$.next({ market_id: 'BTC-PERP', mark_price: '105' });
+    expect(activity.snapshot().strategyPnl).toEqual({ mm: '9.8', other: '10' });
+    // A fill of an order this session did not place is nobody's.
+    fill('unknown', 'buy', '5', '100', '0');
+    expect(activity.snapshot().fillCounts).toEqual({ mm: 2, other: 1 });
   });
 });

@@ -7,6 +7,7 @@
  */
 import type { Observable, Subscription } from 'rxjs';
 import type { Clock } from '../../core/clock.ts';
+import { type Decimal, parseDecimal, toWire, ZERO } from '../../core/decimal.ts';
 import type { Fill } from '../../protocol/index.ts';
 import type { ReconciliationReport } from '../../runtime/execution/reconciler.ts';
 import type { IntentOutcome } from '../../runtime/intents.ts';
@@ -124,6 +125,8 @@ export class ActivityRecorder {
   /** Venue order id -> strategy, for fills; bounded like everything else. */
   private readonly orderOwners = new Map<string, string>();
   private readonly fillCounts = new Map<string, number>();
+  /** Strategy -> market -> position and cash from the fills of this session. */
+  private readonly ledgers = new Map<string, Map<string, { quantity: Decimal; cash: Decimal }>>();
   private equityPoints: [number, string][] = [];
   private equityStride = 1;
   private equitySkipped = 0;
@@ -215,6 +218,7 @@ export class ActivityRecorder {
       notices: this.notices.list(),
       lastIntents: Object.fromEntries(this.lastIntents),
       fillCounts: Object.fromEntries(this.fillCounts),
+      strategyPnl: this.strategyPnl(),
       equity: this.equityPoints.slice(),
       reconciliation: this.reconciliation,
       tradingSince: this.tradingSince,
@@ -265,7 +269,49 @@ export class ActivityRecorder {
     });
     if (strategyId !== null) {
       this.fillCounts.set(strategyId, (this.fillCounts.get(strategyId) ?? 0) + 1);
+      this.book(strategyId, fill);
     }
+  }
+
+  private book(strategyId: string, fill: Fill): void {
+    let markets = this.ledgers.get(strategyId);
+    if (markets === undefined) {
+      markets = new Map();
+      this.ledgers.set(strategyId, markets);
+    }
+    const entry = markets.get(fill.market_id) ?? {
+      quantity: ZERO,
+      cash: ZERO,
+    };
+    const quantity = parseDecimal(fill.quantity);
+    const notional = quantity.times(parseDecimal(fill.price));
+    const buy = fill.side.toLowerCase() === 'buy';
+    markets.set(fill.market_id, {
+      quantity: buy ? entry.quantity.plus(quantity) : entry.quantity.minus(quantity),
+      cash: (buy ? entry.cash.minus(notional) : entry.cash.plus(notional)).minus(
+        parseDecimal(fill.fee),
+      ),
+    });
+  }
+
+  /**
+   * Each strategy's PnL from the fills it made in this session: cash paid and received, fees,
+   * and what it still holds at the mark. Null while a market it holds has no mark yet.
+   */
+  private strategyPnl(): Record<string, string | null> {
+    const out: Record<string, string | null> = {};
+    for (const [strategyId, markets] of this.ledgers) {
+      let total: Decimal | null = ZERO;
+      for (const [marketId, entry] of markets) {
+        if (total === null) break;
+        const mark = this.marks.get(marketId);
+        if (entry.quantity.eq(0)) total = total.plus(entry.cash);
+        else if (mark === undefined) total = null;
+        else total = total.plus(entry.cash).plus(entry.quantity.times(parseDecimal(mark)));
+      }
+      out[strategyId] = total === null ? null : toWire(total);
+    }
+    return out;
   }
 
   private onReconciliation(report: ReconciliationReport): void {

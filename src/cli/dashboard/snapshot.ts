@@ -87,6 +87,7 @@ export function buildSnapshot(input: SnapshotInput) {
       openOrders: openOrders.filter((order) => order.clientOrderId?.startsWith(prefix) === true)
         .length,
       fills: activity.fillCounts[strategy.id] ?? 0,
+      pnl: activity.strategyPnl[strategy.id] ?? null,
       lastIntent: activity.lastIntents[strategy.id] ?? null,
     };
   });

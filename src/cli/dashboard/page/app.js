@@ -294,15 +294,25 @@ function Dashboard({ snapshot, live }) {
     h(Table, {
       id: 'strategies',
       empty: 'No strategies.',
-      headers: ['Id', 'Plugin', 'State', 'Open orders', 'Fills', 'Last intent', 'Parameters'],
+      headers: [
+        'Id',
+        'Plugin',
+        'State',
+        'Open orders',
+        'Fills',
+        'PnL (session)',
+        'Last intent',
+        'Parameters',
+      ],
       rows: s.strategies.map((st) => ({
-        text: [0, 1, 2, 5, 6],
+        text: [0, 1, 2, 6, 7],
         cells: [
           st.id,
           st.name,
           st.state,
           String(st.openOrders),
           String(st.fills),
+          signed(st.pnl),
           st.lastIntent === null
             ? '-'
             : `${time(st.lastIntent.at)} ${st.lastIntent.kind} ${st.lastIntent.status}`,
