@@ -11,7 +11,7 @@ header h1 { margin: 0; }
 .badge { display: inline-block; padding: 2px 10px; border-radius: 10px; font-weight: 600; color: #fff; }
 .badge.ACTIVE { background: #2e7d32; } .badge.REDUCING { background: #f0a020; } .badge.HALTED { background: #c62828; }
 .badge.unknown { background: #777; }
-.cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(160px, 1fr)); gap: 8px 16px; margin-top: 12px; }
+.cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(160px, 1fr)); gap: 8px 16px; margin-top: 12px; align-items: start; }
 .card { border: 1px solid #e5e5e5; border-radius: 6px; padding: 8px 12px; }
 .card .label { color: #555; font-size: 12px; } .card .value { font-size: 16px; font-variant-numeric: tabular-nums; overflow-wrap: anywhere; }
 .scroll { overflow-x: auto; max-width: 100%; }
