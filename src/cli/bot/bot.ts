@@ -39,6 +39,8 @@ import { createBotLogger, executionLoggerOf } from './logging.ts';
 import { type BotMetrics, createBotMetrics } from './metrics.ts';
 import { loadVenueKeyFile } from './venue-key.ts';
 import { sessionPnl } from './status-view.ts';
+import { type BotDashboard, dashboardOfConfig } from '../dashboard/index.ts';
+import { type Notifier, notifierOfConfig } from '../notifications/notifier.ts';
 
 /** Where the embedded emulator's account is remembered between runs (no secret in it). */
 export const EMBEDDED_ACCOUNT_FILE = 'bot-account.json';
@@ -106,6 +108,8 @@ interface Resources {
   kernel: Kernel | null;
   http: BotHttpServer | null;
   metrics: BotMetrics | null;
+  dashboard: BotDashboard | null;
+  notifier: Notifier | null;
   subscriptions: Subscription[];
   cleanups: (() => void)[];
 }
@@ -263,6 +267,8 @@ export class Bot {
       kernel: null,
       http: null,
       metrics: null,
+      dashboard: null,
+      notifier: null,
       subscriptions: [],
       cleanups: [],
     };
@@ -352,8 +358,19 @@ export class Bot {
       ...(options.processMetrics === undefined ? {} : { processMetrics: options.processMetrics }),
     });
     resources.metrics = metrics;
+    resources.dashboard = dashboardOfConfig(config, loaded.strategies, {
+      clock,
+      logger,
+      status: () => this.status(),
+      kernel: () => this.resources.kernel,
+      notifications: () => this.resources.notifier?.counts() ?? null,
+    });
     if (config.metrics.enabled) {
+      const dashboard = resources.dashboard;
       resources.http = await startBotHttpServer({
+        ...(dashboard === null
+          ? {}
+          : { routes: (request, response) => dashboard.server.handle(request, response) }),
         host: config.metrics.host,
         port: config.metrics.port,
         registry: metrics.registry,
@@ -422,6 +439,13 @@ export class Bot {
     });
     resources.kernel = kernel;
     metrics.attachKernel(kernel);
+    resources.notifier = notifierOfConfig(config.notifications, {
+      clock,
+      logger: logger.child({ component: 'notifications' }),
+      status: () => this.status(),
+    });
+    resources.notifier?.attach(kernel, resources.stream.state$);
+    resources.dashboard?.attach(kernel, resources.stream, resources.live);
     this.subscribeLogs(kernel);
 
     // 6. The kill switch, installed before trading starts so a kill file present now halts it.
@@ -457,6 +481,8 @@ export class Bot {
         journal: journalPath,
         metrics: resources.http === null ? null : `${resources.http.url}/metrics`,
         status: resources.http === null ? null : `${resources.http.url}/status`,
+        dashboard:
+          resources.http === null || resources.dashboard === null ? null : `${resources.http.url}/`,
         kill_file: killSwitch.file === null ? null : resolve(killSwitch.file),
       },
       `paperbot running on ${credential.apiBaseUrl}${embedded ? ' (embedded emulator)' : ''}: ${markets.length} markets, strategies ${loaded.strategies.map((strategy) => strategy.id).join(', ')}`,
@@ -573,10 +599,13 @@ export class Bot {
     // Everything is taken at once, so a second release running meanwhile closes nothing twice.
     const cleanups = resources.cleanups.splice(0);
     const subscriptions = resources.subscriptions.splice(0);
-    const { kernel, metrics, live, stream, rest, journal, http, emulator } = resources;
+    const { kernel, metrics, live, stream, rest, journal, http, emulator, dashboard, notifier } =
+      resources;
     Object.assign(resources, {
+      notifier: null,
       kernel: null,
       metrics: null,
+      dashboard: null,
       live: null,
       stream: null,
       rest: null,
@@ -616,6 +645,8 @@ export class Bot {
     }
     for (const subscription of subscriptions) subscription.unsubscribe();
     metrics?.dispose();
+    dashboard?.close();
+    notifier?.close();
     if (live !== null) await attempt('venue', () => live.stop());
     if (stream !== null) await attempt('stream', () => stream.close());
     if (rest !== null) await attempt('rest', () => rest.close());

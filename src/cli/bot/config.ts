@@ -38,6 +38,8 @@ import {
 } from '../../runtime/config.ts';
 import { RiskConfig } from '../../runtime/risk/index.ts';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../logging.ts';
+import { DashboardSection, dashboardIssues } from '../dashboard/config.ts';
+import { NotificationsSection } from '../notifications/config.ts';
 
 export const DEFAULT_BOT_CONFIG_PATH = 'config/bot.yaml';
 export const DEFAULT_METRICS_PORT = 9464;
@@ -169,6 +171,8 @@ export const BotConfig = z.strictObject({
   metrics: MetricsSection.prefault({}),
   logging: LoggingSection.prefault({}),
   market_data: MarketDataSection.prefault({}),
+  dashboard: DashboardSection.prefault({}),
+  notifications: NotificationsSection.prefault({}),
 });
 export type BotConfig = z.infer<typeof BotConfig>;
 export type BotConfigInput = z.input<typeof BotConfig>;
@@ -243,6 +247,8 @@ export async function resolveBotConfig(
       );
     }
   }
+  if (parsed.success)
+    issues.push(...dashboardIssues(parsed.data.dashboard, parsed.data.metrics.host));
   if (issues.length > 0 || !parsed.success) throw invalidConfigError(source, issues);
   return { source, config: parsed.data, strategies, emulatorConfig };
 }

@@ -66,6 +66,8 @@ export interface BotHttpServerOptions {
   readonly health: () => HealthReport;
   /** The JSON of `/status`; null while there is nothing to report yet (answered 503). */
   readonly status: () => unknown;
+  /** More routes (the dashboard's), tried first; true when it answered the request. */
+  readonly routes?: (request: IncomingMessage, response: ServerResponse) => Promise<boolean>;
 }
 
 export interface BotHttpServer {
@@ -90,6 +92,7 @@ async function handle(
   request: IncomingMessage,
   response: ServerResponse,
 ): Promise<void> {
+  if (options.routes !== undefined && (await options.routes(request, response))) return;
   const path = (request.url ?? '/').split('?')[0];
   if (request.method !== 'GET' && request.method !== 'HEAD') {
     response.setHeader('allow', 'GET, HEAD');

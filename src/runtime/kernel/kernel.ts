@@ -44,6 +44,7 @@ import {
 } from '../deadman/shutdown.ts';
 import { withDeadline } from '../execution/deadline.ts';
 import { type ExecutionOutcome, Executor, type ExecutorConfig } from '../execution/executor.ts';
+import { sendInternalCommand } from '../execution/internal-command.ts';
 import {
   describePermit,
   type GateReading,
@@ -459,6 +460,29 @@ export class Kernel {
   /** Moves trading to HALTED until `resume()` (the kill switch and the CLI use this). */
   halt(reason: string): void {
     this.gate.halt(reason, 'manual');
+  }
+
+  /**
+   * An operator's cancel-all (the dashboard's button): journaled like the runtime's own
+   * commands (`pb-operator:...`), sent in the executor's lane so no order command is in flight
+   * meanwhile. It does not stop the strategies: halt first for that.
+   */
+  async cancelAllOrders(): Promise<{ readonly ok: boolean; readonly message: string }> {
+    if (this.phase !== 'running') return { ok: false, message: `the kernel is ${this.phase}` };
+    const result = await this.executor.exclusive(() =>
+      sendInternalCommand(
+        { venue: this.venue, journal: this.journal, clock: this.clock, timeoutMs: 30_000 },
+        'operator',
+        (requestId) => ({ endpoint: 'cancelAllOrders', body: { request_id: requestId } }),
+      ),
+    );
+    this.logger.warn(
+      { request_id: result.requestId, ok: result.ok, ...(result.ok ? {} : { code: result.code }) },
+      'operator cancel-all',
+    );
+    return result.ok
+      ? { ok: true, message: `cancel-all accepted (${result.requestId})` }
+      : { ok: false, message: `${result.kind}: ${result.code}: ${result.message}` };
   }
 
   /** Clears a halt, a reduction and a drawdown stop (a daily loss limit still applies). */
