@@ -123,7 +123,9 @@ describe('the dashboard in Chromium', () => {
       marketMakerBot(join(directory, 'read-only'), { dashboard: { read_only: true } }),
       lines,
     );
-    onTestFinished(() => bot.stop('test cleanup'));
+    onTestFinished(async () => {
+      await bot.stop('test cleanup');
+    });
     const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
     await page.goto(`${bot.httpUrl ?? ''}/`);
     await page.locator('#trading-state', { hasText: 'ACTIVE' }).waitFor({ timeout: 15_000 });

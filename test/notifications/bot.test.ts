@@ -42,7 +42,9 @@ describe('a bot with a webhook', () => {
         }),
         lines,
       );
-      onTestFinished(() => bot.stop('test cleanup'));
+      onTestFinished(async () => {
+        await bot.stop('test cleanup');
+      });
       const url = bot.httpUrl ?? '';
 
       await until('a fill notification', () => kinds(receiver).includes('fill'), 30_000);
