@@ -1279,8 +1279,30 @@ export class Executor {
     if (unknown !== this.unknownSubject.value) this.unknownSubject.next(unknown);
   }
 
+  /**
+   * An intent still queued when the executor stopped never ran, so nothing was sent for it: it is
+   * denied now, as the next start would, and the journal holds no intent left to settle.
+   */
+  private dropUnsent(requestId: string): void {
+    if (!this.journal.isOpen) return;
+    const record = this.journal.requireIntent(requestId);
+    if (record.state !== 'journaled') return;
+    this.finishDenied(
+      record,
+      denial(
+        'stopped_before_sent',
+        'intents queued when the runtime stops are not sent',
+        `state ${record.state}, emitted at ${record.intent.emittedAt}`,
+        'the runtime stopped before the command was sent; it was dropped',
+      ),
+    );
+  }
+
   private onTaskFailure(requestId: string, error: unknown): void {
-    if (this.stopped) return;
+    if (this.stopped) {
+      if (codeOf(error) === 'LANE_CLOSED') this.dropUnsent(requestId);
+      return;
+    }
     this.logger.error('executor task failed; the journal keeps the intent for recovery', {
       requestId,
       code: codeOf(error),

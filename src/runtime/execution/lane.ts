@@ -2,6 +2,8 @@
  * A serial lane: asynchronous tasks run one at a time, in order, urgent ones first. The executor
  * sends every command through one lane (design rule 10: through a queue, never re-entrantly).
  */
+import { PaperbotError } from '../../core/errors.ts';
+
 interface LaneEntry {
   readonly task: () => Promise<unknown>;
   readonly resolve: (value: unknown) => void;
@@ -52,7 +54,7 @@ export class SerialLane {
   close(): void {
     this.closed = true;
     for (const entry of this.queue.splice(0)) {
-      entry.reject(new Error('the lane closed before the task ran'));
+      entry.reject(new PaperbotError('LANE_CLOSED', 'the lane closed before the task ran'));
     }
   }
 
