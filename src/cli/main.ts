@@ -5,6 +5,7 @@
 import { Command, CommanderError } from 'commander';
 import { registerBacktestCommand } from './commands/backtest.ts';
 import { registerEmulatorCommands } from './commands/emulator.ts';
+import { registerImportCommand } from './commands/import.ts';
 import { registerKeysCommands } from './commands/keys.ts';
 import { registerKillCommand } from './commands/kill.ts';
 import { registerNewCommands } from './commands/new.ts';
@@ -31,6 +32,7 @@ export function buildProgram(): Command {
   registerKillCommand(program);
   registerRecordCommand(program);
   registerBacktestCommand(program);
+  registerImportCommand(program);
   return program;
 }
 
