@@ -44,6 +44,7 @@ import {
   writeReportCsv,
 } from '../../replay/report/index.ts';
 import { Journal } from '../../runtime/journal/index.ts';
+import { executeSearch } from './backtest-search.ts';
 import { type KernelLogger, silentKernelLogger } from '../../runtime/kernel.ts';
 
 export const DEFAULT_BACKTEST_CONFIG_PATH = 'config/backtest.yaml';
@@ -83,6 +84,11 @@ interface BacktestOptions {
   readonly csv?: string;
   readonly skipMissingMarkets?: boolean;
   readonly sweep?: string[];
+  readonly search?: string[];
+  readonly budget?: string;
+  readonly method?: string;
+  readonly metric?: string;
+  readonly holdout?: string;
   readonly workers?: string;
   readonly divergence?: string;
   readonly liveJournal?: string;
@@ -169,6 +175,43 @@ async function execute(
   /** Where written files are named: stdout, or stderr when stdout carries JSON. */
   const tell = (text: string) =>
     options.json === true ? dependencies.printError(text) : dependencies.print(text);
+
+  if (options.search !== undefined && options.search.length > 0) {
+    if (options.sweep !== undefined || options.divergence !== undefined) {
+      throw new PaperbotError(
+        'INVALID_ARGUMENT',
+        '--search cannot be combined with --sweep or --divergence',
+      );
+    }
+    const concurrency = integerOption(options.workers, 'workers', 1);
+    await executeSearch(
+      {
+        specs: options.search,
+        ...(options.budget === undefined ? {} : { budget: options.budget }),
+        ...(options.method === undefined ? {} : { method: options.method }),
+        ...(options.metric === undefined ? {} : { metric: options.metric }),
+        ...(options.holdout === undefined ? {} : { holdout: options.holdout }),
+        ...(options.json === undefined ? {} : { json: options.json }),
+        ...(options.report === undefined ? {} : { report: options.report }),
+        ...(concurrency === undefined ? {} : { concurrency }),
+        skipMissingMarkets: options.skipMissingMarkets === true,
+      },
+      {
+        loaded,
+        document: {
+          ...(loaded.document as Record<string, unknown>),
+          seed,
+          ...(marketsOverride === null ? {} : { markets: marketsOverride }),
+        },
+        seed,
+        data: dataOverride,
+        markets: config.markets,
+        print: dependencies.print,
+        tell,
+      },
+    );
+    return;
+  }
 
   if (options.sweep !== undefined && options.sweep.length > 0) {
     if (options.divergence !== undefined) {
@@ -332,6 +375,16 @@ export function registerBacktestCommand(
         collect,
       ),
     )
+    .addOption(
+      new Option(
+        '--search <spec>',
+        'name=low..high[:step] or name=a,b,c: a search dimension (repeatable)',
+      ).argParser(collect),
+    )
+    .option('--budget <n>', 'with --search: in-sample backtest runs to spend (default 20)')
+    .option('--method <method>', 'with --search: random (default) or halving')
+    .option('--metric <metric>', 'with --search: sharpe (default), net_pnl or return_over_drawdown')
+    .option('--holdout <fraction>', 'with --search: the end of the data held out (default 0.25)')
     .option('--workers <n>', 'sweep worker threads (default: one per core, at most one per cell)')
     .option('--divergence <dir>', 'compare with the live fills recorded in this session')
     .option(
