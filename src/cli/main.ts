@@ -12,6 +12,7 @@ import { registerNewCommands } from './commands/new.ts';
 import { registerRecordCommand } from './commands/record.ts';
 import { registerRunCommand } from './commands/run.ts';
 import { registerStatusCommand } from './commands/status.ts';
+import { registerWorkerCommand } from './commands/worker.ts';
 import { isPaperbotError } from '../core/errors.ts';
 
 /** Every command exits 2 on a config file it refuses (the file's path is in the message). */
@@ -33,6 +34,7 @@ export function buildProgram(): Command {
   registerRecordCommand(program);
   registerBacktestCommand(program);
   registerImportCommand(program);
+  registerWorkerCommand(program);
   return program;
 }
 

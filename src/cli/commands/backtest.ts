@@ -45,6 +45,8 @@ import {
 } from '../../replay/report/index.ts';
 import { Journal } from '../../runtime/journal/index.ts';
 import { executeSearch } from './backtest-search.ts';
+import { backtestJobs } from '../../replay/backtest/queue-jobs.ts';
+import { submitQueuedSweep as runQueuedSweep, type SweepResult } from '../../replay/sweep/index.ts';
 import { type KernelLogger, silentKernelLogger } from '../../runtime/kernel.ts';
 
 export const DEFAULT_BACKTEST_CONFIG_PATH = 'config/backtest.yaml';
@@ -90,6 +92,7 @@ interface BacktestOptions {
   readonly metric?: string;
   readonly holdout?: string;
   readonly workers?: string;
+  readonly queue?: string;
   readonly divergence?: string;
   readonly liveJournal?: string;
   readonly timeTolerance?: string;
@@ -239,15 +242,28 @@ async function execute(
     const concurrency = integerOption(options.workers, 'workers', 1);
     let results;
     try {
-      results = await runBacktestSweep({
-        loaded: { ...loaded, document },
-        axes,
-        cells,
-        data: dataOverride,
-        ...(concurrency === undefined ? {} : { concurrency }),
-        skipMissingMarkets: options.skipMissingMarkets === true,
-        onResult: () => progress.increment(),
-      });
+      results =
+        options.queue !== undefined
+          ? ((await runQueuedSweep({
+              url: options.queue,
+              cells,
+              jobOf: await backtestJobs({
+                document,
+                source: loaded.source,
+                data: dataOverride,
+                skipMissingMarkets: options.skipMissingMarkets === true,
+              }),
+              onResult: () => progress.increment(),
+            })) as SweepResult<SweepMetrics>[])
+          : await runBacktestSweep({
+              loaded: { ...loaded, document },
+              axes,
+              cells,
+              data: dataOverride,
+              ...(concurrency === undefined ? {} : { concurrency }),
+              skipMissingMarkets: options.skipMissingMarkets === true,
+              onResult: () => progress.increment(),
+            });
     } finally {
       progress.stop();
     }
@@ -385,6 +401,10 @@ export function registerBacktestCommand(
     .option('--method <method>', 'with --search: random (default) or halving')
     .option('--metric <metric>', 'with --search: sharpe (default), net_pnl or return_over_drawdown')
     .option('--holdout <fraction>', 'with --search: the end of the data held out (default 0.25)')
+    .option(
+      '--queue <url>',
+      'with --sweep: run the cells as BullMQ jobs on this Redis (redis://HOST:PORT) for `paperbot worker`s',
+    )
     .option('--workers <n>', 'sweep worker threads (default: one per core, at most one per cell)')
     .option('--divergence <dir>', 'compare with the live fills recorded in this session')
     .option(

@@ -1,0 +1,149 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { appendFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Queue } from 'bullmq';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { registerBacktestCommand } from '../../../src/cli/commands/backtest.ts';
+import { backtestJobs, verifyBacktestJob } from '../../../src/replay/backtest/queue-jobs.ts';
+import { QUEUE_NAME } from '../../../src/replay/sweep/index.ts';
+import {
+  marketMakerDocument,
+  recordSession,
+  runCommand,
+  temporaryFolder,
+} from '../backtest/helpers.ts';
+import { type RedisServer, startRedis } from './redis.ts';
+
+let folder: Awaited<ReturnType<typeof temporaryFolder>>;
+let redis: RedisServer;
+let session: string;
+let config: string;
+const workers: ChildProcess[] = [];
+
+beforeAll(async () => {
+  folder = await temporaryFolder('queue');
+  redis = await startRedis();
+  session = join(folder.path, 'session');
+  await recordSession(session, { durationMs: 60_000, marketIds: ['BTC-PERP'] });
+  config = join(folder.path, 'backtest.yaml');
+  await writeFile(config, stringify(marketMakerDocument([session])));
+}, 60_000);
+
+afterAll(async () => {
+  for (const worker of workers) if (worker.exitCode === null) worker.kill('SIGKILL');
+  await redis?.stop();
+  await folder?.remove();
+});
+
+function backtest(args: readonly string[]) {
+  return runCommand(
+    (program, print, printError) =>
+      registerBacktestCommand(program, { print, printError, interactive: false }),
+    ['backtest', '--config', config, ...args],
+  );
+}
+
+/** A `paperbot worker` process; `lines` collects its stderr lines. */
+function startWorker(): { child: ChildProcess; lines: string[] } {
+  const child = spawn(
+    process.execPath,
+    [
+      'bin/paperbot.js',
+      'worker',
+      '--queue',
+      redis.url,
+      '--lock-ms',
+      '2000',
+      '--stalled-ms',
+      '1000',
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  workers.push(child);
+  const lines: string[] = [];
+  let partial = '';
+  child.stderr!.on('data', (chunk: Buffer) => {
+    partial += chunk.toString();
+    const parts = partial.split('\n');
+    partial = parts.pop()!;
+    lines.push(...parts);
+  });
+  return { child, lines };
+}
+
+async function until(check: () => boolean, what: string, timeoutMs = 60_000): Promise<void> {
+  for (let waited = 0; !check(); waited += 50) {
+    if (waited > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+const startedIds = (lines: readonly string[]) =>
+  lines.flatMap((line) => /job (\w+) started/.exec(line)?.slice(1, 2) ?? []);
+
+describe('sweeps on BullMQ', () => {
+  it('prints the local sweep table with two workers, one killed mid-job, and reuses cells', async () => {
+    const sweep = ['--sweep', 'halfSpreadTicks=4,6,8,10'];
+    const local = await backtest([...sweep, '--workers', '2']);
+    expect(local.code).toBe(0);
+
+    const a = startWorker();
+    const b = startWorker();
+    await until(
+      () =>
+        [a, b].every((worker) => worker.lines.some((line) => line.includes('waiting for jobs'))),
+      'workers ready',
+    );
+    const queued = backtest([...sweep, '--queue', redis.url]);
+    await until(() => startedIds(a.lines).length > 0, 'worker A to start a job');
+    const killedJob = startedIds(a.lines)[0]!;
+    a.child.kill('SIGKILL');
+    const result = await queued;
+    expect(result.err).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.out).toBe(local.out);
+    // The killed worker's job was finished by the other, after its lock ran out.
+    expect(startedIds(b.lines)).toContain(killedJob);
+
+    // Every cell's job completed once; resubmitting runs nothing again.
+    const queue = new Queue(QUEUE_NAME, { connection: { url: redis.url } });
+    try {
+      expect(await queue.getJobCounts('completed', 'failed', 'waiting', 'active')).toEqual({
+        completed: 4,
+        failed: 0,
+        waiting: 0,
+        active: 0,
+      });
+    } finally {
+      await queue.close();
+    }
+    const startedBefore = startedIds(b.lines).length;
+    const again = await backtest([...sweep, '--queue', redis.url]);
+    expect(again.out).toBe(local.out);
+    expect(startedIds(b.lines)).toHaveLength(startedBefore);
+    b.child.kill('SIGTERM');
+    await until(() => b.lines.includes('worker: stopped'), 'worker B to stop');
+  }, 180_000);
+
+  it("refuses a job whose data does not match the submitter's checksum", async () => {
+    const copy = join(folder.path, 'copy');
+    await recordSession(copy, { durationMs: 10_000, marketIds: ['BTC-PERP'] });
+    const document = marketMakerDocument([copy]);
+    const jobOf = await backtestJobs({ document, source: 'test', data: null });
+    const job = jobOf({ index: 0, parameters: {}, raw: {}, label: '' });
+    await expect(verifyBacktestJob(job.data)).resolves.toBeUndefined();
+    const events = join(copy, 'events.jsonl');
+    await appendFile(events, '\n');
+    await expect(verifyBacktestJob(job.data)).rejects.toMatchObject({
+      code: 'QUEUE_DATA_MISMATCH',
+      message: expect.stringContaining(
+        `the data at ${copy} on this worker does not match the submitted manifest checksum`,
+      ),
+    });
+    // The job id names the cell's inputs: other parameters, another job.
+    expect(jobOf({ index: 1, parameters: { halfSpreadTicks: 5 }, raw: {}, label: '' }).id).not.toBe(
+      job.id,
+    );
+  }, 60_000);
+});
