@@ -8,6 +8,7 @@
 import { type Command, CommanderError } from 'commander';
 import { isPaperbotError, PaperbotError } from '../../core/errors.ts';
 import { runBacktestJob, verifyBacktestJob } from '../../replay/backtest/queue-jobs.ts';
+import { DEFAULT_DATA_CACHE } from '../../replay/backtest/remote-data.ts';
 import { redactedUrl, startQueueWorker } from '../../replay/sweep/index.ts';
 
 export interface WorkerCommandDependencies {
@@ -21,6 +22,7 @@ interface WorkerOptions {
   readonly concurrency: string;
   readonly lockMs: string;
   readonly stalledMs: string;
+  readonly dataCache: string;
 }
 
 function positive(text: string, name: string): number {
@@ -53,6 +55,7 @@ export function registerWorkerCommand(
     .option('--concurrency <n>', 'cells run at once by this worker', '1')
     .option('--lock-ms <ms>', 'a job whose worker is silent this long is given to another', '30000')
     .option('--stalled-ms <ms>', 'how often to look for such jobs', '30000')
+    .option('--data-cache <dir>', 'where sessions given by URL are fetched to', DEFAULT_DATA_CACHE)
     .action(async (options: WorkerOptions) => {
       try {
         const worker = await startQueueWorker({
@@ -60,8 +63,8 @@ export function registerWorkerCommand(
           concurrency: positive(options.concurrency, 'concurrency'),
           lockMs: positive(options.lockMs, 'lock-ms'),
           stalledMs: positive(options.stalledMs, 'stalled-ms'),
-          verify: verifyBacktestJob,
-          run: runBacktestJob,
+          verify: (data) => verifyBacktestJob(data, options.dataCache),
+          run: (data) => runBacktestJob(data, options.dataCache),
           onEvent: (event, id, detail) =>
             resolved.printError(`worker: job ${id.slice(0, 12)} ${event}: ${detail}\n`),
         });

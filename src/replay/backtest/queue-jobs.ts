@@ -3,7 +3,8 @@
  * the cell's parameters, the sweep input (config document, data paths) and two checksums: the
  * data's (each session's manifest and events file) and the strategy code's (each strategy's
  * module file). Its id is the SHA-256 of all of it, so the same cell of the same code, config
- * and data is one job, reused when resubmitted. A worker recomputes both checksums from its own
+ * and data is one job, reused when resubmitted. Sessions given by URL are fetched into a local
+ * cache first (`remote-data.ts`); the checksum is of the fetched files. A worker recomputes both checksums from its own
  * files and refuses a job whose data or code differs.
  */
 import { createHash } from 'node:crypto';
@@ -15,6 +16,7 @@ import { MANIFEST_FILE, readManifest } from '../format/index.ts';
 import type { GridCell } from '../sweep/grid.ts';
 import type { QueuedJob } from '../sweep/queue.ts';
 import { resolveBacktestConfig } from './config.ts';
+import { localDataDirectories } from './remote-data.ts';
 import { runSweepCell, type SweepInput, withOverrides } from './sweep.ts';
 
 export const JOB_FORMAT = 1;
@@ -66,11 +68,13 @@ export async function codeChecksum(files: readonly string[]): Promise<string> {
 
 async function checksumsOf(
   input: SweepInput,
+  cacheRoot?: string,
 ): Promise<{ data: string; code: string; directories: readonly string[] }> {
   const document = withOverrides(input.document, {});
   if (input.data !== null) document.data = [...input.data];
   const loaded = await resolveBacktestConfig(document, input.source);
-  const directories = input.data ?? loaded.config.data;
+  const entries = input.data ?? loaded.config.data;
+  const directories = await localDataDirectories(entries, cacheRoot);
   return {
     data: await dataChecksum(directories),
     // Strategies loaded from a config file carry their plugin file (the type leaves it optional).
@@ -84,9 +88,26 @@ async function checksumsOf(
   };
 }
 
+/** Data given by URL is fetched; the run reads the local copies. */
+async function withLocalData(input: SweepInput, cacheRoot?: string): Promise<SweepInput> {
+  const loaded = await resolveBacktestConfig(
+    input.data === null
+      ? withOverrides(input.document, {})
+      : { ...withOverrides(input.document, {}), data: [...input.data] },
+    input.source,
+  );
+  return {
+    ...input,
+    data: await localDataDirectories(input.data ?? loaded.config.data, cacheRoot),
+  };
+}
+
 /** Builds each cell's job; the checksums are computed once for the sweep. */
-export async function backtestJobs(input: SweepInput): Promise<(cell: GridCell) => QueuedJob> {
-  const sums = await checksumsOf(input);
+export async function backtestJobs(
+  input: SweepInput,
+  cacheRoot?: string,
+): Promise<(cell: GridCell) => QueuedJob> {
+  const sums = await checksumsOf(input, cacheRoot);
   return (cell) => {
     const data: BacktestJobData = {
       format: JOB_FORMAT,
@@ -109,9 +130,9 @@ function jobData(data: unknown): BacktestJobData {
 }
 
 /** The worker's check: its own files must give the job's checksums. */
-export async function verifyBacktestJob(data: unknown): Promise<void> {
+export async function verifyBacktestJob(data: unknown, cacheRoot?: string): Promise<void> {
   const job = jobData(data);
-  const sums = await checksumsOf(job.input);
+  const sums = await checksumsOf(job.input, cacheRoot);
   if (sums.data !== job.dataChecksum) {
     throw new PaperbotError(
       'QUEUE_DATA_MISMATCH',
@@ -126,7 +147,7 @@ export async function verifyBacktestJob(data: unknown): Promise<void> {
   }
 }
 
-export function runBacktestJob(data: unknown): Promise<unknown> {
+export async function runBacktestJob(data: unknown, cacheRoot?: string): Promise<unknown> {
   const job = jobData(data);
-  return runSweepCell(job.parameters, job.input);
+  return runSweepCell(job.parameters, await withLocalData(job.input, cacheRoot));
 }

@@ -1,11 +1,18 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { appendFile, writeFile } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { appendFile, readFile, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { registerBacktestCommand } from '../../../src/cli/commands/backtest.ts';
-import { backtestJobs, verifyBacktestJob } from '../../../src/replay/backtest/queue-jobs.ts';
+import {
+  backtestJobs,
+  runBacktestJob,
+  verifyBacktestJob,
+} from '../../../src/replay/backtest/queue-jobs.ts';
+import { runSweepCell } from '../../../src/replay/backtest/sweep.ts';
 import { QUEUE_NAME } from '../../../src/replay/sweep/index.ts';
 import {
   marketMakerDocument,
@@ -145,5 +152,52 @@ describe('sweeps on BullMQ', () => {
     expect(jobOf({ index: 1, parameters: { halfSpreadTicks: 5 }, raw: {}, label: '' }).id).not.toBe(
       job.id,
     );
+  }, 60_000);
+
+  it('fetches a session from an object store URL, checks it and runs the cell on it', async () => {
+    const served = join(folder.path, 'served');
+    await recordSession(served, { durationMs: 10_000, marketIds: ['BTC-PERP'] });
+    let manifestOverride: string | null = null;
+    const server: Server = createServer((request, response) => {
+      const name = (request.url ?? '').replace(/^\/bucket\/session\//, '');
+      if (name === 'manifest.json' && manifestOverride !== null) {
+        response.end(manifestOverride);
+        return;
+      }
+      if (!['manifest.json', 'events.jsonl'].includes(name)) {
+        response.statusCode = 404;
+        response.end('no such key');
+        return;
+      }
+      createReadStream(join(served, name)).pipe(response);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const address = server.address() as { port: number };
+      const url = `http://127.0.0.1:${address.port}/bucket/session/`;
+      const submitterCache = join(folder.path, 'cache-submitter');
+      const workerCache = join(folder.path, 'cache-worker');
+      const document = marketMakerDocument([url]);
+      const jobOf = await backtestJobs({ document, source: 'test', data: null }, submitterCache);
+      const job = jobOf({ index: 0, parameters: { halfSpreadTicks: 5 }, raw: {}, label: '' });
+      await verifyBacktestJob(job.data, workerCache);
+      const figures = await runBacktestJob(job.data, workerCache);
+      expect(figures).toEqual(
+        await runSweepCell(
+          { halfSpreadTicks: 5 },
+          { document: marketMakerDocument([served]), source: 'test', data: null },
+        ),
+      );
+      // The store's session changes: a worker that fetches it now refuses the old job.
+      const manifest = JSON.parse(await readFile(join(served, 'manifest.json'), 'utf8')) as {
+        created_at: string;
+      };
+      manifestOverride = JSON.stringify({ ...manifest, created_at: '2030-01-01T00:00:00.000Z' });
+      await expect(verifyBacktestJob(job.data, workerCache)).rejects.toMatchObject({
+        code: 'QUEUE_DATA_MISMATCH',
+      });
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   }, 60_000);
 });
