@@ -12,8 +12,11 @@ import {
   recordedTimeRange,
   runBacktestSweep,
   sweepCoerce,
+  type SweepMetrics,
 } from '../../replay/backtest/index.ts';
+import { backtestJobs } from '../../replay/backtest/queue-jobs.ts';
 import { renderSweepHtml } from '../../replay/report/index.ts';
+import { submitQueuedSweep, type SweepResult } from '../../replay/sweep/index.ts';
 import {
   formatSearchTable,
   parseSearchSpecs,
@@ -35,6 +38,8 @@ export interface SearchCommandOptions {
   readonly report?: string;
   readonly concurrency?: number;
   readonly skipMissingMarkets: boolean;
+  /** Run the cells as BullMQ jobs on this Redis instead of worker threads. */
+  readonly queue?: string;
 }
 
 export interface SearchCommandContext {
@@ -87,16 +92,28 @@ export async function executeSearch(
     seed: context.seed,
     range,
     coerce: sweepCoerce(context.loaded),
-    evaluate: (cells, window) =>
-      runBacktestSweep({
-        loaded,
-        axes: dimensions.map((dimension) => ({ name: dimension.name, values: [] })),
-        cells,
-        data: context.data,
-        window,
-        skipMissingMarkets: options.skipMissingMarkets,
-        ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
-      }),
+    evaluate: async (cells, window) =>
+      options.queue !== undefined
+        ? ((await submitQueuedSweep({
+            url: options.queue,
+            cells,
+            jobOf: await backtestJobs({
+              document: context.document,
+              source: context.loaded.source,
+              data: context.data,
+              skipMissingMarkets: options.skipMissingMarkets,
+              window,
+            }),
+          })) as SweepResult<SweepMetrics>[])
+        : runBacktestSweep({
+            loaded,
+            axes: dimensions.map((dimension) => ({ name: dimension.name, values: [] })),
+            cells,
+            data: context.data,
+            window,
+            skipMissingMarkets: options.skipMissingMarkets,
+            ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+          }),
   });
   if (options.json === true) {
     context.print(`${JSON.stringify(outcome, null, 2)}\n`);

@@ -198,6 +198,7 @@ async function execute(
         ...(options.report === undefined ? {} : { report: options.report }),
         ...(concurrency === undefined ? {} : { concurrency }),
         skipMissingMarkets: options.skipMissingMarkets === true,
+        ...(options.queue === undefined ? {} : { queue: options.queue }),
       },
       {
         loaded,
@@ -403,7 +404,7 @@ export function registerBacktestCommand(
     .option('--holdout <fraction>', 'with --search: the end of the data held out (default 0.25)')
     .option(
       '--queue <url>',
-      'with --sweep: run the cells as BullMQ jobs on this Redis (redis://HOST:PORT) for `paperbot worker`s',
+      'with --sweep or --search: run the cells as BullMQ jobs on this Redis (redis://HOST:PORT) for `paperbot worker`s',
     )
     .option('--workers <n>', 'sweep worker threads (default: one per core, at most one per cell)')
     .option('--divergence <dir>', 'compare with the live fills recorded in this session')

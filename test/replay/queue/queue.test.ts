@@ -133,6 +133,21 @@ describe('sweeps on BullMQ', () => {
     await until(() => b.lines.includes('worker: stopped'), 'worker B to stop');
   }, 180_000);
 
+  it('runs a search on the queue with the same table as locally', async () => {
+    const search = ['--search', 'halfSpreadTicks=2..12', '--budget', '2', '--metric', 'net_pnl'];
+    const local = await backtest([...search, '--seed', '9']);
+    expect(local.code).toBe(0);
+    const worker = startWorker();
+    await until(() => worker.lines.some((line) => line.includes('waiting for jobs')), 'worker');
+    const queued = await backtest([...search, '--seed', '9', '--queue', redis.url]);
+    expect(queued.err).toBe('');
+    expect(queued.out).toBe(local.out);
+    // Two in-sample runs and two held-out runs, each its own job.
+    expect(startedIds(worker.lines)).toHaveLength(4);
+    worker.child.kill('SIGTERM');
+    await until(() => worker.lines.includes('worker: stopped'), 'worker to stop');
+  }, 120_000);
+
   it("refuses a job whose data does not match the submitter's checksum", async () => {
     const copy = join(folder.path, 'copy');
     await recordSession(copy, { durationMs: 10_000, marketIds: ['BTC-PERP'] });
