@@ -63,6 +63,16 @@ export const COMMANDS: readonly CommandEntry[] = [
       'Replay recorded sessions through the strategies, risk gate and executor on virtual time, and report.',
     load: async () => (await import('./commands/backtest.ts')).registerBacktestCommand,
   },
+  {
+    name: 'import',
+    summary: 'Turn CSV trades, candles or book data into a recorded session for backtests.',
+    load: async () => (await import('./commands/import.ts')).registerImportCommand,
+  },
+  {
+    name: 'worker',
+    summary: 'Run backtest sweep cells from a BullMQ queue on Redis (see backtest --queue).',
+    load: async () => (await import('./commands/worker.ts')).registerWorkerCommand,
+  },
 ];
 
 /** Every command exits 2 on a config file it refuses (the file's path is in the message). */

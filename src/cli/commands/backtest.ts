@@ -44,6 +44,9 @@ import {
   writeReportCsv,
 } from '../../replay/report/index.ts';
 import { Journal } from '../../runtime/journal/index.ts';
+import { executeSearch } from './backtest-search.ts';
+import { backtestJobs } from '../../replay/backtest/queue-jobs.ts';
+import { submitQueuedSweep as runQueuedSweep, type SweepResult } from '../../replay/sweep/index.ts';
 import { type KernelLogger, silentKernelLogger } from '../../runtime/kernel.ts';
 import { createLogger, type LogFormat, logFormatOption } from '../logging.ts';
 
@@ -85,7 +88,13 @@ interface BacktestOptions {
   readonly csv?: string;
   readonly skipMissingMarkets?: boolean;
   readonly sweep?: string[];
+  readonly search?: string[];
+  readonly budget?: string;
+  readonly method?: string;
+  readonly metric?: string;
+  readonly holdout?: string;
   readonly workers?: string;
+  readonly queue?: string;
   readonly divergence?: string;
   readonly liveJournal?: string;
   readonly timeTolerance?: string;
@@ -173,6 +182,44 @@ async function execute(
   const tell = (text: string) =>
     options.json === true ? dependencies.printError(text) : dependencies.print(text);
 
+  if (options.search !== undefined && options.search.length > 0) {
+    if (options.sweep !== undefined || options.divergence !== undefined) {
+      throw new PaperbotError(
+        'INVALID_ARGUMENT',
+        '--search cannot be combined with --sweep or --divergence',
+      );
+    }
+    const concurrency = integerOption(options.workers, 'workers', 1);
+    await executeSearch(
+      {
+        specs: options.search,
+        ...(options.budget === undefined ? {} : { budget: options.budget }),
+        ...(options.method === undefined ? {} : { method: options.method }),
+        ...(options.metric === undefined ? {} : { metric: options.metric }),
+        ...(options.holdout === undefined ? {} : { holdout: options.holdout }),
+        ...(options.json === undefined ? {} : { json: options.json }),
+        ...(options.report === undefined ? {} : { report: options.report }),
+        ...(concurrency === undefined ? {} : { concurrency }),
+        skipMissingMarkets: options.skipMissingMarkets === true,
+        ...(options.queue === undefined ? {} : { queue: options.queue }),
+      },
+      {
+        loaded,
+        document: {
+          ...(loaded.document as Record<string, unknown>),
+          seed,
+          ...(marketsOverride === null ? {} : { markets: marketsOverride }),
+        },
+        seed,
+        data: dataOverride,
+        markets: config.markets,
+        print: dependencies.print,
+        tell,
+      },
+    );
+    return;
+  }
+
   if (options.sweep !== undefined && options.sweep.length > 0) {
     if (options.divergence !== undefined) {
       throw new PaperbotError('INVALID_ARGUMENT', '--sweep and --divergence cannot be combined');
@@ -199,15 +246,28 @@ async function execute(
     const concurrency = integerOption(options.workers, 'workers', 1);
     let results;
     try {
-      results = await runBacktestSweep({
-        loaded: { ...loaded, document },
-        axes,
-        cells,
-        data: dataOverride,
-        ...(concurrency === undefined ? {} : { concurrency }),
-        skipMissingMarkets: options.skipMissingMarkets === true,
-        onResult: () => progress.increment(),
-      });
+      results =
+        options.queue !== undefined
+          ? ((await runQueuedSweep({
+              url: options.queue,
+              cells,
+              jobOf: await backtestJobs({
+                document,
+                source: loaded.source,
+                data: dataOverride,
+                skipMissingMarkets: options.skipMissingMarkets === true,
+              }),
+              onResult: () => progress.increment(),
+            })) as SweepResult<SweepMetrics>[])
+          : await runBacktestSweep({
+              loaded: { ...loaded, document },
+              axes,
+              cells,
+              data: dataOverride,
+              ...(concurrency === undefined ? {} : { concurrency }),
+              skipMissingMarkets: options.skipMissingMarkets === true,
+              onResult: () => progress.increment(),
+            });
     } finally {
       progress.stop();
     }
@@ -334,6 +394,20 @@ export function registerBacktestCommand(
       new Option('--sweep <spec>', 'name=a,b,c: a parameter grid axis (repeatable)').argParser(
         collect,
       ),
+    )
+    .addOption(
+      new Option(
+        '--search <spec>',
+        'name=low..high[:step] or name=a,b,c: a search dimension (repeatable)',
+      ).argParser(collect),
+    )
+    .option('--budget <n>', 'with --search: in-sample backtest runs to spend (default 20)')
+    .option('--method <method>', 'with --search: random (default) or halving')
+    .option('--metric <metric>', 'with --search: sharpe (default), net_pnl or return_over_drawdown')
+    .option('--holdout <fraction>', 'with --search: the end of the data held out (default 0.25)')
+    .option(
+      '--queue <url>',
+      'with --sweep or --search: run the cells as BullMQ jobs on this Redis (redis://HOST:PORT) for `paperbot worker`s',
     )
     .option('--workers <n>', 'sweep worker threads (default: one per core, at most one per cell)')
     .option('--divergence <dir>', 'compare with the live fills recorded in this session')

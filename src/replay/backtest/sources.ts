@@ -124,6 +124,42 @@ function mergeCandleHistories(histories: readonly (CandleHistory | null)[]): Can
   return { ...first, candles };
 }
 
+/** A time window of a replay, `fromMs` included, `toMs` excluded (searches' held-out split). */
+export interface ReplayWindow {
+  readonly fromMs: number;
+  readonly toMs: number;
+}
+
+/** The source's records inside `window` only; the expected count stays the manifests' bound. */
+export function windowedSource(source: ReplaySource, window: ReplayWindow): ReplaySource {
+  return {
+    ...source,
+    batches: async function* () {
+      for await (const batch of source.batches()) {
+        const inside = batch.filter(
+          (record) => record.t >= window.fromMs && record.t < window.toMs,
+        );
+        if (inside.length > 0) yield inside;
+        if (batch.length > 0 && batch[batch.length - 1]!.t >= window.toMs) return;
+      }
+    },
+  };
+}
+
+/** The first and last record times over the sessions' manifests (null when all are empty). */
+export function recordedTimeRange(
+  source: ReplaySource,
+): { readonly firstT: number; readonly lastT: number } | null {
+  const firsts = source.recordings.flatMap((recording) =>
+    recording.manifest.time_range.first_t === null ? [] : [recording.manifest.time_range.first_t],
+  );
+  const lasts = source.recordings.flatMap((recording) =>
+    recording.manifest.time_range.last_t === null ? [] : [recording.manifest.time_range.last_t],
+  );
+  if (firsts.length === 0 || lasts.length === 0) return null;
+  return { firstT: Math.min(...firsts), lastT: Math.max(...lasts) };
+}
+
 /** Records already in memory (benchmarks and tests), as one session. */
 export function memorySource(options: {
   readonly markets: readonly Market[];

@@ -18,7 +18,7 @@ import { runSweep, type SweepResult } from '../sweep/pool.ts';
 import { StrategyEntry } from '../../runtime/config.ts';
 import { BacktestConfig, type LoadedBacktestConfig, resolveBacktestConfig } from './config.ts';
 import { runBacktest } from './runner.ts';
-import { openReplaySource } from './sources.ts';
+import { openReplaySource, type ReplayWindow, windowedSource } from './sources.ts';
 import type { SweepCellFigures } from '../report/sweep-html.ts';
 import { bucketed } from '../report/series.ts';
 import { percentText, ratioText } from '../report/format.ts';
@@ -145,6 +145,8 @@ export interface SweepInput {
   readonly data: readonly string[] | null;
   /** Run without strategies whose markets the data lacks (`--skip-missing-markets`). */
   readonly skipMissingMarkets?: boolean;
+  /** Replay only this time window (searches: the in-sample or held-out period). */
+  readonly window?: ReplayWindow | null;
 }
 
 /** Points of each cell's equity curve (the comparison report draws them small). */
@@ -164,7 +166,11 @@ export async function runSweepCell(
   const document = withOverrides(input.document, parameters);
   if (input.data !== null) document.data = [...input.data];
   const loaded = await resolveBacktestConfig(document, input.source);
-  const source = await openReplaySource(loaded.config.data, { markets: loaded.config.markets });
+  const opened = await openReplaySource(loaded.config.data, { markets: loaded.config.markets });
+  const source =
+    input.window === undefined || input.window === null
+      ? opened
+      : windowedSource(opened, input.window);
   const result = await runBacktest({
     config: loaded.config,
     strategies: loaded.strategies,
@@ -219,6 +225,7 @@ export interface SweepRunOptions {
   readonly concurrency?: number;
   readonly onResult?: (result: SweepResult) => void;
   readonly skipMissingMarkets?: boolean;
+  readonly window?: ReplayWindow | null;
 }
 
 export function runBacktestSweep(options: SweepRunOptions): Promise<SweepResult<SweepMetrics>[]> {
@@ -231,6 +238,9 @@ export function runBacktestSweep(options: SweepRunOptions): Promise<SweepResult<
       source: options.loaded.source,
       data: options.data,
       skipMissingMarkets: options.skipMissingMarkets === true,
+      ...(options.window === undefined || options.window === null
+        ? {}
+        : { window: options.window }),
     } satisfies SweepInput,
     ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
     ...(options.onResult === undefined ? {} : { onResult: options.onResult }),

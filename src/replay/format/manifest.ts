@@ -43,7 +43,7 @@ export const RecordingManifest = z.strictObject({
   events_file: z.enum([EVENTS_FILE, EVENTS_FILE_GZIP]),
   compression: Compression,
   source: z.strictObject({
-    kind: z.enum(['emulator', 'live']),
+    kind: z.enum(['emulator', 'live', 'imported']),
     /** Scheme, host, port and path only: credentials, query and fragment are removed. */
     base_url: z.string(),
   }),
@@ -155,7 +155,7 @@ export interface NewManifestOptions {
   readonly createdAtMs: number;
   readonly compression: Compression;
   readonly source: {
-    readonly kind: 'emulator' | 'live';
+    readonly kind: 'emulator' | 'live' | 'imported';
     readonly baseUrl: string;
   };
   readonly bookDepth: number;

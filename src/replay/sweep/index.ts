@@ -2,3 +2,4 @@
 export * from './grid.ts';
 export * from './pool.ts';
 export * from './table.ts';
+export * from './queue.ts';

@@ -1,0 +1,149 @@
+/**
+ * The market an import describes: its id and grid (tick, step, minimum quantity), given on the
+ * command line or in a small YAML file, turned into the protocol's `Market` for the manifest, and
+ * the checks of imported prices and quantities against that grid.
+ */
+import { readFile } from 'node:fs/promises';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { isoTimestamp } from '../../core/clock.ts';
+import { isDecimalString, parseDecimal, toWire, type Decimal } from '../../core/decimal.ts';
+import { PaperbotError } from '../../core/errors.ts';
+import { isOnIncrement } from '../../core/grid.ts';
+import type { Market } from '../../protocol/index.ts';
+
+const PositiveDecimal = z
+  .union([z.string(), z.number()])
+  .transform((value) => String(value))
+  .refine((text) => isDecimalString(text) && parseDecimal(text).gt(0), 'a positive decimal');
+
+export const MarketSpec = z.strictObject({
+  market_id: z.string().min(1),
+  price_tick: PositiveDecimal,
+  quantity_step: PositiveDecimal,
+  minimum_quantity: PositiveDecimal.nullable().default(null),
+  base_asset: z.string().min(1).optional(),
+  quote_asset: z.string().min(1).optional(),
+  route_id: z.string().min(1).default('imported'),
+  /** The replay's leverage cap; files never say it, so it is given (default 20). */
+  maximum_leverage: z.int().min(1).max(200).default(20),
+});
+export type MarketSpec = z.infer<typeof MarketSpec>;
+
+/** Checks a market spec from flags or a parsed YAML document; every problem with its path. */
+export function parseMarketSpec(value: unknown, origin: string): MarketSpec {
+  const result = MarketSpec.safeParse(value);
+  if (!result.success) {
+    const problems = result.error.issues.map(
+      (issue) => `${issue.path.join('.') || '(market)'}: ${issue.message}`,
+    );
+    throw new PaperbotError('INVALID_CONFIG', `${origin}: ${problems.join('; ')}`, {
+      details: { problems },
+    });
+  }
+  return result.data;
+}
+
+export async function readMarketSpecFile(path: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (cause) {
+    throw new PaperbotError('INVALID_CONFIG', `${path}: cannot read the market file`, { cause });
+  }
+  try {
+    return parseYaml(text) as unknown;
+  } catch (cause) {
+    throw new PaperbotError('INVALID_CONFIG', `${path}: not YAML`, { cause });
+  }
+}
+
+/** The manifest's description of an imported market; what the data cannot tell is null. */
+export function marketOf(spec: MarketSpec, observedAtMs: number): Market {
+  const [base] = spec.market_id.split('-');
+  return {
+    market_id: spec.market_id,
+    display_name: spec.market_id,
+    base_asset: spec.base_asset ?? base ?? spec.market_id,
+    // The replay's account settles in the service's asset whatever the file's quote currency.
+    quote_asset: spec.quote_asset ?? 'pUSDC',
+    category: 'imported',
+    status: 'active',
+    routes: [spec.route_id],
+    preferred_route_id: spec.route_id,
+    price_tick: spec.price_tick,
+    quantity_step: spec.quantity_step,
+    minimum_quantity: spec.minimum_quantity,
+    minimum_notional: null,
+    maximum_leverage: spec.maximum_leverage,
+    margin_modes: null,
+    order_types: null,
+    mark_price: null,
+    index_price: null,
+    last_price: null,
+    funding_rate: null,
+    next_funding_time: null,
+    volume_24h: null,
+    open_interest: null,
+    observed_at: isoTimestamp(observedAtMs),
+    data_status: 'live',
+  };
+}
+
+/** Price and quantity checks against the market's grid, decimals built once. */
+export class GridCheck {
+  private readonly tick: Decimal;
+  private readonly step: Decimal;
+
+  constructor(spec: MarketSpec) {
+    this.tick = parseDecimal(spec.price_tick);
+    this.step = parseDecimal(spec.quantity_step);
+  }
+
+  /** The canonical decimal text of a price on the tick; throws with the reason otherwise. */
+  price(text: string): string {
+    const value = decimalField(text, 'price');
+    if (value.lte(0))
+      throw new PaperbotError('IMPORT_INVALID_ROW', `price ${text} is not positive`);
+    if (!isOnIncrement(value, this.tick)) {
+      throw new PaperbotError(
+        'IMPORT_OFF_GRID',
+        `price ${text} is not a multiple of the tick ${toWire(this.tick)}`,
+      );
+    }
+    return toWire(value);
+  }
+
+  /** The canonical decimal text of a quantity (zero allowed: it deletes a book level). */
+  quantity(text: string): string {
+    const value = decimalField(text, 'quantity');
+    if (value.lt(0)) {
+      throw new PaperbotError('IMPORT_INVALID_ROW', `quantity ${text} is negative`);
+    }
+    if (!isOnIncrement(value, this.step)) {
+      throw new PaperbotError(
+        'IMPORT_OFF_GRID',
+        `quantity ${text} is not a multiple of the step ${toWire(this.step)}`,
+      );
+    }
+    return toWire(value);
+  }
+
+  /** An aggregate volume (a candle's): any non-negative decimal, not held to the step. */
+  volume(text: string): Decimal {
+    const value = decimalField(text, 'volume');
+    if (value.lt(0)) throw new PaperbotError('IMPORT_INVALID_ROW', `volume ${text} is negative`);
+    return value;
+  }
+}
+
+function decimalField(text: string, name: string): Decimal {
+  const trimmed = text.trim();
+  if (!isDecimalString(trimmed)) {
+    throw new PaperbotError(
+      'IMPORT_INVALID_ROW',
+      `${name} ${JSON.stringify(text)} is not a decimal`,
+    );
+  }
+  return parseDecimal(trimmed);
+}

@@ -1,0 +1,67 @@
+/**
+ * The rows of one input in time order, each with its timestamp parsed. A row earlier than the
+ * one before it is refused with both lines named, unless sorting was asked for: then the rows are
+ * held (at most `maxSortedRows`) and sorted by time, stable, so rows of equal time keep their
+ * file order and the result is the same on every run.
+ */
+import { PaperbotError } from '../../core/errors.ts';
+import { type ColumnLayout, type CsvRow, readCsvRows } from './csv-rows.ts';
+import { atRow } from './rows.ts';
+import { parseTimestamp, type TimeUnit } from './timestamps.ts';
+
+export const DEFAULT_MAX_SORTED_ROWS = 5_000_000;
+
+export interface TimedRow extends CsvRow {
+  readonly t: number;
+}
+
+export interface OrderedRowsOptions {
+  readonly path: string;
+  readonly layout: ColumnLayout;
+  readonly timeUnit: TimeUnit;
+  readonly sort: boolean;
+  readonly maxSortedRows?: number;
+  readonly onHeader: () => void;
+}
+
+export async function* readOrderedRows(options: OrderedRowsOptions): AsyncGenerator<TimedRow> {
+  const { path } = options;
+  const rows = readCsvRows(path, options.layout, options.onHeader);
+  const timed = async function* (): AsyncGenerator<TimedRow> {
+    for await (const row of rows) {
+      const t = atRow(path, row.line, () =>
+        parseTimestamp(row.fields.timestamp ?? '', options.timeUnit),
+      );
+      yield { ...row, t };
+    }
+  };
+  if (!options.sort) {
+    let previous: TimedRow | null = null;
+    for await (const row of timed()) {
+      if (previous !== null && row.t < previous.t) {
+        throw new PaperbotError(
+          'IMPORT_TIME_BACKWARDS',
+          `${path} line ${row.line}: time goes backwards (${row.t} ms after ${previous.t} ms on line ${previous.line}); pass --sort to sort the rows`,
+          { details: { path, line: row.line, previousLine: previous.line } },
+        );
+      }
+      previous = row;
+      yield row;
+    }
+    return;
+  }
+  const limit = options.maxSortedRows ?? DEFAULT_MAX_SORTED_ROWS;
+  const held: TimedRow[] = [];
+  for await (const row of timed()) {
+    if (held.length >= limit) {
+      throw new PaperbotError(
+        'IMPORT_TOO_LARGE_TO_SORT',
+        `${path}: more than ${limit} rows to sort in memory; sort the file first (for example with sort -t, -k)`,
+      );
+    }
+    held.push(row);
+  }
+  // Array.prototype.sort is stable: equal times keep file order.
+  held.sort((a, b) => a.t - b.t);
+  yield* held;
+}
