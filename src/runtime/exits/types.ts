@@ -3,14 +3,10 @@
  * runtime and released as ordinary orders when their trigger fires. A record is plain data
  * (decimal strings, no `Decimal`), so it goes to the journal and back unchanged.
  */
-import type { Side } from '../intents.ts';
+import type { ExitTrigger, Side, TriggerSource } from '../intents.ts';
 
-/**
- * The price a trigger watches: the ticker's mark price, the last public trade, or the book's
- * touch on the side the released order would trade against (best bid for a sell, best ask for
- * a buy).
- */
-export type TriggerSource = 'mark' | 'last' | 'bid_ask';
+export type { TriggerSource } from '../intents.ts';
+
 export const TRIGGER_SOURCES: readonly TriggerSource[] = ['mark', 'last', 'bid_ask'];
 
 /**
@@ -23,26 +19,8 @@ export const TRIGGER_SOURCES: readonly TriggerSource[] = ['mark', 'last', 'bid_a
 export type ExitState = 'pending' | 'waiting' | 'triggered' | 'released' | 'cancelled';
 export const LIVE_EXIT_STATES: readonly ExitState[] = ['pending', 'waiting', 'triggered'];
 
-/**
- * What fires the exit.
- * - `stop`: the price moves against the position to `price` or beyond (a sell stop fires at
- *   or below it, a buy stop at or above it);
- * - `take_profit`: the price moves in its favour to `price` or beyond (a sell at or above, a
- *   buy at or below);
- * - `trailing`: a stop that follows the best price seen since activation by `offset` (a price
- *   distance) or `offsetPercent` (percent of that best price), and never moves back. With an
- *   `activationPrice` it starts following once the price reaches it in the favourable
- *   direction; without one, at once.
- */
-export type TriggerRule =
-  | { readonly kind: 'stop'; readonly price: string }
-  | { readonly kind: 'take_profit'; readonly price: string }
-  | {
-      readonly kind: 'trailing';
-      readonly offset?: string | undefined;
-      readonly offsetPercent?: string | undefined;
-      readonly activationPrice?: string | undefined;
-    };
+/** What fires the exit (the intent's `ExitTrigger`; semantics in `trigger.ts`). */
+export type TriggerRule = ExitTrigger;
 
 /** A trailing stop's memory: whether it is active and the best price seen since. */
 export interface TrailingState {

@@ -27,10 +27,15 @@ export type {
 } from '../../protocol/index.ts';
 export type {
   AmendIntent,
+  BracketIntent,
+  BracketLeg,
   CancelAllIntent,
   CancelIntent,
   ClosePositionIntent,
   Denial,
+  EmulatedIntent,
+  ExitIntent,
+  ExitTrigger,
   IntentOutcome,
   MarginMode,
   OrderIntent,
@@ -38,6 +43,7 @@ export type {
   Side,
   StampedIntent,
   TimeInForce,
+  TriggerSource,
 } from '../intents.ts';
 export {
   CANDLE_INTERVAL_MILLISECONDS,
@@ -47,6 +53,9 @@ export {
   isCandleInterval,
 } from '../streams/candles.ts';
 export {
+  type BracketLegOptions,
+  type BracketOptions,
+  bracket,
   cancelAllOrders,
   cancelOrder,
   closePosition,
@@ -54,6 +63,14 @@ export {
   limitOrder,
   type MarketOrderOptions,
   marketOrder,
+  type StopLimitOptions,
+  type StopMarketOptions,
+  stopLimit,
+  stopMarket,
+  type TakeProfitOptions,
+  type TrailingStopOptions,
+  takeProfit,
+  trailingStop,
 } from './builders.ts';
 export { createStrategyContext, strategyLogger } from './context.ts';
 export { defineStrategy, isStrategyDefinition, STRATEGY_NAME_PATTERN } from './define.ts';
