@@ -44,6 +44,8 @@ import {
   type ReconciliationReport,
 } from '../execution/reconciler.ts';
 import { OrderTracker, type OrderTrackerConfig } from '../execution/tracker.ts';
+import { ExitEmulator, type WaitingExitView } from '../exits/emulator.ts';
+import { journalExitStore } from '../journal/exits.ts';
 import type { IntentOutcome, StampedIntent } from '../intents.ts';
 import type { Journal } from '../journal/journal.ts';
 import type { MarketDataVenue } from '../market-data.ts';
@@ -134,6 +136,8 @@ export interface KernelStatus {
   readonly openOrders: readonly Order[];
   readonly strategies: readonly KernelStrategyStatus[];
   readonly counters: IntentCounters;
+  /** Emulated exits still live (pending, waiting or triggered), with trigger and distance. */
+  readonly waitingExits: readonly WaitingExitView[];
 }
 
 export interface IntentLatency {
@@ -195,6 +199,7 @@ export class Kernel {
   private readonly deadman: DeadmanSwitch | null;
   private readonly host: StrategyHost;
   private readonly positions: PositionFeed;
+  private readonly exits: ExitEmulator;
   private readonly snapshots: RiskSnapshotBuilder;
   private readonly venue: MeasuredVenue;
   private readonly permit = new BehaviorSubject(false);
@@ -272,6 +277,13 @@ export class Kernel {
             config: deadman,
           });
     this.positions = new PositionFeed(this.tracker.positions$, this.tracker.positions());
+    this.exits = new ExitEmulator({
+      clock,
+      marketData,
+      store: journalExitStore(journal),
+      logger: log('exits'),
+      positions: () => this.positions.open(),
+    });
     this.host = new StrategyHost({
       environment: {
         ...createKernelEnvironment({
@@ -282,6 +294,7 @@ export class Kernel {
           positions: this.positions,
         }),
         ...(options.candleGraceMs === undefined ? {} : { candleGraceMs: options.candleGraceMs }),
+        emulatedOrders: (strategyId: string) => this.exits.exitsOf(strategyId),
       },
       epoch: journal.epoch,
     });
@@ -358,6 +371,7 @@ export class Kernel {
     }
     if (this.deadman !== null) await this.deadman.start();
     if (this.phase !== 'starting') return;
+    this.exits.restore(report.ok);
     for (const strategy of this.strategies) {
       this.host.add({
         strategyId: strategy.id,
@@ -428,6 +442,7 @@ export class Kernel {
       openOrders: this.tracker.openOrders().map((tracked) => tracked.order),
       strategies: this.strategies.map((strategy) => this.strategyStatus(strategy.id)),
       counters: { ...this.counters },
+      waitingExits: this.exits.waiting(),
     };
   }
 
@@ -457,6 +472,13 @@ export class Kernel {
       this.host.intents$
         .pipe(observeOn(queueScheduler))
         .subscribe((stamped) => this.onIntent(stamped)),
+      // Emulated exits: their releases take the strategies' path; their answers go back.
+      this.exits.releases$
+        .pipe(observeOn(queueScheduler))
+        .subscribe((stamped) => this.onIntent(stamped)),
+      this.exits.outcomes$.subscribe((outcome) => this.publish(outcome)),
+      this.tracker.orders$.subscribe((tracked) => this.exits.onOrder(tracked.order)),
+      this.positions.positions$.subscribe((position) => this.exits.onPosition(position)),
       this.executor.outcomes$.subscribe((outcome) => this.onExecutionOutcome(outcome)),
       this.executor.unknownCount$.subscribe((count) => {
         this.unknownIntents = count;
@@ -503,6 +525,7 @@ export class Kernel {
     this.counters.intents += 1;
     try {
       this.journal.noteSequence(stamped.strategyId, stamped.sequence);
+      if (this.exits.take(stamped)) return;
       const decision = this.gate.evaluate(stamped, this.snapshots.snapshot());
       if (!decision.allowed) {
         this.counters.denied += 1;
@@ -580,6 +603,7 @@ export class Kernel {
   }
 
   private publish(outcome: IntentOutcome): void {
+    this.exits.onOutcome(outcome);
     this.outcomeSubject.next(outcome);
     this.host.deliverOutcome(outcome);
   }
@@ -698,6 +722,7 @@ export class Kernel {
       );
     }
     this.gate.dispose();
+    this.exits.stop();
     this.positions.dispose();
     this.outcomeSubject.complete();
     this.latencySubject.complete();

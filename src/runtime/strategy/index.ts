@@ -111,6 +111,7 @@ export {
   targetPosition,
 } from './target-position.ts';
 export type {
+  EmulatedOrder,
   LogFields,
   Logger,
   MarketInfo,
