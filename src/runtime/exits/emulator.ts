@@ -42,6 +42,7 @@ import {
   type ExitState,
   LIVE_EXIT_STATES,
   releaseIdOf,
+  TRIGGER_SOURCES,
   type TriggerSource,
 } from './types.ts';
 
@@ -133,6 +134,8 @@ export class ExitEmulator {
   private readonly releaseSubject = new Subject<StampedIntent>();
   private readonly outcomeSubject = new Subject<IntentOutcome>();
   private stopped = false;
+  /** Markets with an open position, as of the last `onPositions`. */
+  private positioned = new Set<string>();
 
   constructor(options: ExitEmulatorOptions) {
     this.clock = options.clock;
@@ -143,6 +146,9 @@ export class ExitEmulator {
     this.config = { ...DEFAULT_EXIT_EMULATOR_CONFIG, ...options.config };
     this.releases$ = this.releaseSubject.asObservable();
     this.outcomes$ = this.outcomeSubject.asObservable();
+    for (const position of this.positions()) {
+      if (!parseDecimal(position.quantity).eq(ZERO)) this.positioned.add(position.market_id);
+    }
   }
 
   /**
@@ -252,12 +258,19 @@ export class ExitEmulator {
       order.status === 'FILLED' || order.status === 'CANCELLED' || order.status === 'REJECTED';
     const children = [...this.live.values()].filter((exit) => exit.parentId === parentId);
     if (filled.gt(ZERO)) {
+      const quantity = toWire(filled);
+      const started: string[] = [];
+      // Every leg is waiting before any watches: the first price may fire one, and its
+      // partner must then be there to be cancelled.
       for (const child of children) {
         if (child.state !== 'pending' && child.state !== 'waiting') continue;
-        const quantity = toWire(filled);
         if (child.state === 'waiting' && child.quantity === quantity) continue;
-        const updated = this.update(child.id, { state: 'waiting', quantity });
-        if (updated !== undefined && child.state === 'pending') this.watch(updated);
+        if (child.state === 'pending') started.push(child.id);
+        this.update(child.id, { state: 'waiting', quantity });
+      }
+      for (const id of started) {
+        const child = this.live.get(id);
+        if (child !== undefined) this.watch(child);
       }
     } else if (terminal) {
       this.cancelChildren(parentId);
@@ -265,15 +278,31 @@ export class ExitEmulator {
     if (terminal) this.byRelease.delete(parentId);
   }
 
-  /** A position update: a reduce-only exit whose position went flat is dropped. */
-  onPosition(position: Position): void {
-    if (!parseDecimal(position.quantity).eq(ZERO)) return;
-    if (this.hasPosition(position.market_id)) return;
-    for (const exit of [...this.live.values()]) {
-      if (exit.marketId !== position.market_id || exit.state !== 'waiting' || !exit.reduceOnly) {
-        continue;
+  /**
+   * The account's positions, after each change. A reduce-only exit whose market went flat is
+   * dropped; a market that has just gained a position has its exits evaluated on the latest
+   * price (a reduce-only exit only fires while there is a position for it to reduce).
+   */
+  onPositions(positions: readonly Position[]): void {
+    const now = new Set<string>();
+    for (const position of positions) {
+      if (!parseDecimal(position.quantity).eq(ZERO)) now.add(position.market_id);
+    }
+    const before = this.positioned;
+    this.positioned = now;
+    for (const marketId of before) {
+      if (now.has(marketId)) continue;
+      for (const exit of [...this.live.values()]) {
+        if (exit.marketId !== marketId || exit.state !== 'waiting' || !exit.reduceOnly) continue;
+        this.update(exit.id, { state: 'cancelled', reason: 'its position is gone' });
       }
-      this.update(exit.id, { state: 'cancelled', reason: 'its position is gone' });
+    }
+    for (const marketId of now) {
+      if (before.has(marketId)) continue;
+      for (const source of TRIGGER_SOURCES) {
+        const feed = this.feeds.get(this.feedKey(marketId, source));
+        if (feed !== undefined) this.onPrices(marketId, source, feed.sides);
+      }
     }
   }
 
@@ -538,10 +567,13 @@ export class ExitEmulator {
     if (this.stopped) return;
     const candidates: { id: string; ocoGroup: string | null; fired: boolean }[] = [];
     const prices = new Map<string, Decimal>();
+    const hasPosition = this.hasPosition(marketId);
     for (const exit of this.live.values()) {
       if (exit.state !== 'waiting' || exit.marketId !== marketId || exit.source !== source) {
         continue;
       }
+      // Nothing to reduce yet (a bracket's entry filled before its position was reported).
+      if (exit.reduceOnly && !hasPosition) continue;
       const price = observedPrice(source, exit.side, {
         mark: sides.price,
         last: sides.price,
@@ -557,12 +589,13 @@ export class ExitEmulator {
       candidates.push({ id: exit.id, ocoGroup: exit.ocoGroup, fired: result.fired });
     }
     if (!candidates.some((candidate) => candidate.fired)) return;
-    // Partners waiting on another source are in the group too: they must not fire later.
+    // Partners on another source, or not yet watching, are in the group too: they must not
+    // fire later.
     for (const exit of this.live.values()) {
       if (exit.ocoGroup === null || candidates.some((candidate) => candidate.id === exit.id)) {
         continue;
       }
-      if (exit.state === 'waiting') {
+      if (exit.state === 'waiting' || exit.state === 'pending') {
         candidates.push({ id: exit.id, ocoGroup: exit.ocoGroup, fired: false });
       }
     }

@@ -477,8 +477,6 @@ export class Kernel {
         .pipe(observeOn(queueScheduler))
         .subscribe((stamped) => this.onIntent(stamped)),
       this.exits.outcomes$.subscribe((outcome) => this.publish(outcome)),
-      this.tracker.orders$.subscribe((tracked) => this.exits.onOrder(tracked.order)),
-      this.positions.positions$.subscribe((position) => this.exits.onPosition(position)),
       this.executor.outcomes$.subscribe((outcome) => this.onExecutionOutcome(outcome)),
       this.executor.unknownCount$.subscribe((count) => {
         this.unknownIntents = count;
@@ -497,6 +495,9 @@ export class Kernel {
       this.tracker.fills$.subscribe(() => {
         this.counters.fills += 1;
       }),
+      // After the snapshot invalidations above, so a release meets the gate's fresh view.
+      this.tracker.orders$.subscribe((tracked) => this.exits.onOrder(tracked.order)),
+      this.tracker.positions$.subscribe((positions) => this.exits.onPositions(positions)),
       this.host.errors$.subscribe((failure) => {
         this.logger.error(
           { strategy: failure.strategyId, phase: failure.phase, error: failure.message },
