@@ -311,11 +311,11 @@ export class ExitEmulator {
     return [...this.live.values()].map((exit) => this.view(exit));
   }
 
-  /** One strategy's exits, live and recently finished, for its own-orders view. */
+  /** One strategy's exits, live and recently finished, oldest first, for its own view. */
   exitsOf(strategyId: string): readonly EmulatedExit[] {
-    return [...this.finished, ...this.live.values()].filter(
-      (exit) => exit.strategyId === strategyId,
-    );
+    return [...this.finished, ...this.live.values()]
+      .filter((exit) => exit.strategyId === strategyId)
+      .sort((a, b) => a.sequence - b.sequence || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
   stop(): void {
