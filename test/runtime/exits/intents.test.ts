@@ -3,6 +3,7 @@
  * schema takes well-formed exits and brackets and refuses malformed ones with a clear path.
  */
 import { describe, expect, it } from 'vitest';
+import { epochFreeKey } from '../../../src/replay/backtest/divergence.ts';
 import {
   bracket,
   checkIntent,
@@ -147,5 +148,16 @@ describe('exit schema', () => {
         takeProfit: { triggerPrice: '100' },
       }),
     ).toEqual(["stopLoss.triggerPrice: a long's stop-loss must be below its take-profit"]);
+  });
+});
+
+describe('divergence keys of released exits', () => {
+  it('drop the epoch from release and bracket-leg ids, as from intent ids', () => {
+    expect(epochFreeKey('mm:live01:7')).toBe('mm:7');
+    expect(epochFreeKey('mm:backtest:7:x')).toBe('mm:7:x');
+    expect(epochFreeKey('mm:live01:7:x')).toBe('mm:7:x');
+    expect(epochFreeKey('mm:live01:9:sl:x')).toBe('mm:9:sl:x');
+    expect(epochFreeKey('plain')).toBe('plain');
+    expect(epochFreeKey(null)).toBeNull();
   });
 });
