@@ -74,6 +74,8 @@ export interface ExitEmulatorOptions {
   readonly logger: ExecutionLogger;
   /** Open positions now (flat ones left out). */
   readonly positions: () => readonly Position[];
+  /** The account's active orders now (to settle restored bracket legs); none when omitted. */
+  readonly openOrders?: () => readonly Order[];
   readonly config?: Partial<ExitEmulatorConfig>;
 }
 
@@ -124,6 +126,7 @@ export class ExitEmulator {
   private readonly store: ExitStore | null;
   private readonly logger: ExecutionLogger;
   private readonly positions: () => readonly Position[];
+  private readonly openOrders: () => readonly Order[];
   private readonly config: ExitEmulatorConfig;
   /** Live exits by id, in creation order (the order OCO picks a winner in). */
   private readonly live = new Map<string, EmulatedExit>();
@@ -143,6 +146,7 @@ export class ExitEmulator {
     this.store = options.store;
     this.logger = options.logger;
     this.positions = options.positions;
+    this.openOrders = options.openOrders ?? (() => []);
     this.config = { ...DEFAULT_EXIT_EMULATOR_CONFIG, ...options.config };
     this.releases$ = this.releaseSubject.asObservable();
     this.outcomes$ = this.outcomeSubject.asObservable();
@@ -185,11 +189,47 @@ export class ExitEmulator {
       }
       this.watch(exit);
     }
+    if (reconciled) this.settleRestoredLegs();
     const kept = [...this.live.values()].filter((exit) => exit.state !== 'triggered');
     this.logger.info('emulated exits restored', {
       restored: restored.length,
       live: kept.length,
     });
+  }
+
+  /**
+   * Bracket legs restored `pending`: an entry still open is followed as before (its fills so
+   * far count); one gone while the bot was down either filled (the market has a position: the
+   * legs start watching, for the size they were set for, reduce-only) or did not (cancelled).
+   */
+  private settleRestoredLegs(): void {
+    const parents = new Set<string>();
+    for (const exit of this.live.values()) {
+      if (exit.state === 'pending' && exit.parentId !== null) parents.add(exit.parentId);
+    }
+    const open = new Map<string, Order>();
+    for (const order of this.openOrders()) {
+      if (order.client_order_id) open.set(order.client_order_id, order);
+    }
+    for (const parentId of parents) {
+      const order = open.get(parentId);
+      if (order !== undefined) {
+        this.onOrder(order);
+        continue;
+      }
+      const legs = [...this.live.values()].filter((exit) => exit.parentId === parentId);
+      if (legs.length === 0) continue;
+      if (!this.hasPosition(legs[0]!.marketId)) {
+        this.cancelChildren(parentId);
+        continue;
+      }
+      this.byRelease.delete(parentId);
+      for (const leg of legs) this.update(leg.id, { state: 'waiting' });
+      for (const leg of legs) {
+        const current = this.live.get(leg.id);
+        if (current !== undefined) this.watch(current);
+      }
+    }
   }
 
   /**

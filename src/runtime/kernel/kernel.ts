@@ -283,6 +283,7 @@ export class Kernel {
       store: journalExitStore(journal),
       logger: log('exits'),
       positions: () => this.positions.open(),
+      openOrders: () => this.tracker.openOrders().map((tracked) => tracked.order),
     });
     this.host = new StrategyHost({
       environment: {

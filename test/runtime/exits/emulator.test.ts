@@ -8,7 +8,7 @@
 import { type Observable, ReplaySubject, Subject } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../../src/core/clock.ts';
-import type { Book, Position, PublicTrade } from '../../../src/protocol/index.ts';
+import type { Book, Order, Position, PublicTrade } from '../../../src/protocol/index.ts';
 import { ExitEmulator } from '../../../src/runtime/exits/emulator.ts';
 import type { IntentOutcome, OrderIntent, StampedIntent } from '../../../src/runtime/intents.ts';
 import { journalExitStore } from '../../../src/runtime/journal/exits.ts';
@@ -89,6 +89,7 @@ class World {
   readonly releases: StampedIntent[] = [];
   readonly outcomes: IntentOutcome[] = [];
   positions: Position[] = [long()];
+  openOrders: Order[] = [];
   emulator!: ExitEmulator;
   private sequence = 0;
 
@@ -103,6 +104,7 @@ class World {
       store: journalExitStore(this.journal),
       logger: { debug() {}, info() {}, warn() {}, error() {} },
       positions: () => this.positions,
+      openOrders: () => this.openOrders,
       config: { maxLiveExits: 4 },
     });
     this.emulator.releases$.subscribe((stamped) => this.releases.push(stamped));
@@ -373,5 +375,53 @@ describe('ExitEmulator', () => {
     w.boot().restore(true);
     expect(w.states()).toEqual({ [exit.requestId]: 'cancelled' });
     expect(w.journal.exits.live()).toEqual([]);
+  });
+
+  it('settles restored bracket legs by what became of their entry while the bot was down', () => {
+    const entry = limitOrder({ ...BTC, side: 'buy', price: '100' });
+    const legs = { stopLoss: { triggerPrice: '90' }, takeProfit: { triggerPrice: '200' } };
+    const restart = (w: World) => {
+      w.emulator.stop();
+      w.boot().restore(true);
+    };
+
+    // Still open, partly filled: the legs watch for what filled.
+    const open = world();
+    const a = open.emit(bracket({ entry, ...legs }));
+    open.openOrders = [
+      testOrder({
+        order_id: 'o-1',
+        market_id: 'BTC-PERP',
+        client_order_id: a.requestId,
+        status: 'PARTIALLY_FILLED',
+        filled_quantity: '0.25',
+      }),
+    ];
+    restart(open);
+    expect(open.emulator.waiting()).toMatchObject([
+      { id: `${a.requestId}:sl`, state: 'waiting', quantity: '0.25' },
+      { id: `${a.requestId}:tp`, state: 'waiting', quantity: '0.25' },
+    ]);
+
+    // Gone, and the market has a position: it filled; the legs watch.
+    const filled = world();
+    const b = filled.emit(bracket({ entry, ...legs }));
+    restart(filled);
+    expect(filled.states()).toEqual({
+      [`${b.requestId}:sl`]: 'waiting',
+      [`${b.requestId}:tp`]: 'waiting',
+    });
+    filled.market.mark('89');
+    expect(filled.releases.at(-1)?.requestId).toBe(`${b.requestId}:sl:x`);
+
+    // Gone, and no position: it never filled; the legs are cancelled.
+    const unfilled = world();
+    const c = unfilled.emit(bracket({ entry, ...legs }));
+    unfilled.positions = [];
+    restart(unfilled);
+    expect(unfilled.states()).toEqual({
+      [`${c.requestId}:sl`]: 'cancelled',
+      [`${c.requestId}:tp`]: 'cancelled',
+    });
   });
 });
