@@ -156,12 +156,18 @@ export class ExitEmulator {
   }
 
   /**
-   * Restores the journaled live exits (call after the first reconciliation). A triggered exit
+   * Restores the journaled live exits (call after the first reconciliation, once releases are
+   * taken: one may be sent at once). A triggered exit
    * whose release is not in the executor's journal is released again under the same id; one
    * whose release is there is left to the executor's recovery. Reduce-only exits whose market
    * has no position any more are dropped (only when `reconciled`: the positions are known).
    */
   restore(reconciled: boolean): void {
+    this.positioned = new Set(
+      this.positions()
+        .filter((position) => !parseDecimal(position.quantity).eq(ZERO))
+        .map((position) => position.market_id),
+    );
     if (this.store === null) return;
     const restored = this.store.live();
     for (const exit of restored) this.live.set(exit.id, exit);

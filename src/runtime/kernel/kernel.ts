@@ -372,7 +372,6 @@ export class Kernel {
     }
     if (this.deadman !== null) await this.deadman.start();
     if (this.phase !== 'starting') return;
-    this.exits.restore(report.ok);
     for (const strategy of this.strategies) {
       this.host.add({
         strategyId: strategy.id,
@@ -383,6 +382,8 @@ export class Kernel {
       this.added.add(strategy.id);
     }
     this.phase = 'running';
+    // Before the strategies run, and once running, so an exit that fires at once is taken.
+    this.exits.restore(report.ok);
     this.host.start();
     this.logger.info(
       {

@@ -8,6 +8,7 @@ import { firstValueFrom } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { decimal, toWire } from '../../../src/core/decimal.ts';
 import type { OrderIntent } from '../../../src/runtime/intents.ts';
+import { Journal } from '../../../src/runtime/journal/journal.ts';
 import { bracket, marketOrder, takeProfit } from '../../../src/runtime/strategy/index.ts';
 import { KernelWorld, type Process, Probe, probeStrategy, until } from '../kernel/world.ts';
 
@@ -124,5 +125,53 @@ describe('emulated exits in the kernel', () => {
     ]);
     expect(after.kernel.status().waitingExits).toEqual([]);
     expect(after.journal.exits.live()).toEqual([]);
+  });
+
+  it('an exit that fired but whose order never reached the executor is released on restart, once', async () => {
+    world = await KernelWorld.start();
+    const current = world;
+    const first = new Probe();
+    const before = await bootProbe(current, first);
+    const epoch = before.journal.epoch;
+    first.emit(marketOrder({ marketId: 'BTC-PERP', side: 'buy', quantity: '0.010' }));
+    await current.advanceUntil(() => positionQuantity(before) === '0.01', 'the long opened');
+    await current.crash(before);
+
+    // As the journal reads after a crash between the trigger and the executor's write.
+    const exitId = `probe:${epoch}:2`;
+    const journal = Journal.open(current.journalPath, { now: () => current.clock.now() });
+    journal.exits.save({
+      id: exitId,
+      strategyId: 'probe',
+      sequence: 2,
+      marketId: 'BTC-PERP',
+      side: 'sell',
+      quantity: '0.01',
+      rule: { kind: 'stop', price: '1' },
+      source: 'mark',
+      order: { type: 'market' },
+      reduceOnly: true,
+      ocoGroup: null,
+      parentId: null,
+      state: 'triggered',
+      trailing: null,
+      releaseId: `${exitId}:x`,
+      triggerPrice: '1',
+      reason: null,
+      createdAt: current.clock.now(),
+      updatedAt: current.clock.now(),
+    });
+    journal.noteSequence('probe', 2);
+    journal.close();
+
+    const second = new Probe();
+    const after = await bootProbe(current, second);
+    await current.advanceUntil(() => positionQuantity(after) === '0', 'the position closed');
+    await current.advance(5_000, 100);
+    expect(current.ordersWithRequestId(`${exitId}:x`)).toMatchObject([
+      { side: 'sell', reduce_only: true, status: 'FILLED' },
+    ]);
+    expect(second.context?.emulatedOrders()).toMatchObject([{ id: exitId, state: 'released' }]);
+    expect(after.journal.getIntent(`${exitId}:x`)?.sequence).toBe(-8);
   });
 });
