@@ -367,6 +367,12 @@ export class ExitEmulator {
   stop(): void {
     if (this.stopped) return;
     this.stopped = true;
+    if (this.live.size > 0) {
+      this.logger.warn(
+        'emulated exits left in the journal: nothing watches them until the next start',
+        { live: this.live.size },
+      );
+    }
     for (const feed of this.feeds.values()) feed.subscription.unsubscribe();
     this.feeds.clear();
     this.releaseSubject.complete();
