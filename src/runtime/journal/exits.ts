@@ -6,7 +6,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { ExitStore } from '../exits/emulator.ts';
 import { type EmulatedExit, type ExitState, LIVE_EXIT_STATES } from '../exits/types.ts';
-import type { Journal } from './journal.ts';
 
 export const EXIT_STATES: readonly ExitState[] = [
   'pending',
@@ -89,8 +88,15 @@ export class JournalExits {
   }
 }
 
+/** What `journalExitStore` uses of a `Journal` (named here, so this file need not import it). */
+export interface ExitJournal {
+  readonly isOpen: boolean;
+  readonly exits: JournalExits;
+  getIntent(requestId: string): unknown;
+}
+
 /** The exit emulator's store over an open journal. */
-export function journalExitStore(journal: Journal): ExitStore {
+export function journalExitStore(journal: ExitJournal): ExitStore {
   return {
     save: (exit) => {
       if (journal.isOpen) journal.exits.save(exit);

@@ -106,18 +106,16 @@ describe('emulated exits in the strategy harness', () => {
         description: 'guards a long with a trailing stop',
         params: z.strictObject({}),
         create: (ctx) =>
-          ctx
-            .timer(0)
-            .pipe(
-              map(() =>
-                trailingStop({
-                  marketId: 'BTC-PERP',
-                  side: 'sell',
-                  quantity: '1',
-                  offsetPercent: '5',
-                }),
-              ),
+          ctx.timer(0).pipe(
+            map(() =>
+              trailingStop({
+                marketId: 'BTC-PERP',
+                side: 'sell',
+                quantity: '1',
+                offsetPercent: '5',
+              }),
             ),
+          ),
       }),
       positions: [],
       respond: 'accept',
