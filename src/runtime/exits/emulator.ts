@@ -246,11 +246,17 @@ export class ExitEmulator {
     const intent = stamped.intent;
     switch (intent.kind) {
       case 'exit':
-        this.addExit(stamped, intent);
+      case 'bracket': {
+        const marketId = intent.kind === 'exit' ? intent.marketId : intent.entry.marketId;
+        if (!this.marketData.markets().some((market) => market.market_id === marketId)) {
+          this.refuse(stamped, `no market ${marketId} to watch`);
+        } else if (intent.kind === 'exit') {
+          this.addExit(stamped, intent);
+        } else {
+          this.addBracket(stamped, intent);
+        }
         return true;
-      case 'bracket':
-        this.addBracket(stamped, intent);
-        return true;
+      }
       case 'cancel':
         return this.cancelByStrategy(stamped, intent);
       case 'amend':

@@ -322,6 +322,30 @@ describe('ExitEmulator', () => {
     expect(w.releases.map((release) => release.requestId)).toEqual([`${exit.requestId}:x`]);
   });
 
+  it('denies an exit or bracket on a market the venue does not list', () => {
+    const w = world();
+    const exit = w.emit(
+      stopMarket({ ...BTC, marketId: 'DOGE-PERP', side: 'sell', triggerPrice: '1' }),
+    );
+    const pair = w.emit(
+      bracket({
+        entry: limitOrder({ ...BTC, marketId: 'DOGE-PERP', side: 'buy', price: '1' }),
+        stopLoss: { triggerPrice: '0.5' },
+      }),
+    );
+    expect(w.outcomes).toMatchObject([
+      {
+        status: 'denied',
+        intent: { requestId: exit.requestId },
+        denials: [{ message: 'no market DOGE-PERP to watch' }],
+      },
+      { status: 'denied', intent: { requestId: pair.requestId } },
+    ]);
+    expect(w.releases).toEqual([]);
+    expect(w.market.subscribed).toEqual([]);
+    expect(w.emulator.exitsOf('alpha')).toEqual([]);
+  });
+
   it('denies exits beyond its bound, and amending a trailing stop’s price', () => {
     const w = world();
     for (let index = 0; index < 4; index += 1) {
