@@ -573,7 +573,18 @@ export class ExitEmulator {
     const sides: Feed['sides'] = {};
     const marketId = exit.marketId;
     const source = exit.source;
-    const onPrices = () => this.onPrices(marketId, source, sides);
+    const onPrices = () => {
+      // A failure here (the journal refusing a write, say) must not break the market feed.
+      try {
+        this.onPrices(marketId, source, sides);
+      } catch (error) {
+        this.logger.error('emulated exits could not be evaluated on a price', {
+          marketId,
+          source,
+          error: error instanceof Error ? error.message : String(error),
+        });
+      }
+    };
     let subscription: Subscription;
     switch (source) {
       case 'mark':
