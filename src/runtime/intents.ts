@@ -69,8 +69,73 @@ export interface ClosePositionIntent {
   readonly tag?: string | undefined;
 }
 
+/**
+ * The price an emulated exit watches: the ticker's mark, the last public trade, or the book's
+ * touch on the side the released order trades against (best bid for a sell, best ask for a buy).
+ */
+export type TriggerSource = 'mark' | 'last' | 'bid_ask';
+
+/** What fires an emulated exit (see `runtime/exits/trigger.ts`). */
+export type ExitTrigger =
+  | { readonly kind: 'stop'; readonly price: string }
+  | { readonly kind: 'take_profit'; readonly price: string }
+  | {
+      readonly kind: 'trailing';
+      /** A price distance; exactly one of `offset` and `offsetPercent`. */
+      readonly offset?: string | undefined;
+      /** Percent of the best price seen, in (0, 100). */
+      readonly offsetPercent?: string | undefined;
+      readonly activationPrice?: string | undefined;
+    };
+
+/**
+ * A stop, take-profit or trailing order the venue does not offer: the runtime holds it, watches
+ * its trigger on every tick, and when it fires places an ordinary order (market, or limit at
+ * `limitPrice`) through the risk gate and the executor. Reduce-only unless said otherwise: an
+ * exit protects a position. Nothing protects the position while the bot is down.
+ */
+export interface ExitIntent {
+  readonly kind: 'exit';
+  readonly marketId: string;
+  readonly side: Side;
+  readonly quantity: string;
+  readonly trigger: ExitTrigger;
+  /** Default `mark`. */
+  readonly triggerSource?: TriggerSource | undefined;
+  /** Released as a limit order at this price; a market order without it. */
+  readonly limitPrice?: string | undefined;
+  readonly maxSlippagePercent?: string | undefined;
+  /** Default true. */
+  readonly reduceOnly?: boolean | undefined;
+  readonly tag?: string | undefined;
+}
+
+/** A bracket's stop-loss or take-profit: its trigger price, and a limit price for a limit exit. */
+export interface BracketLeg {
+  readonly triggerPrice: string;
+  readonly limitPrice?: string | undefined;
+}
+
+/**
+ * An entry order with an attached stop-loss and take-profit, one-cancels-other. The entry is
+ * placed at once; the exits start watching when it fills, for the quantity it filled, on the
+ * opposite side, reduce-only. The first exit to fire cancels the other.
+ */
+export interface BracketIntent {
+  readonly kind: 'bracket';
+  readonly entry: PlaceIntent;
+  readonly stopLoss?: BracketLeg | undefined;
+  readonly takeProfit?: BracketLeg | undefined;
+  /** Default `mark`. */
+  readonly triggerSource?: TriggerSource | undefined;
+  readonly tag?: string | undefined;
+}
+
+/** Intents the runtime holds itself (emulated exits), never sent to the venue as they are. */
+export type EmulatedIntent = ExitIntent | BracketIntent;
+
 export type OrderIntent =
-  PlaceIntent | CancelIntent | CancelAllIntent | AmendIntent | ClosePositionIntent;
+  PlaceIntent | CancelIntent | CancelAllIntent | AmendIntent | ClosePositionIntent | EmulatedIntent;
 
 /**
  * An intent as the runtime tracks it: stamped with the emitting strategy, its sequence and the

@@ -78,6 +78,23 @@ export const StatusDocument = z.looseObject({
     unknown: z.number(),
     fills: z.number(),
   }),
+  /** Emulated exits still live; absent from the documents of bots without them. */
+  waitingExits: z
+    .array(
+      z.looseObject({
+        id: Text,
+        marketId: Text,
+        side: Text,
+        quantity: Text,
+        state: Text,
+        kind: Text,
+        source: Text,
+        triggerPrice: NullableText,
+        price: NullableText,
+        distance: NullableText,
+      }),
+    )
+    .optional(),
   pnl: z.looseObject({
     equity: NullableText,
     startEquity: NullableText,
@@ -228,6 +245,41 @@ export function renderStatus(status: StatusDocument, source: string): string {
         ]),
       ),
     );
+  }
+  const exits = status.waitingExits;
+  if (exits !== undefined) {
+    out.push('');
+    out.push(`Waiting exits (${exits.length}; emulated by the bot, unwatched while it is down)`);
+    if (exits.length > 0) {
+      out.push(
+        formatTable(
+          [
+            'ID',
+            'MARKET',
+            'SIDE',
+            'KIND',
+            'SOURCE',
+            'STATE',
+            'QUANTITY',
+            'TRIGGER',
+            'PRICE',
+            'DISTANCE',
+          ],
+          exits.map((exit) => [
+            exit.id,
+            exit.marketId,
+            exit.side,
+            exit.kind,
+            exit.source,
+            exit.state,
+            exit.quantity,
+            exit.triggerPrice ?? '-',
+            exit.price ?? '-',
+            exit.distance ?? '-',
+          ]),
+        ),
+      );
+    }
   }
   return `${out.join('\n')}\n`;
 }

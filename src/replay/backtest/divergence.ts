@@ -15,11 +15,15 @@ import type { RecordedEvent } from '../format/records.ts';
 import type { BacktestResult } from './runner.ts';
 import type { ReplaySource } from './sources.ts';
 
-/** `strategy:epoch:sequence` without the epoch; other ids unchanged. */
+/**
+ * `strategy:epoch:sequence` without the epoch, and likewise the ids derived from one (an
+ * emulated exit's release, `strategy:epoch:sequence:x`, or a bracket leg's,
+ * `strategy:epoch:sequence:sl:x`); other ids unchanged.
+ */
 export function epochFreeKey(id: string | null): string | null {
   if (id === null) return null;
   const parts = id.split(':');
-  return parts.length === 3 ? `${parts[0]}:${parts[2]}` : id;
+  return parts.length >= 3 ? [parts[0], ...parts.slice(2)].join(':') : id;
 }
 
 /** The recorded private records of a source's sessions (the live run's account). */

@@ -16,6 +16,7 @@ import Database from 'better-sqlite3';
 import { PaperbotError } from '../../core/errors.ts';
 import type { Fill, OrderStatusEvent } from '../../protocol/index.ts';
 import type { StampedIntent } from '../intents.ts';
+import { JournalExits } from './exits.ts';
 import type { CommandEndpoint } from '../venue.ts';
 import {
   type IntentState,
@@ -549,6 +550,8 @@ export class Journal {
   private readonly heldSequences = new Map<string, number>();
   /** Updates of held rows, by their column list. */
   private readonly heldRowStatements = new Map<string, Database.Statement>();
+  /** The emulated exits' table (`./exits.ts`). */
+  readonly exits: JournalExits;
 
   private constructor(
     path: string,
@@ -566,6 +569,7 @@ export class Journal {
     this.holdInserts = deferWrites;
     this.sql = prepareStatements(database);
     this.runInTransaction = database.transaction((work: () => unknown) => work());
+    this.exits = new JournalExits(database);
   }
 
   /**

@@ -4,8 +4,9 @@
  * a newer paperbot is refused rather than guessed at.
  */
 import type BetterSqlite3 from 'better-sqlite3';
+import { EMULATED_EXITS_SCHEMA } from './exits.ts';
 
-export const JOURNAL_SCHEMA_VERSION = 2;
+export const JOURNAL_SCHEMA_VERSION = 3;
 
 /** Every state an intent can be in; the terminal ones never change again. */
 export const INTENT_STATES = [
@@ -179,5 +180,9 @@ export const migrations: readonly Migration[] = [
   },
   (database) => {
     database.exec(version2);
+  },
+  // The emulated exits (`./exits.ts`).
+  (database) => {
+    database.exec(EMULATED_EXITS_SCHEMA);
   },
 ];

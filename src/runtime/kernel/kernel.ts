@@ -58,6 +58,8 @@ import {
   type ReconciliationReport,
 } from '../execution/reconciler.ts';
 import { OrderTracker, type OrderTrackerConfig } from '../execution/tracker.ts';
+import { ExitEmulator, type WaitingExitView } from '../exits/emulator.ts';
+import { journalExitStore } from '../journal/exits.ts';
 import type { IntentOutcome, StampedIntent } from '../intents.ts';
 import type { Journal } from '../journal/journal.ts';
 import type { MarketDataVenue } from '../market-data.ts';
@@ -173,6 +175,8 @@ export interface KernelStatus {
   readonly openOrders: readonly Order[];
   readonly strategies: readonly KernelStrategyStatus[];
   readonly counters: IntentCounters;
+  /** Emulated exits still live (pending, waiting or triggered), with trigger and distance. */
+  readonly waitingExits: readonly WaitingExitView[];
 }
 
 export interface IntentLatency {
@@ -237,6 +241,7 @@ export class Kernel {
   private readonly shutdownConfig: ShutdownConfig;
   private readonly host: StrategyHost;
   private readonly positions: PositionFeed;
+  private readonly exits: ExitEmulator;
   private readonly snapshots: RiskSnapshotBuilder;
   private readonly venue: MeasuredVenue;
   private readonly permit = new BehaviorSubject(false);
@@ -320,6 +325,14 @@ export class Kernel {
             config: deadman,
           });
     this.positions = new PositionFeed(this.tracker.positions$, this.tracker.positions());
+    this.exits = new ExitEmulator({
+      clock,
+      marketData,
+      store: journalExitStore(journal),
+      logger: log('exits'),
+      positions: () => this.positions.open(),
+      openOrders: () => this.tracker.openOrders().map((tracked) => tracked.order),
+    });
     this.host = new StrategyHost({
       environment: {
         ...createKernelEnvironment({
@@ -331,6 +344,7 @@ export class Kernel {
           startupFills: () => this.startupFills ?? [],
         }),
         ...(options.candleGraceMs === undefined ? {} : { candleGraceMs: options.candleGraceMs }),
+        emulatedOrders: (strategyId: string) => this.exits.exitsOf(strategyId),
       },
       epoch: journal.epoch,
     });
@@ -419,6 +433,8 @@ export class Kernel {
     await this.host.loadCandleHistory();
     if (this.phase !== 'starting') return;
     this.phase = 'running';
+    // Before the strategies run, and once running, so an exit that fires at once is taken.
+    this.exits.restore(report.ok);
     this.host.start();
     this.startupFills = null;
     this.logger.info(
@@ -506,6 +522,7 @@ export class Kernel {
       openOrders: this.tracker.openOrders().map((tracked) => tracked.order),
       strategies: this.strategies.map((strategy) => this.strategyStatus(strategy.id)),
       counters: { ...this.counters },
+      waitingExits: this.exits.waiting(),
     };
   }
 
@@ -531,6 +548,11 @@ export class Kernel {
       this.host.intents$
         .pipe(observeOn(queueScheduler))
         .subscribe((stamped) => this.onIntent(stamped)),
+      // Emulated exits: their releases take the strategies' path; their answers go back.
+      this.exits.releases$
+        .pipe(observeOn(queueScheduler))
+        .subscribe((stamped) => this.onIntent(stamped)),
+      this.exits.outcomes$.subscribe((outcome) => this.publish(outcome)),
       this.executor.outcomes$.subscribe((outcome) => this.onExecutionOutcome(outcome)),
       this.executor.unknownCount$.subscribe((count) => {
         this.unknownIntents = count;
@@ -552,6 +574,9 @@ export class Kernel {
           this.startupFills.push(fill);
         }
       }),
+      // After the snapshot invalidations above, so a release meets the gate's fresh view.
+      this.tracker.orders$.subscribe((tracked) => this.exits.onOrder(tracked.order)),
+      this.tracker.positions$.subscribe((positions) => this.exits.onPositions(positions)),
       this.host.errors$.subscribe((failure) => {
         this.logger.error(
           { strategy: failure.strategyId, phase: failure.phase, error: failure.message },
@@ -632,6 +657,7 @@ export class Kernel {
     this.counters.intents += 1;
     try {
       this.journal.noteSequence(stamped.strategyId, stamped.sequence);
+      if (this.exits.take(stamped)) return;
       const decision = this.gate.evaluate(stamped, this.snapshots.snapshot());
       if (!decision.allowed) {
         this.counters.denied += 1;
@@ -709,6 +735,7 @@ export class Kernel {
   }
 
   private publish(outcome: IntentOutcome): void {
+    this.exits.onOutcome(outcome);
     this.outcomeSubject.next(outcome);
     this.host.deliverOutcome(outcome);
   }
@@ -859,6 +886,7 @@ export class Kernel {
       );
     }
     this.gate.dispose();
+    this.exits.stop();
     this.positions.dispose();
     this.outcomeSubject.complete();
     this.latencySubject.complete();

@@ -107,6 +107,20 @@ export function evaluateIntent(
       return evaluatePlace(stamped, intent, view, config);
     case 'amend':
       return evaluateAmend(stamped, intent, view, config);
+    case 'exit':
+    case 'bracket':
+      // The kernel hands emulated exits to the exit emulator; one reaching the gate is a bug.
+      return {
+        allowed: false,
+        denials: [
+          {
+            rule: 'emulated_intent',
+            limit: 'held by the exit emulator',
+            observed: intent.kind,
+            message: `an ${intent.kind} intent is held by the runtime, never sent as it is`,
+          },
+        ],
+      };
   }
 }
 

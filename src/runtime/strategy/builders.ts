@@ -5,13 +5,18 @@
  */
 import { type Decimal, decimal, toWire } from '../../core/decimal.ts';
 import type {
+  BracketIntent,
+  BracketLeg,
   CancelAllIntent,
   CancelIntent,
   ClosePositionIntent,
+  ExitIntent,
+  ExitTrigger,
   MarginMode,
   PlaceIntent,
   Side,
   TimeInForce,
+  TriggerSource,
 } from '../intents.ts';
 
 type Amount = Decimal | string;
@@ -108,6 +113,132 @@ export function closePosition(
       options.quantityPercent === undefined ? undefined : text(options.quantityPercent),
     maxSlippagePercent:
       options.maxSlippagePercent === undefined ? undefined : text(options.maxSlippagePercent),
+    tag: options.tag,
+  });
+}
+
+// Emulated exits: held by the runtime, released as ordinary orders when their trigger fires.
+
+interface ExitOptions {
+  readonly marketId: string;
+  /** The side of the order released: `sell` protects a long, `buy` a short. */
+  readonly side: Side;
+  readonly quantity: Amount;
+  /** Default `mark`. */
+  readonly triggerSource?: TriggerSource;
+  /** Default true: an exit protects a position. */
+  readonly reduceOnly?: boolean;
+  readonly tag?: string;
+}
+
+export interface StopMarketOptions extends ExitOptions {
+  readonly triggerPrice: Amount;
+  readonly maxSlippagePercent?: Amount;
+}
+
+export interface StopLimitOptions extends ExitOptions {
+  readonly triggerPrice: Amount;
+  readonly limitPrice: Amount;
+}
+
+export interface TakeProfitOptions extends ExitOptions {
+  readonly triggerPrice: Amount;
+  /** A limit take-profit with it, a market one without. */
+  readonly limitPrice?: Amount;
+  readonly maxSlippagePercent?: Amount;
+}
+
+export interface TrailingStopOptions extends ExitOptions {
+  /** A price distance from the best price seen; give this or `offsetPercent`. */
+  readonly offset?: Amount;
+  /** Percent of the best price seen. */
+  readonly offsetPercent?: Amount;
+  /** Starts following once the price reaches this in the position's favour. */
+  readonly activationPrice?: Amount;
+  readonly limitPrice?: Amount;
+  readonly maxSlippagePercent?: Amount;
+}
+
+function optionalText(value: Amount | undefined): string | undefined {
+  return value === undefined ? undefined : text(value);
+}
+
+function exitIntent(
+  options: ExitOptions & { readonly limitPrice?: Amount; readonly maxSlippagePercent?: Amount },
+  trigger: ExitTrigger,
+): ExitIntent {
+  return compact<ExitIntent>({
+    kind: 'exit',
+    marketId: options.marketId,
+    side: options.side,
+    quantity: text(options.quantity),
+    trigger: compact(trigger),
+    triggerSource: options.triggerSource,
+    limitPrice: optionalText(options.limitPrice),
+    maxSlippagePercent: optionalText(options.maxSlippagePercent),
+    reduceOnly: options.reduceOnly,
+    tag: options.tag,
+  });
+}
+
+/** A stop that releases a market order when the price reaches `triggerPrice` against you. */
+export function stopMarket(options: StopMarketOptions): ExitIntent {
+  return exitIntent(options, { kind: 'stop', price: text(options.triggerPrice) });
+}
+
+/** A stop that releases a limit order at `limitPrice` when the price reaches `triggerPrice`. */
+export function stopLimit(options: StopLimitOptions): ExitIntent {
+  return exitIntent(options, { kind: 'stop', price: text(options.triggerPrice) });
+}
+
+/** Releases an order when the price reaches `triggerPrice` in your favour. */
+export function takeProfit(options: TakeProfitOptions): ExitIntent {
+  return exitIntent(options, { kind: 'take_profit', price: text(options.triggerPrice) });
+}
+
+/** A stop that follows the best price by `offset` or `offsetPercent` and never moves back. */
+export function trailingStop(options: TrailingStopOptions): ExitIntent {
+  return exitIntent(options, {
+    kind: 'trailing',
+    offset: optionalText(options.offset),
+    offsetPercent: optionalText(options.offsetPercent),
+    activationPrice: optionalText(options.activationPrice),
+  });
+}
+
+export interface BracketLegOptions {
+  readonly triggerPrice: Amount;
+  readonly limitPrice?: Amount;
+}
+
+export interface BracketOptions {
+  /** The entry: a `limitOrder(...)` or `marketOrder(...)` intent. */
+  readonly entry: PlaceIntent;
+  readonly stopLoss?: BracketLegOptions;
+  readonly takeProfit?: BracketLegOptions;
+  readonly triggerSource?: TriggerSource;
+  readonly tag?: string;
+}
+
+function leg(options: BracketLegOptions | undefined): BracketLeg | undefined {
+  if (options === undefined) return undefined;
+  return compact<BracketLeg>({
+    triggerPrice: text(options.triggerPrice),
+    limitPrice: optionalText(options.limitPrice),
+  });
+}
+
+/**
+ * An entry with an attached stop-loss and take-profit, one-cancels-other: the exits watch from
+ * the entry's fill, for what it filled, and the first to fire cancels the other.
+ */
+export function bracket(options: BracketOptions): BracketIntent {
+  return compact<BracketIntent>({
+    kind: 'bracket',
+    entry: options.entry,
+    stopLoss: leg(options.stopLoss),
+    takeProfit: leg(options.takeProfit),
+    triggerSource: options.triggerSource,
     tag: options.tag,
   });
 }

@@ -324,6 +324,10 @@ export function createStrategyContext<Params>(
     outcomes$: outcomes.pipe(onQueue()),
     position,
     openOrders: (marketId?: string) => ownOrders.open(marketId),
+    emulatedOrders: (marketId?: string) =>
+      (environment.emulatedOrders?.(strategyId) ?? []).filter(
+        (exit) => marketId === undefined || exit.marketId === marketId,
+      ),
     lastTicker: (marketId: string) => {
       findMarket(marketId);
       watchTicker(marketId);

@@ -28,10 +28,15 @@ export type {
 } from '../../protocol/index.ts';
 export type {
   AmendIntent,
+  BracketIntent,
+  BracketLeg,
   CancelAllIntent,
   CancelIntent,
   ClosePositionIntent,
   Denial,
+  EmulatedIntent,
+  ExitIntent,
+  ExitTrigger,
   IntentOutcome,
   MarginMode,
   OrderIntent,
@@ -39,6 +44,7 @@ export type {
   Side,
   StampedIntent,
   TimeInForce,
+  TriggerSource,
 } from '../intents.ts';
 export {
   CANDLE_INTERVAL_MILLISECONDS,
@@ -48,6 +54,9 @@ export {
   isCandleInterval,
 } from '../streams/candles.ts';
 export {
+  type BracketLegOptions,
+  type BracketOptions,
+  bracket,
   cancelAllOrders,
   cancelOrder,
   closePosition,
@@ -55,6 +64,14 @@ export {
   limitOrder,
   type MarketOrderOptions,
   marketOrder,
+  type StopLimitOptions,
+  type StopMarketOptions,
+  stopLimit,
+  stopMarket,
+  type TakeProfitOptions,
+  type TrailingStopOptions,
+  takeProfit,
+  trailingStop,
 } from './builders.ts';
 export { createStrategyContext, strategyLogger } from './context.ts';
 export { defineStrategy, isStrategyDefinition, STRATEGY_NAME_PATTERN } from './define.ts';
@@ -102,6 +119,7 @@ export {
 export { MAX_CANDLE_HISTORY } from './types.ts';
 export type {
   CandleHistoryRequest,
+  EmulatedOrder,
   LogFields,
   Logger,
   MarketInfo,

@@ -104,12 +104,97 @@ const ClosePositionIntentSchema = z.strictObject({
   tag,
 });
 
+const triggerSource = z.enum(['mark', 'last', 'bid_ask']).optional();
+
+const ExitTriggerSchema = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('stop'), price: positive }),
+  z.strictObject({ kind: z.literal('take_profit'), price: positive }),
+  z
+    .strictObject({
+      kind: z.literal('trailing'),
+      offset: positive.optional(),
+      offsetPercent: decimalBetween('0', '100')
+        .refine((text) => !parseDecimal(text).eq(100), { message: 'must be below 100' })
+        .optional(),
+      activationPrice: positive.optional(),
+    })
+    .refine((trigger) => (trigger.offset === undefined) !== (trigger.offsetPercent === undefined), {
+      message: 'a trailing stop takes exactly one of offset and offsetPercent',
+    }),
+]);
+
+const ExitIntentSchema = z
+  .strictObject({
+    kind: z.literal('exit'),
+    marketId: z.string().min(1).max(40),
+    side: z.enum(['buy', 'sell']),
+    quantity: positive,
+    trigger: ExitTriggerSchema,
+    triggerSource: triggerSource,
+    limitPrice: positive.optional(),
+    maxSlippagePercent: slippagePercent.optional(),
+    reduceOnly: z.boolean().optional(),
+    tag,
+  })
+  .refine((intent) => intent.limitPrice === undefined || intent.maxSlippagePercent === undefined, {
+    path: ['maxSlippagePercent'],
+    message: 'slippage bounds market exits only',
+  });
+
+const BracketLegSchema = z.strictObject({
+  triggerPrice: positive,
+  limitPrice: positive.optional(),
+});
+
+const BracketIntentSchema = z
+  .strictObject({
+    kind: z.literal('bracket'),
+    entry: PlaceIntentSchema,
+    stopLoss: BracketLegSchema.optional(),
+    takeProfit: BracketLegSchema.optional(),
+    triggerSource: triggerSource,
+    tag,
+  })
+  .superRefine((intent, context) => {
+    if (intent.stopLoss === undefined && intent.takeProfit === undefined) {
+      context.addIssue({
+        code: 'custom',
+        path: ['stopLoss'],
+        message: 'a bracket needs a stop-loss, a take-profit or both',
+      });
+    }
+    if (intent.entry.reduceOnly === true) {
+      context.addIssue({
+        code: 'custom',
+        path: ['entry', 'reduceOnly'],
+        message: 'a bracket entry opens a position; it cannot be reduce-only',
+      });
+    }
+    // A long's stop sits below its take-profit; a short's above.
+    if (intent.stopLoss !== undefined && intent.takeProfit !== undefined) {
+      const stop = parseDecimal(intent.stopLoss.triggerPrice);
+      const profit = parseDecimal(intent.takeProfit.triggerPrice);
+      const ordered = intent.entry.side === 'buy' ? stop.lt(profit) : stop.gt(profit);
+      if (!ordered) {
+        context.addIssue({
+          code: 'custom',
+          path: ['stopLoss', 'triggerPrice'],
+          message: `a ${intent.entry.side === 'buy' ? 'long' : 'short'}'s stop-loss must be ${
+            intent.entry.side === 'buy' ? 'below' : 'above'
+          } its take-profit`,
+        });
+      }
+    }
+  });
+
 export const OrderIntentSchema = z.discriminatedUnion('kind', [
   PlaceIntentSchema,
   CancelIntentSchema,
   CancelAllIntentSchema,
   AmendIntentSchema,
   ClosePositionIntentSchema,
+  ExitIntentSchema,
+  BracketIntentSchema,
 ]);
 
 export type IntentCheck =

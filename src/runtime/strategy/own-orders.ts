@@ -122,6 +122,14 @@ export class OwnOrders {
         });
         return;
       }
+      case 'bracket':
+        // The runtime places a bracket's entry under the bracket's own ids; its exits are
+        // emulated orders (`ctx.emulatedOrders()`), not venue orders.
+        this.recordIntent(
+          { ...stamped, clientOrderId: stamped.requestId, intent: intent.entry },
+          position,
+        );
+        return;
       case 'close_position': {
         const current = position(intent.marketId);
         if (current.eq(ZERO)) return;

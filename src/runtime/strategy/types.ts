@@ -21,7 +21,11 @@ import type {
   PublicTrade,
   TickerData,
 } from '../../protocol/index.ts';
+import type { EmulatedExit } from '../exits/types.ts';
 import type { IntentOutcome, OrderIntent, Side, StampedIntent } from '../intents.ts';
+
+/** An emulated exit as its strategy sees it (see `runtime/exits`). */
+export type EmulatedOrder = EmulatedExit;
 
 export type LogFields = Readonly<Record<string, unknown>>;
 
@@ -154,6 +158,13 @@ export interface StrategyContext<Params = unknown> {
   position(marketId: string): PositionSnapshot;
   /** This strategy's active orders (all markets when `marketId` is omitted), oldest first. */
   openOrders(marketId?: string): readonly OpenOrder[];
+  /**
+   * This strategy's emulated exits (stop, take-profit, trailing, bracket legs), live and
+   * recently finished, oldest first, each with its state: `pending` (a bracket leg before its
+   * entry fills), `waiting`, `triggered`, `released` or `cancelled`. Cancel or amend one by its
+   * `id` as any order.
+   */
+  emulatedOrders(marketId?: string): readonly EmulatedOrder[];
   lastTicker(marketId: string): Ticker | null;
   lastAccount(): Account | null;
   /** `timer(delayMs, periodMs)` on the runtime's clock. */
@@ -195,6 +206,8 @@ export interface StrategyEnvironment {
     interval: CandleInterval,
     count: number,
   ): Promise<readonly Candle[]>;
+  /** A strategy's emulated exits (the kernel's exit emulator); none when omitted. */
+  readonly emulatedOrders?: (strategyId: string) => readonly EmulatedOrder[];
 }
 
 /** Candles of history a strategy wants before it starts (see `StrategyDefinition.candleHistory`). */

@@ -20,6 +20,7 @@ import type {
   Position,
   PublicTrade,
 } from '../../protocol/index.ts';
+import { ExitEmulator } from '../exits/emulator.ts';
 import type { Denial, IntentOutcome, StampedIntent } from '../intents.ts';
 import { StrategyHost, type StrategyFailure } from '../strategy/host.ts';
 import { closedCandleHistory } from '../streams/candles.ts';
@@ -149,6 +150,11 @@ export class StrategyHarness<Params> {
   readonly outcomes: IntentOutcome[] = [];
   readonly failures: StrategyFailure[] = [];
   readonly logs: LogRecord[] = [];
+  /**
+   * The runtime's exit emulator over the harness's feeds (no journal): exits and brackets the
+   * strategy emits are held here, and their releases arrive as intents like any other.
+   */
+  readonly exits: ExitEmulator;
 
   private readonly markets: Market[];
   private readonly tickerSubjects = new Map<string, ReplaySubject<Ticker>>();
@@ -177,8 +183,20 @@ export class StrategyHarness<Params> {
     for (const ticker of options.tickers ?? []) this.tickerSubject(ticker.market_id).next(ticker);
 
     const logger = new RecordingLogger(this.logs, () => this.clock.now(), options.logger);
+    const environment = this.environment(logger, options.candleGraceMs);
+    this.exits = new ExitEmulator({
+      clock: this.clock,
+      marketData: environment,
+      store: null,
+      logger,
+      positions: () => [...this.openPositions.values()],
+    });
+    this.exits.outcomes$.subscribe((outcome) => this.outcome(outcome));
+    this.exits.releases$.subscribe((release) => this.onIntent(release));
+    this.orderUpdates.subscribe((order) => this.exits.onOrder(order));
+    this.positionUpdates.subscribe(() => this.exits.onPositions([...this.openPositions.values()]));
     this.host = new StrategyHost({
-      environment: this.environment(logger, options.candleGraceMs),
+      environment,
       epoch: options.epoch ?? 'e1',
     });
     this.host.intents$.subscribe((intent) => this.onIntent(intent));
@@ -342,6 +360,7 @@ export class StrategyHarness<Params> {
 
   outcome(outcome: IntentOutcome): this {
     this.outcomes.push(outcome);
+    this.exits.onOutcome(outcome);
     this.host.deliverOutcome(outcome);
     return this;
   }
@@ -479,6 +498,7 @@ export class StrategyHarness<Params> {
 
   private onIntent(intent: StampedIntent): void {
     this.intents.push(intent);
+    if (this.exits.take(intent)) return;
     if (this.respond === 'none') return;
     if (this.respond === 'accept') {
       this.acceptLikeAVenue(intent);
@@ -522,6 +542,7 @@ export class StrategyHarness<Params> {
       fills$: this.fillUpdates.asObservable(),
       positions$: this.replayed(() => [...this.openPositions.values()], this.positionUpdates),
       account$: this.accountUpdates.asObservable(),
+      emulatedOrders: (strategyId) => this.exits.exitsOf(strategyId),
     };
   }
 

@@ -51,7 +51,7 @@ describe('the private sequence in the journal', () => {
   it('stores a fill and its sequence together, keyed by fill_id', () => {
     const path = temp();
     const journal = open(path);
-    expect(journal.schemaVersion).toBe(2);
+    expect(journal.schemaVersion).toBe(JOURNAL_SCHEMA_VERSION);
     expect(journal.privateCursor()).toBeNull();
     const first = fill({ fill_id: 'f-1', order_id: 'o-1', fee: '0.42' });
     expect(journal.recordFill(first, { sequence: 7, source: 'stream' })).toBe(true);
