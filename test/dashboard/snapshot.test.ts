@@ -10,7 +10,11 @@ import {
   MAXIMUM_EQUITY_POINTS,
   MAXIMUM_RECENT,
 } from '../../src/cli/dashboard/activity.ts';
-import { distanceFromMark } from '../../src/cli/dashboard/snapshot.ts';
+import {
+  buildSnapshot,
+  type DashboardStatus,
+  distanceFromMark,
+} from '../../src/cli/dashboard/snapshot.ts';
 import type { Fill } from '../../src/protocol/index.ts';
 import type { IntentOutcome } from '../../src/runtime/intents.ts';
 
@@ -147,5 +151,34 @@ describe('the activity recorder', () => {
     // A fill of an order this session did not place is nobody's.
     fill('unknown', 'buy', '5', '100', '0');
     expect(activity.snapshot().fillCounts).toEqual({ mm: 2, other: 1 });
+  });
+});
+
+describe('the snapshot', () => {
+  it('lists the waiting emulated exits with their trigger, price and distance', () => {
+    const exit = {
+      id: 'mm:e1:9',
+      strategyId: 'mm',
+      marketId: 'BTC-PERP',
+      side: 'sell',
+      quantity: '0.01',
+      state: 'waiting',
+      kind: 'stop',
+      source: 'mark',
+      triggerPrice: '62000',
+      price: '63000',
+      distance: '1000',
+    };
+    const status = { waitingExits: [exit], openOrders: [], positions: [] };
+    const snapshot = buildSnapshot({
+      now: 0,
+      status: status as unknown as DashboardStatus,
+      activity: new ActivityRecorder(new VirtualClock(0)).snapshot(),
+      strategies: [],
+      readOnly: true,
+      notifications: null,
+      day: null,
+    });
+    expect(snapshot.waitingExits).toEqual([exit]);
   });
 });

@@ -122,6 +122,7 @@ export function buildSnapshot(input: SnapshotInput) {
     equity: activity.equity,
     positions: status?.positions ?? [],
     openOrders,
+    waitingExits: status?.waitingExits ?? [],
     fills: activity.fills,
     recentIntents: activity.intents,
     notices: activity.notices,
