@@ -47,6 +47,11 @@ export const BACKTEST_EPOCH = 'backtest';
 /** Virtual time the kernel may take to start (first reconciliation) and to shut down. */
 const START_LIMIT_MS = 60_000;
 const STOP_LIMIT_MS = 600_000;
+/**
+ * Settled intents the journal keeps (besides those of orders still open): a replay of days of
+ * data holds a window of intents, not every one (src/runtime/journal/intent-window.ts).
+ */
+const JOURNAL_INTENT_WINDOW = 10_000;
 
 export interface BacktestRunOptions {
   readonly config: BacktestConfig;
@@ -232,6 +237,7 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
     now: () => clock.now(),
     epoch: BACKTEST_EPOCH,
     durability: 'none',
+    intentWindow: JOURNAL_INTENT_WINDOW,
   });
   let intents = 0;
   const strategies: KernelStrategy[] = options.strategies
