@@ -11,8 +11,15 @@
  * events were applied long before `size` more intents came. An intent that must stay goes back
  * to the end of the queue and is looked at again later.
  */
-import type { IntentRecord } from './journal.ts';
-import { OPEN_INTENT_STATES } from './schema.ts';
+import { type IntentState, OPEN_INTENT_STATES } from './schema.ts';
+
+/** What the window reads of an intent (the journal's `IntentRecord` has it). */
+export interface WindowedIntent {
+  readonly requestId: string;
+  readonly kind: string;
+  readonly state: IntentState;
+  readonly orderId: string | null;
+}
 
 /** A sweep looks at the intents beyond the window once per this many new intents. */
 const SWEEP_EVERY = 1_024;
@@ -48,7 +55,7 @@ export class IntentWindow {
   }
 
   /** Whether a settled intent may leave (see the file's comment). */
-  mayLeave(record: IntentRecord): boolean {
+  mayLeave(record: WindowedIntent): boolean {
     if (OPEN_INTENT_STATES.includes(record.state)) return false;
     if (!ORDER_KINDS.has(record.kind)) return true;
     if (record.orderId !== null) return this.closedOrders.has(record.orderId);
@@ -60,9 +67,9 @@ export class IntentWindow {
    * The request ids beyond the window that may leave, oldest first; `read` gives the current
    * record (undefined: already gone). The ones that must stay are queued again.
    */
-  sweep(read: (requestId: string) => IntentRecord | undefined): IntentRecord[] {
+  sweep<Intent extends WindowedIntent>(read: (requestId: string) => Intent | undefined): Intent[] {
     this.sinceSweep = 0;
-    const leaving: IntentRecord[] = [];
+    const leaving: Intent[] = [];
     const excess = this.queue.length - this.head - this.size;
     for (let index = 0; index < excess; index++) {
       const requestId = this.queue[this.head]!;
