@@ -1,7 +1,8 @@
 /**
  * Replay at scale: memory over millions of events (`npm run bench -- replay-long`, run only
  * when named). `--events N` (or `EVENTS=N`) sets the length; 3,000,000 by default, which takes
- * a few minutes on one core. `--only noop` or `--only mm` runs one of the two strategies.
+ * a few minutes on one core. `--only noop` or `--only mm` runs one of the two strategies;
+ * `--every N` prints memory every N events instead of every million.
  *
  * The data: one hour of the emulator at live density, recorded here on virtual time with a
  * fixed seed (stepping every 100 ms, books of 10 levels and trades every 100 ms, ~70 events per
@@ -39,6 +40,8 @@ function option(name: string): string | undefined {
 }
 
 const EVENTS = Number(option('events') ?? process.env.EVENTS ?? 3 * MILLION);
+/** Memory and CPU are printed every this many events (a million unless `--every N`). */
+const EVERY = Number(option('every') ?? process.env.EVERY ?? MILLION);
 const ONLY = option('only') ?? process.env.ONLY ?? 'all';
 
 setFlagsFromString('--expose-gc');
@@ -126,7 +129,7 @@ async function measure(
   collectGarbage?.();
   const startRss = megabytes(process.memoryUsage().rss);
   const samples: Sample[] = [];
-  let nextMillion = MILLION;
+  let nextMillion = EVERY;
   let lastCpu = cpuMs();
   const startCpu = lastCpu;
   const onProgress = (delivered: number) => {
@@ -140,7 +143,7 @@ async function measure(
       cpuMs: now - lastCpu,
     });
     lastCpu = now;
-    nextMillion += MILLION;
+    nextMillion += EVERY;
   };
   const result = await runBacktest({ config, strategies, source, onProgress });
   const totalCpu = cpuMs() - startCpu;
@@ -153,10 +156,10 @@ async function measure(
       'RSS MB': sample.rssMb.toFixed(0),
       'heap MB (after gc)': sample.heapMb.toFixed(1),
       'CPU s': (sample.cpuMs / 1000).toFixed(1),
-      'events/s (CPU)': Math.round(MILLION / (sample.cpuMs / 1000)).toLocaleString('en-US'),
+      'events/s (CPU)': Math.round(EVERY / (sample.cpuMs / 1000)).toLocaleString('en-US'),
     })),
   );
-  // The first million includes the warm-up (JIT, first allocations): slopes start after it.
+  // The first step includes the warm-up (JIT, first allocations): slopes start after it.
   const steady = samples.slice(1);
   const first = samples[0];
   const last = samples[samples.length - 1];
@@ -169,10 +172,10 @@ async function measure(
       'µs CPU per intent': intents === 0 ? '' : ((totalCpu * 1000) / intents).toFixed(1),
       'RSS start MB': startRss.toFixed(0),
       'RSS end MB': endRss.toFixed(0),
-      'RSS first→last million MB':
+      'RSS first→last step MB':
         first === undefined || last === undefined ? '' : (last.rssMb - first.rssMb).toFixed(0),
-      'RSS slope MB/M': slope(steady, (sample) => sample.rssMb).toFixed(1),
-      'heap slope MB/M': slope(steady, (sample) => sample.heapMb).toFixed(2),
+      'RSS slope MB per M events': slope(steady, (sample) => sample.rssMb).toFixed(1),
+      'heap slope MB per M events': slope(steady, (sample) => sample.heapMb).toFixed(2),
     },
   ]);
 }
