@@ -70,7 +70,8 @@ export class IntentWindow {
   sweep<Intent extends WindowedIntent>(read: (requestId: string) => Intent | undefined): Intent[] {
     this.sinceSweep = 0;
     const leaving: Intent[] = [];
-    const excess = this.queue.length - this.head - this.size;
+    // Bounded work per sweep: intents that must stay are looked at again at every sweep.
+    const excess = Math.min(this.queue.length - this.head - this.size, 4 * SWEEP_EVERY);
     for (let index = 0; index < excess; index++) {
       const requestId = this.queue[this.head]!;
       this.head += 1;

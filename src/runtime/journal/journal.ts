@@ -1465,12 +1465,19 @@ export class Journal {
    */
   recordOrderEvent(event: OrderStatusEvent): boolean {
     const applied = this.applyOrderEvent(event);
-    if (applied && this.intentWindow !== null) {
-      if (TERMINAL_ORDER_STATUSES.has(event.data.to_state)) {
-        this.intentWindow.noteOrderClosed(event.data.entity_id);
-      }
-    }
+    if (applied) this.noteOrderEvent(event);
     return applied;
+  }
+
+  /**
+   * With an intent window: an order event the runtime has applied, for a venue whose events
+   * are not journaled (a replay's, whose tracker takes them straight from the venue). An order
+   * that reached a terminal status lets its intents leave the window. Without a window, nothing.
+   */
+  noteOrderEvent(event: OrderStatusEvent): void {
+    if (this.intentWindow !== null && TERMINAL_ORDER_STATUSES.has(event.data.to_state)) {
+      this.intentWindow.noteOrderClosed(event.data.entity_id);
+    }
   }
 
   private applyOrderEvent(event: OrderStatusEvent): boolean {

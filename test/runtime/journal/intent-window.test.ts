@@ -44,14 +44,19 @@ describe('journal intent window', () => {
         }
         const orderId = `o-${position}`;
         journal.recordAccepted(intent.requestId, orderId, { status: 'accepted', orderId });
-        // Order 5 keeps resting; every other order fills at once.
-        journal.recordOrderEvent(orderEvent(orderId, null, 'OPEN', ++sequence));
-        if (position !== 5)
-          journal.recordOrderEvent(orderEvent(orderId, 'OPEN', 'FILLED', ++sequence));
+        // Order 5 keeps resting; every other order fills at once. Even orders' events come as
+        // a replay's do (applied by the tracker, not journaled), odd ones journaled.
+        const opened = orderEvent(orderId, null, 'OPEN', ++sequence);
+        const filled = orderEvent(orderId, 'OPEN', 'FILLED', ++sequence);
+        for (const event of position === 5 ? [opened] : [opened, filled]) {
+          if (position % 2 === 0) journal.noteOrderEvent(event);
+          else journal.recordOrderEvent(event);
+        }
       }
       // Old settled intents of closed orders are gone, rows and lookups alike.
       expect(journal.getIntent(requestIds[0]!)).toBeUndefined();
       expect(journal.intentByOrderId('o-1')).toBeUndefined();
+      expect(journal.intentByOrderId('o-2')).toBeUndefined();
       expect(journal.getIntent(requestIds[2]!)).toBeUndefined(); // rejected, no order
       // The resting order's intent and the one in flight stay, however old.
       expect(journal.intentByOrderId('o-5')?.requestId).toBe(requestIds[4]);
