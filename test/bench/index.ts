@@ -8,10 +8,20 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const only = process.argv.slice(2);
+// Words name benches; `--name value` options are for the benches themselves.
+const args = process.argv.slice(2);
+const only = args.filter(
+  (word, index) => !word.startsWith('--') && !args[index - 1]?.startsWith('--'),
+);
+// Long benches (minutes) run only when named in full (`replay-long`).
+const LONG = ['replay-long.bench.ts'];
 const files = readdirSync(here)
   .filter((name) => name.endsWith('.bench.ts'))
-  .filter((name) => only.length === 0 || only.some((word) => name.includes(word)))
+  .filter((name) =>
+    LONG.includes(name)
+      ? only.some((word) => name === `${word}.bench.ts`)
+      : only.length === 0 || only.some((word) => name.includes(word)),
+  )
   .sort();
 
 for (const file of files) {

@@ -15,7 +15,9 @@
  *   the feed is.
  *
  * "replay" is the loop alone (records delivered, timers fired, commands answered); "whole run"
- * adds the kernel's start, its shutdown and the report. `ROUNDS=<n>` sets the measured rounds
+ * adds the kernel's start, its shutdown and the report. Times are CPU time (process.cpuUsage,
+ * user + system), not wall time: the machine may be shared. RSS is read before and after each
+ * measured round. `ROUNDS=<n>` sets the measured rounds
  * (median reported). Before them, warm-up rounds run until 250,000 events or 3 s, whichever
  * comes first (the first round also builds the decode cache of a file): a no-op replay of the
  * one-hour sample takes tens of milliseconds, too short for the JIT to have compiled the hot
@@ -79,9 +81,22 @@ function repeated(records: readonly RecordedEvent[], times: number): RecordedEve
 interface Measurement {
   readonly task: string;
   readonly events: number;
+  /** CPU time (user + system) of the replay alone and of the whole run. */
   readonly replayMs: number;
   readonly wholeMs: number;
   readonly intents: number;
+  readonly rssStartMb: number;
+  readonly rssEndMb: number;
+}
+
+/** CPU time of the process so far, user and system, in ms (the machine may be shared). */
+function cpuMs(): number {
+  const usage = process.cpuUsage();
+  return (usage.user + usage.system) / 1000;
+}
+
+function rssMb(): number {
+  return process.memoryUsage().rss / (1024 * 1024);
 }
 
 async function measure(
@@ -97,18 +112,19 @@ async function measure(
   while (rounds.length < ROUNDS) {
     const marks: Record<string, number> = {};
     const input = await source();
-    const started = performance.now();
+    const rssStartMb = rssMb();
+    const started = cpuMs();
     const result = await runBacktest({
       config: loaded.config,
       strategies,
       source: input,
       ...(paramOverrides === undefined ? {} : { paramOverrides }),
       onPhase: (phase) => {
-        marks[phase] = performance.now();
+        marks[phase] = cpuMs();
       },
     });
-    const ended = performance.now();
-    if (warmUpEvents === 0 || (warmUpEvents < WARM_UP_EVENTS && ended < warmUpUntil)) {
+    const ended = cpuMs();
+    if (warmUpEvents === 0 || (warmUpEvents < WARM_UP_EVENTS && performance.now() < warmUpUntil)) {
       warmUpEvents += Math.max(result.records, 1);
       continue;
     }
@@ -118,6 +134,8 @@ async function measure(
       replayMs: marks.stopping! - marks.replaying!,
       wholeMs: ended - started,
       intents: result.counters.intents,
+      rssStartMb,
+      rssEndMb: rssMb(),
     });
   }
   rounds.sort((a, b) => a.replayMs - b.replayMs);
@@ -196,12 +214,14 @@ export default async function run(): Promise<void> {
         task: result.task,
         events: result.events.toLocaleString('en-US'),
         intents: result.intents.toLocaleString('en-US'),
-        'replay events/s': perSecond(result.events, result.replayMs),
-        'whole run events/s': perSecond(result.events, result.wholeMs),
+        'replay events/s (CPU)': perSecond(result.events, result.replayMs),
+        'whole run events/s (CPU)': perSecond(result.events, result.wholeMs),
         'intents per 1,000 events': ((result.intents * 1000) / result.events).toFixed(0),
-        'replay ms': result.replayMs.toFixed(0),
-        'µs per intent':
+        'replay CPU ms': result.replayMs.toFixed(0),
+        'µs CPU per intent':
           result.intents === 0 ? '' : ((result.replayMs * 1000) / result.intents).toFixed(0),
+        'RSS start MB': result.rssStartMb.toFixed(0),
+        'RSS end MB': result.rssEndMb.toFixed(0),
       })),
     );
     await rm(densePath, { recursive: true, force: true });

@@ -37,6 +37,7 @@ import {
   createProgress,
   divergenceToJson,
   formatDivergenceTable,
+  type BacktestReport,
   type OrderIds,
   renderReportHtml,
   renderSweepHtml,
@@ -157,6 +158,36 @@ async function writePage(file: string, text: string): Promise<string> {
   await mkdir(dirname(path), { recursive: true });
   await writeFile(path, text);
   return path;
+}
+
+/**
+ * How the run went, judged from outside: records replayed, intents emitted, the CPU time of the
+ * replay (user + system, from before the replay to after the report) and the process's peak
+ * RSS. `events` and `intents` repeat from run to run; `cpu_ms` and `max_rss_mb` do not.
+ */
+export interface RunFigures {
+  readonly events: number;
+  readonly intents: number;
+  readonly cpu_ms: number;
+  readonly max_rss_mb: number;
+}
+
+function runFigures(result: BacktestResult, cpu: NodeJS.CpuUsage): RunFigures {
+  return {
+    events: result.records,
+    intents: result.counters.intents,
+    cpu_ms: Math.round((cpu.user + cpu.system) / 1000),
+    // resourceUsage().maxRSS is in kilobytes.
+    max_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
+  };
+}
+
+/**
+ * The JSON report with a last `run` field (RunFigures). Everything before `run` is the report,
+ * byte for byte; `run` is outside the report's schema, the one part of stdout that varies.
+ */
+function reportWithRunToJson(report: BacktestReport, run: RunFigures): string {
+  return reportToJson({ ...report, run } as BacktestReport);
 }
 
 async function execute(
@@ -313,6 +344,7 @@ async function execute(
     stdoutIsTerminal: dependencies.interactive,
   });
   let result: BacktestResult;
+  const cpuBefore = process.cpuUsage();
   try {
     result = await runBacktest({
       config,
@@ -325,6 +357,7 @@ async function execute(
   } finally {
     progress.stop();
   }
+  const run = runFigures(result, process.cpuUsage(cpuBefore));
   const written: string[] = [];
   if (options.report !== undefined) {
     const path = await writePage(options.report, renderReportHtml(result.report));
@@ -356,7 +389,7 @@ async function execute(
     return;
   }
   dependencies.print(
-    options.json === true ? reportToJson(result.report) : formatBacktestSummary(result),
+    options.json === true ? reportWithRunToJson(result.report, run) : formatBacktestSummary(result),
   );
   for (const line of written) tell(`${line}\n`);
 }

@@ -11,7 +11,7 @@
  * fixed grid of virtual time and at the end; the fills are the venue's. The report is built
  * from those alone, with no clock read, so the same data, config and seed give the same bytes.
  */
-import { tap } from 'rxjs';
+import { type Subscription, tap } from 'rxjs';
 import { PaperbotError } from '../../core/errors.ts';
 import type { Fill } from '../../protocol/index.ts';
 import type { ShutdownReport } from '../../runtime/deadman/heartbeat.ts';
@@ -47,6 +47,11 @@ export const BACKTEST_EPOCH = 'backtest';
 /** Virtual time the kernel may take to start (first reconciliation) and to shut down. */
 const START_LIMIT_MS = 60_000;
 const STOP_LIMIT_MS = 600_000;
+/**
+ * Settled intents the journal keeps (besides those of orders still open): a replay of days of
+ * data holds a window of intents, not every one (src/runtime/journal/intent-window.ts).
+ */
+const JOURNAL_INTENT_WINDOW = 10_000;
 
 export interface BacktestRunOptions {
   readonly config: BacktestConfig;
@@ -231,6 +236,7 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
     now: () => clock.now(),
     epoch: BACKTEST_EPOCH,
     durability: 'none',
+    intentWindow: JOURNAL_INTENT_WINDOW,
   });
   let intents = 0;
   const strategies: KernelStrategy[] = options.strategies
@@ -243,6 +249,7 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
       params: { ...strategy.rawParams, ...options.paramOverrides?.[strategy.id] },
     }));
   let kernel: Kernel | null = null;
+  let closedOrders: Subscription | undefined;
   let stopped = false;
   try {
     kernel = Kernel.create({
@@ -283,6 +290,12 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
       }
     });
     await driver.runUntil(running.start(), START_LIMIT_MS, 'the kernel start');
+    // The replay venue's order events reach the tracker without the journal: the journal's
+    // intent window learns of closed orders here, after the tracker (subscribed at the start)
+    // has applied each event.
+    closedOrders = venue.execution.orderEvents$.subscribe((event) => {
+      journal.noteOrderEvent(event);
+    });
 
     const interval = config.report.equity_interval_ms;
     const equity: EquitySample[] = [];
@@ -405,6 +418,7 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
       shutdown,
     };
   } finally {
+    closedOrders?.unsubscribe();
     if (kernel !== null && !stopped) kernel.dispose();
     await iterator.return?.();
     venue.close();

@@ -14,10 +14,11 @@
 import { randomBytes } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { PaperbotError } from '../../core/errors.ts';
-import type { Fill, OrderStatusEvent } from '../../protocol/index.ts';
+import { type Fill, type OrderStatusEvent, TERMINAL_ORDER_STATUSES } from '../../protocol/index.ts';
 import type { StampedIntent } from '../intents.ts';
 import { JournalExits } from './exits.ts';
 import type { CommandEndpoint } from '../venue.ts';
+import { IntentWindow } from './intent-window.ts';
 import {
   type IntentState,
   type InternalCommandState,
@@ -122,6 +123,12 @@ export interface JournalOptions {
    * what applies each event once, is kept whatever the window.
    */
   readonly orderEventWindow?: number;
+  /**
+   * Durability `none` only: keep about this many latest intents, plus every one the runtime may
+   * still ask for; settled intents older than that leave the journal (`intent-window.ts`), so a
+   * long replay's journal stays bounded. Default: every intent is kept.
+   */
+  readonly intentWindow?: number;
 }
 
 /** A fill as the journal holds it. */
@@ -305,6 +312,7 @@ function prepareStatements(database: Database.Database) {
          VALUES (${INTENT_COLUMNS.map(() => '?').join(', ')})`,
     ),
     intent: prepare('SELECT * FROM intents WHERE request_id = ?'),
+    deleteIntent: prepare('DELETE FROM intents WHERE request_id = ?'),
     intentByOrderId: prepare(
       `SELECT * FROM intents WHERE order_id = ? AND kind IN ('place', 'amend', 'close_position')
          ORDER BY rowid DESC LIMIT 1`,
@@ -560,6 +568,7 @@ export class Journal {
     epoch: string,
     deferWrites: boolean,
     private readonly orderEventWindow: number,
+    private readonly intentWindow: IntentWindow | null,
   ) {
     this.path = path;
     this.database = database;
@@ -590,6 +599,16 @@ export class Journal {
         `orderEventWindow is a positive integer, not ${window}`,
       );
     }
+    const intentWindow = options.intentWindow;
+    if (
+      intentWindow !== undefined &&
+      (options.durability !== 'none' || !(Number.isSafeInteger(intentWindow) && intentWindow > 0))
+    ) {
+      throw new PaperbotError(
+        'INVALID_CONFIG',
+        `intentWindow is a positive integer, for durability none only (got ${intentWindow})`,
+      );
+    }
     const database = new Database(path, { timeout: 0 });
     try {
       database.pragma('locking_mode = EXCLUSIVE');
@@ -612,6 +631,7 @@ export class Journal {
         epoch,
         options.durability === 'none',
         options.orderEventWindow ?? DEFAULT_ORDER_EVENT_WINDOW,
+        intentWindow === undefined ? null : new IntentWindow(intentWindow),
       );
       // The lock is exclusive, so whatever is still `sending` was left by an earlier process.
       journal.abandonOpenInternalCommands();
@@ -815,6 +835,7 @@ export class Journal {
       if (this.holdInsert(stamped, intentJson, now)) {
         const record = this.createdRecord(stamped, intentJson, now);
         this.remember(record);
+        if (this.intentWindow?.noteIntent(record.requestId) === true) this.sweepIntents();
         return { record, created: true };
       }
       // Refused by the row (a sequence taken twice, say): that refusal has to happen now.
@@ -859,8 +880,33 @@ export class Journal {
       if (storedSequence !== null) this.sequences.set(stamped.strategyId, storedSequence);
       if (record.clientOrderId !== null) this.knownIds?.clientOrderIds.add(record.clientOrderId);
       if (this.holdInserts) this.noteJournaled(stamped);
+      if (this.intentWindow?.noteIntent(record.requestId) === true) this.sweepIntents();
     }
     return { record, created: true };
+  }
+
+  /** Deletes the settled intents the window lets go (`intent-window.ts`), held rows written first. */
+  private sweepIntents(): void {
+    const window = this.intentWindow;
+    if (window === null || this.database.inTransaction) return;
+    this.writeHeld();
+    const leaving = window.sweep((requestId) => {
+      const cached = this.recentIntents.get(requestId);
+      if (cached !== undefined) return cached;
+      const row = this.sql.intent.get(requestId) as IntentRow | undefined;
+      return row === undefined ? undefined : intentFromRow(row);
+    });
+    if (leaving.length === 0) return;
+    this.transaction(() => {
+      for (const record of leaving) this.sql.deleteIntent.run(record.requestId);
+    });
+    for (const record of leaving) {
+      this.recentIntents.delete(record.requestId);
+      this.journaledRequestIds.delete(record.requestId);
+      this.journaledSequences.get(record.strategyId)?.delete(record.sequence);
+    }
+    // Read again from the rows when next asked.
+    this.knownIds = null;
   }
 
   /**
@@ -1422,6 +1468,23 @@ export class Journal {
    * the caller then ignores the event.
    */
   recordOrderEvent(event: OrderStatusEvent): boolean {
+    const applied = this.applyOrderEvent(event);
+    if (applied) this.noteOrderEvent(event);
+    return applied;
+  }
+
+  /**
+   * With an intent window: an order event the runtime has applied, for a venue whose events
+   * are not journaled (a replay's, whose tracker takes them straight from the venue). An order
+   * that reached a terminal status lets its intents leave the window. Without a window, nothing.
+   */
+  noteOrderEvent(event: OrderStatusEvent): void {
+    if (this.intentWindow !== null && TERMINAL_ORDER_STATUSES.has(event.data.to_state)) {
+      this.intentWindow.noteOrderClosed(event.data.entity_id);
+    }
+  }
+
+  private applyOrderEvent(event: OrderStatusEvent): boolean {
     return this.transaction(() => {
       const cursor = this.privateCursor();
       if (cursor !== null && event.sequence <= cursor.lastSequence) {

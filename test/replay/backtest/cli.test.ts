@@ -48,6 +48,16 @@ describe('paperbot backtest', () => {
     expect(report.schema).toBe('paperbot.backtest-report');
     expect(report.metadata.data).toEqual([session]);
     expect(report.summary.fills).toBeGreaterThan(0);
+    // How the run went, last: counts that repeat, CPU time and peak RSS that do not.
+    const { run, ...rest } = JSON.parse(result.out) as { run: Record<string, number> };
+    expect(Object.keys(JSON.parse(result.out) as object).at(-1)).toBe('run');
+    expect(Object.keys(run)).toEqual(['events', 'intents', 'cpu_ms', 'max_rss_mb']);
+    expect(run.events).toBeGreaterThan(100);
+    expect(run.intents).toBeGreaterThan(0);
+    expect(run.intents).toBeLessThan(run.events!);
+    expect(run.cpu_ms).toBeGreaterThan(0);
+    expect(run.max_rss_mb).toBeGreaterThan(10);
+    expect(Object.keys(rest).at(-1)).toBe('equity');
     const page = await readFile(html, 'utf8');
     expect(page.startsWith('<!DOCTYPE html>') || page.startsWith('<!doctype html>')).toBe(true);
     expect(page).toContain(report.summary.net_pnl);
