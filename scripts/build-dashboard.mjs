@@ -13,6 +13,6 @@ mkdirSync(dirname(BUILT_BUNDLE), { recursive: true });
 writeFileSync(BUILT_BUNDLE, script);
 const stylePath = BUILT_BUNDLE.replace(/app\.js$/, 'style.css');
 writeFileSync(stylePath, DASHBOARD_STYLE);
-process.stdout.write(
+process.stderr.write(
   `wrote ${BUILT_BUNDLE} (${(script.length / 1024).toFixed(1)} KiB) and ${stylePath}\n`,
 );

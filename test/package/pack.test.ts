@@ -11,7 +11,7 @@
  */
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -64,12 +64,15 @@ function appLockfile(tarball: string): object {
 
 beforeAll(async () => {
   workspace = await mkdtemp(join(tmpdir(), 'paperbot-pack-'));
-  const packed = await run('npm', ['pack', '--json', '--silent', '--pack-destination', workspace], {
+  // The build scripts `npm pack` runs print to the same stdout, so the tarball is found on disk.
+  await run('npm', ['pack', '--silent', '--pack-destination', workspace], {
     cwd: projectRoot,
     timeout: INSTALL_TIMEOUT_MS,
     maxBuffer: 64 * 1024 * 1024,
   });
-  const [{ filename }] = JSON.parse(packed.stdout) as [{ filename: string }];
+  const tarballs = (await readdir(workspace)).filter((name) => name.endsWith('.tgz'));
+  expect(tarballs).toHaveLength(1);
+  const filename = tarballs[0]!;
   app = join(workspace, 'app');
   await mkdir(app);
   await cp(join(workspace, filename), join(app, filename));
