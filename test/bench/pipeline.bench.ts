@@ -14,11 +14,17 @@
  *     stamped, its sequence journaled, denied and answered.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, get as httpGet, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { EMPTY, filter, map, mergeMap, type Observable, Subject } from 'rxjs';
+import pino from 'pino';
 import { Bench } from 'tinybench';
+import { createBotDashboard, DashboardSection } from '../../src/cli/dashboard/index.ts';
+import { NotificationsSection } from '../../src/cli/notifications/config.ts';
+import { Notifier } from '../../src/cli/notifications/notifier.ts';
 import { z } from 'zod';
 import { RestClient, StreamClient } from '../../src/client/index.ts';
 import { systemClock, VirtualClock } from '../../src/core/clock.ts';
@@ -104,7 +110,68 @@ function bidder(): StrategyDefinition<unknown> {
   }) as StrategyDefinition<unknown>;
 }
 
-async function tickToPlace(durability: 'full' | 'normal'): Promise<void> {
+async function listening(server: Server): Promise<number> {
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  return (server.address() as AddressInfo).port;
+}
+
+/**
+ * The operator's views as the bot attaches them: the dashboard (with a page reading its event
+ * stream) and a webhook notifier posting to a receiver on loopback. Resolves to their teardown.
+ */
+async function attachOperatorViews(
+  kernel: Kernel,
+  stream: StreamClient,
+  live: Awaited<ReturnType<typeof createLiveVenue>>,
+): Promise<() => void> {
+  const logger = pino({ level: 'silent' });
+  const dashboard = createBotDashboard({
+    clock: systemClock,
+    logger,
+    section: DashboardSection.parse({ update_ms: 200 }),
+    host: '127.0.0.1',
+    killFile: null,
+    strategies: [{ id: 'bidder', name: 'bidder', params: {} }],
+    status: () => ({
+      ...kernel.status(),
+      bot: {
+        pid: process.pid,
+        startedAt: null,
+        journal: 'bench',
+        venue: { baseUrl: '', embedded: true, accountId: '' },
+      },
+      pnl: { session: null, unrealized: null },
+    }),
+    kernel: () => kernel,
+  });
+  dashboard.attach(kernel, stream, live);
+  const server = createServer((request, response) => {
+    void dashboard.server.handle(request, response);
+  });
+  const page = httpGet(`http://127.0.0.1:${await listening(server)}/dashboard/events`, (answer) =>
+    answer.resume(),
+  );
+  const receiver = createServer((request, response) => {
+    request.resume();
+    request.on('end', () => response.end('ok'));
+  });
+  const url = `http://127.0.0.1:${await listening(receiver)}/hook`;
+  const notifier = new Notifier({
+    section: NotificationsSection.parse({ webhooks: [{ url }], batch_ms: 200 }),
+    clock: systemClock,
+    logger,
+  });
+  notifier.attach(kernel, stream.state$);
+  return () => {
+    page.destroy();
+    notifier.close();
+    dashboard.close();
+    server.close();
+    receiver.close();
+  };
+}
+
+async function tickToPlace(durability: 'full' | 'normal', operatorViews = false): Promise<void> {
   const folder = mkdtempSync(join(tmpdir(), 'paperbot-bench-'));
   const defaults = defaultEmulatorConfig();
   const emulator = await startEmulator({
@@ -166,9 +233,11 @@ async function tickToPlace(durability: 'full' | 'normal'): Promise<void> {
       if (samples.length >= SAMPLES + WARMUP_SAMPLES) resolve();
     });
   });
+  const detach = operatorViews ? await attachOperatorViews(kernel, stream, live) : () => {};
   await kernel.start();
   await done;
   await kernel.stop('bench over');
+  detach();
   ticks.unsubscribe();
   await live.stop();
   await stream.close();
@@ -176,7 +245,8 @@ async function tickToPlace(durability: 'full' | 'normal'): Promise<void> {
   journal.close();
   await emulator.close();
   rmSync(folder, { recursive: true, force: true });
-  printLatency(`tick to place, journal ${durability}`, samples.slice(WARMUP_SAMPLES), {
+  const views = operatorViews ? ', dashboard and webhooks attached' : '';
+  printLatency(`tick to place, journal ${durability}${views}`, samples.slice(WARMUP_SAMPLES), {
     'kernel p50 (ms, clock)': String(
       [...kernelSamples].sort((a, b) => a - b)[Math.floor(kernelSamples.length / 2)] ?? '',
     ),
@@ -389,5 +459,6 @@ async function inProcess(): Promise<void> {
 export default async function (): Promise<void> {
   await tickToPlace('full');
   await tickToPlace('normal');
+  await tickToPlace('normal', true);
   await inProcess();
 }
