@@ -44,7 +44,7 @@ import {
   writeReportCsv,
 } from '../../replay/report/index.ts';
 import { Journal } from '../../runtime/journal/index.ts';
-import { type KernelLogger, silentKernelLogger } from '../../runtime/kernel.ts';
+import { type KernelLogger, silentKernelLogger } from '../../runtime/kernel/index.ts';
 
 export const DEFAULT_BACKTEST_CONFIG_PATH = 'config/backtest.yaml';
 

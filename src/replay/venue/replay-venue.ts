@@ -48,7 +48,7 @@ import type {
   TickerData,
 } from '../../protocol/index.ts';
 import { TERMINAL_ORDER_STATUSES } from '../../protocol/index.ts';
-import type { MarketDataVenue } from '../../runtime/market-data.ts';
+import type { MarketDataVenue } from '../../runtime/streams/market-data.ts';
 import type { Ticker } from '../../runtime/strategy/types.ts';
 import type { RecordedEvent } from '../format/records.ts';
 import {

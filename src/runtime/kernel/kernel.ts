@@ -59,7 +59,7 @@ import {
 import { OrderTracker, type OrderTrackerConfig } from '../execution/tracker.ts';
 import type { IntentOutcome, StampedIntent } from '../intents.ts';
 import type { Journal } from '../journal/journal.ts';
-import type { MarketDataVenue } from '../market-data.ts';
+import type { MarketDataVenue } from '../streams/market-data.ts';
 import type { RiskConfig } from '../risk/config.ts';
 import {
   type DenialEvent,

@@ -8,7 +8,7 @@ import type { Clock, TimerHandle } from '../../core/clock.ts';
 import { isPaperbotError, PaperbotError } from '../../core/errors.ts';
 import { readRouteReadiness, type RouteReadinessItem } from '../../protocol/index.ts';
 import type { ExecutionLogger } from '../execution/logger.ts';
-import type { MarketDataVenue } from '../market-data.ts';
+import type { MarketDataVenue } from '../streams/market-data.ts';
 import type { ExecutionVenue } from '../venue.ts';
 import { toRuntimeError } from './errors.ts';
 import { LiveExecutionVenue } from './execution-venue.ts';

@@ -21,7 +21,7 @@ import type { Clock, TimerHandle } from '../../core/clock.ts';
 import { PaperbotError } from '../../core/errors.ts';
 import type { Book, Market, PublicTrade } from '../../protocol/index.ts';
 import type { ExecutionLogger } from '../execution/logger.ts';
-import type { MarketDataVenue } from '../market-data.ts';
+import type { MarketDataVenue } from '../streams/market-data.ts';
 import type { Ticker } from '../strategy/types.ts';
 import { toRuntimeError } from './errors.ts';
 

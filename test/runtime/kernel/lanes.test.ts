@@ -20,8 +20,8 @@ import type {
   ResponseOf,
 } from '../../../src/protocol/index.ts';
 import type { IntentOutcome } from '../../../src/runtime/intents.ts';
-import { Kernel } from '../../../src/runtime/kernel.ts';
-import type { MarketDataVenue } from '../../../src/runtime/market-data.ts';
+import { Kernel } from '../../../src/runtime/kernel/index.ts';
+import type { MarketDataVenue } from '../../../src/runtime/streams/market-data.ts';
 import { parseRiskConfig } from '../../../src/runtime/risk/index.ts';
 import { defineStrategy, type Ticker } from '../../../src/runtime/strategy/index.ts';
 import { testMarket, testTicker } from '../../../src/runtime/testing/fixtures.ts';
