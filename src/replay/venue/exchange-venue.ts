@@ -7,7 +7,7 @@
  * server hands its commands to, so the service decides here exactly what it decides there:
  * - `prepare` / `restore` are the runtime's shared serializer, so journaled bytes are the bytes
  *   any venue would send; `send` applies exactly those bytes. A command this venue checked
- *   reaches the core as its parsed body; other bytes are checked by the core as the server
+ *   reaches the core as its checked body object (`PreparedCommand.body`, never parsed again); other bytes are checked by the core as the server
  *   checks them.
  * - A command reaches the core after the order latency and its answer comes back after the
  *   response latency, both on the clock. Refusals keep the service's code and HTTP status.
@@ -51,12 +51,11 @@ import {
   type CommandEndpoint,
   type ExecutionVenue,
   type PreparedCommand,
-  prepareVenueCommand,
   type ResyncSignal,
   type RiskEvent,
-  restoreVenueCommand,
   type VenueCommandOf,
 } from '../../runtime/venue.ts';
+import { prepareVenueCommand, restoreVenueCommand } from '../../runtime/command-serializer.ts';
 import type { LatencyModel } from './latency.ts';
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
@@ -391,8 +390,8 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
       params = match.params as Readonly<Record<string, string>>;
     }
     if (this.checked.has(prepared)) {
-      const body = JSON.parse(decoder.decode(prepared.bodyBytes)) as ParsedCommand['body'];
-      return { params, body, unchecked: null };
+      // The checked body itself: in process, nothing is parsed again.
+      return { params, body: prepared.body as ParsedCommand['body'], unchecked: null };
     }
     // Read for the market it concerns only; the core checks the bytes themselves.
     let body: unknown = null;

@@ -29,12 +29,14 @@ import {
   type CommandEndpoint,
   type ExecutionVenue,
   type PreparedCommand,
-  prepareVenueCommand,
   type ResyncSignal,
   type RiskEvent,
-  restoreVenueCommand,
   type VenueCommandOf,
 } from '../../../src/runtime/venue.ts';
+import {
+  prepareVenueCommand,
+  restoreVenueCommand,
+} from '../../../src/runtime/command-serializer.ts';
 import {
   account,
   openJournal,
