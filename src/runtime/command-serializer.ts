@@ -5,7 +5,7 @@
  * its placement, or a quote placed again at another price, are checked once.
  */
 import type { z } from 'zod';
-import { PaperbotError } from '../core/errors.ts';
+import { isPaperbotError, PaperbotError } from '../core/errors.ts';
 import {
   AmendOrderRequest,
   buildPath,
@@ -333,7 +333,7 @@ export function prepareVenueCommand<E extends CommandEndpoint>(
   try {
     built = wireText(command);
   } catch (error) {
-    if (error instanceof PaperbotError) throw error;
+    if (isPaperbotError(error)) throw error;
     throw invalidCommand(
       command.endpoint,
       error instanceof Error ? error.message : 'the command cannot be built',

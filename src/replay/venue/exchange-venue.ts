@@ -19,7 +19,7 @@
  */
 import { type Observable, Subject } from 'rxjs';
 import type { Clock } from '../../core/clock.ts';
-import { isPaperbotError, PaperbotError } from '../../core/errors.ts';
+import { PaperbotError } from '../../core/errors.ts';
 import {
   type Exchange,
   type KeyRiskLimits,
@@ -32,9 +32,7 @@ import {
   type Account,
   buildPath,
   endpoints,
-  type ErrorCode,
   type ErrorEnvelope,
-  errorStatus,
   type Fill,
   type MutationStatus,
   matchEndpoint,
@@ -56,6 +54,7 @@ import {
   type VenueCommandOf,
 } from '../../runtime/venue.ts';
 import { prepareVenueCommand, restoreVenueCommand } from '../../runtime/command-serializer.ts';
+import { toVenueFailure } from '../../runtime/venue-error.ts';
 import type { LatencyModel } from './latency.ts';
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
@@ -120,7 +119,7 @@ interface ParsedCommand {
   readonly unchecked: Uint8Array | null;
 }
 
-type Outcome = { readonly value: unknown } | { readonly error: PaperbotError };
+type Outcome = { readonly value: unknown } | { readonly error: unknown };
 
 interface PendingDelivery {
   readonly dueAt: number;
@@ -134,28 +133,6 @@ function refusalOf(answer: ServiceAnswer): PaperbotError {
     retryable: error.retryable,
     details: { ...error.details, httpStatus: answer.status },
   });
-}
-
-/** A refusal as the runtime expects it from a venue: the code, the HTTP status, the details. */
-export function venueError(error: unknown): PaperbotError {
-  if (isPaperbotError(error)) {
-    const status =
-      (error as { httpStatus?: unknown }).httpStatus ??
-      (error as { status?: unknown }).status ??
-      error.details.httpStatus ??
-      errorStatus[error.code as ErrorCode] ??
-      500;
-    return new PaperbotError(error.code, error.message, {
-      cause: error,
-      retryable: error.retryable,
-      details: { ...error.details, httpStatus: status },
-    });
-  }
-  return new PaperbotError(
-    'EXECUTION_UNAVAILABLE',
-    error instanceof Error ? error.message : String(error),
-    { cause: error, retryable: true, details: { httpStatus: 503, outcome: 'unknown' } },
-  );
 }
 
 function marketOfCommand(endpoint: CommandEndpoint, body: Record<string, unknown>): string | null {
@@ -268,7 +245,7 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
     try {
       command = this.parse(prepared);
     } catch (error) {
-      return Promise.reject(venueError(error));
+      return Promise.reject(toVenueFailure(error));
     }
     return new Promise<ResponseOf<E>>((resolve, reject) => {
       let answered = false;
@@ -355,7 +332,7 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
       try {
         return Promise.resolve(work());
       } catch (error) {
-        return Promise.reject(venueError(error));
+        return Promise.reject(toVenueFailure(error));
       }
     }
     return new Promise<T>((resolve, reject) => {
@@ -364,7 +341,7 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
         try {
           resolve(work());
         } catch (error) {
-          reject(venueError(error));
+          reject(toVenueFailure(error));
         }
       }, delay);
     });
@@ -431,7 +408,7 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
             });
       return answer.status < 400 ? { value: answer.body } : { error: refusalOf(answer) };
     } catch (error) {
-      return { error: venueError(error) };
+      return { error: toVenueFailure(error) };
     }
   }
 

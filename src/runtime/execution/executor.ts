@@ -246,7 +246,7 @@ export class Executor {
       });
       return;
     }
-    const { created } = this.journal.recordIntent(stamped);
+    const { created, record } = this.journal.recordIntent(stamped);
     if (!created) {
       this.logger.warn('intent already journaled; never executed twice', {
         requestId: stamped.requestId,
@@ -255,7 +255,7 @@ export class Executor {
     }
     this.active.add(stamped.requestId);
     void this.lane
-      .run(() => this.execute(stamped.requestId))
+      .run(() => this.execute(record))
       .catch((error: unknown) => this.onTaskFailure(stamped.requestId, error));
   }
 
@@ -324,8 +324,11 @@ export class Executor {
 
   // Execution of one intent
 
-  private async execute(requestId: string): Promise<void> {
-    const record = this.journal.requireIntent(requestId);
+  /**
+   * `record` is the one `submit` journaled, passed on rather than read again: while the intent
+   * is active nothing else moves it out of `journaled` before this runs.
+   */
+  private async execute(record: IntentRecord): Promise<void> {
     if (record.state !== 'journaled') return;
     const intent = record.intent.intent;
     const createsExposure = intent.kind === 'place' || intent.kind === 'amend';

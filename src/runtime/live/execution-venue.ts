@@ -41,7 +41,7 @@ import {
   type RiskEvent,
   type VenueCommandOf,
 } from '../venue.ts';
-import { translated } from './errors.ts';
+import { translated } from '../venue-error.ts';
 import { LivePrivateStream } from './private-stream.ts';
 import { findSequenceHead } from './sequence-head.ts';
 

@@ -23,7 +23,7 @@ import type { Book, Market, PublicTrade } from '../../protocol/index.ts';
 import type { ExecutionLogger } from '../execution/logger.ts';
 import type { MarketDataVenue } from '../streams/market-data.ts';
 import type { Ticker } from '../strategy/types.ts';
-import { toRuntimeError } from './errors.ts';
+import { toVenueFailure } from '../venue-error.ts';
 
 export interface LiveMarketDataOptions {
   readonly rest: RestClient;
@@ -102,7 +102,7 @@ class Poller<T> {
         }
       } catch (error) {
         this.failures += 1;
-        if (this.running) this.onFailure(toRuntimeError(error), this.failures);
+        if (this.running) this.onFailure(toVenueFailure(error), this.failures);
       } finally {
         this.inFlight = null;
         if (this.running) this.timer = this.clock.setTimeout(() => this.poll(), this.periodMs);
@@ -189,7 +189,7 @@ export class LiveMarketData implements MarketDataVenue {
     try {
       listed = await this.rest.listMarkets();
     } catch (error) {
-      throw toRuntimeError(error);
+      throw toVenueFailure(error);
     }
     if (marketIds === undefined) {
       this.list = Object.freeze(listed);
