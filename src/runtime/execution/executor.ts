@@ -725,20 +725,23 @@ export class Executor {
     prepared: PreparedCommand,
     note?: string,
   ): Promise<void> {
-    const finish = await this.send(record.requestId, prepared, note);
-    this.finish(this.journal.requireIntent(record.requestId), finish);
+    // Read once, with the command and its context as journaled; sending changes neither.
+    const journaled = this.journal.requireIntent(record.requestId);
+    const finish = await this.send(journaled, prepared, note);
+    this.finish(journaled, finish);
   }
 
   /** Sends the journaled bytes once and says how it ended (nothing is recorded here). */
   private async send(
-    requestId: string,
+    record: IntentRecord,
     prepared: PreparedCommand,
     note: string | undefined,
   ): Promise<Finish> {
+    const requestId = record.requestId;
     this.journal.recordSendAttempt(requestId);
     try {
       const response = await this.sendCommand(prepared);
-      return this.accepted(requestId, prepared.endpoint, response, note);
+      return this.accepted(record, prepared.endpoint, response, note);
     } catch (error) {
       const failure = classifyFailure(error);
       if (failure.code === 'IDEMPOTENCY_CONFLICT') {
@@ -769,12 +772,11 @@ export class Executor {
 
   /** Applies a success response to the tracker and says which order the intent made. */
   private async accepted(
-    requestId: string,
+    record: IntentRecord,
     endpoint: CommandEndpoint,
     response: unknown,
     note: string | undefined,
   ): Promise<Finish> {
-    const record = this.journal.requireIntent(requestId);
     const withNote = note === undefined ? {} : { note };
     switch (endpoint) {
       case 'placeOrder':
@@ -1163,7 +1165,7 @@ export class Executor {
       endpoint: command.endpoint,
       bodySha256: command.bodySha256,
     });
-    const finish = await this.send(record.requestId, prepared, undefined);
+    const finish = await this.send(record, prepared, undefined);
     const current = this.journal.requireIntent(record.requestId);
     if (finish.status === 'unknown') {
       return this.resolutionFailed(current, finish.reason);
