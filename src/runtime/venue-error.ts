@@ -5,8 +5,9 @@
  * (`outcome`). The execution side then classifies Rejected against Unknown on `code` and
  * `details` alone (`execution/classify.ts`), whichever venue raised it.
  *
- * The status is the error's own (`httpStatus`, or `status` as the emulator's errors carry it),
- * else the one in `details`, else the interface's status for a service code, else null. An error
+ * The status is the error's own `httpStatus` where it has that field (the client's errors, null
+ * when nothing answered), else its `status` (the emulator's errors), else the one in `details`,
+ * else the interface's status for a service code, else null. An error
  * without a code is a fault, not a venue answer: it is passed on as it is (classified Unknown,
  * `UNEXPECTED_ERROR`).
  */
@@ -22,8 +23,9 @@ function integerOrNull(value: unknown): number | null {
 
 function statusOf(error: PaperbotError): number | null {
   const own = error as unknown as { readonly httpStatus?: unknown; readonly status?: unknown };
+  // A transport error that says it has no status (the client's: null) keeps none.
+  if ('httpStatus' in error) return integerOrNull(own.httpStatus);
   return (
-    integerOrNull(own.httpStatus) ??
     integerOrNull(own.status) ??
     integerOrNull(error.details.httpStatus) ??
     (Object.hasOwn(errorStatus, error.code) ? errorStatus[error.code as ErrorCode] : null)

@@ -393,20 +393,34 @@ export class Executor {
     await this.sendFirst(record, prepared);
   }
 
-  private async executeCancel(record: IntentRecord, intent: CancelIntent): Promise<void> {
-    const target = await this.findOrder(intent.clientOrderId);
+  /** The order an intent names, or null once the intent is denied (`unknown_order`, `rule`). */
+  private async findOrderOrDeny(
+    record: IntentRecord,
+    clientOrderId: string,
+    rule: string,
+  ): Promise<Awaited<ReturnType<Executor['findOrder']>>> {
+    const target = await this.findOrder(clientOrderId);
     if (target === null) {
       this.finishDenied(
         record,
         denial(
           'unknown_order',
-          'a cancel names an order the runtime tracks',
-          intent.clientOrderId,
+          rule,
+          clientOrderId,
           'no order with this client order id is known to the runtime or the venue',
         ),
       );
-      return;
     }
+    return target;
+  }
+
+  private async executeCancel(record: IntentRecord, intent: CancelIntent): Promise<void> {
+    const target = await this.findOrderOrDeny(
+      record,
+      intent.clientOrderId,
+      'a cancel names an order the runtime tracks',
+    );
+    if (target === null) return;
     if (target.order !== null && !isActive(target.order)) {
       this.finishDenied(
         record,
@@ -451,19 +465,12 @@ export class Executor {
    * filled. When nothing would be left, the replacement is dropped and the rest cancelled.
    */
   private async executeAmend(record: IntentRecord, intent: AmendIntent): Promise<void> {
-    const target = await this.findOrder(intent.clientOrderId);
-    if (target === null) {
-      this.finishDenied(
-        record,
-        denial(
-          'unknown_order',
-          'an amendment names an order the runtime tracks',
-          intent.clientOrderId,
-          'no order with this client order id is known to the runtime or the venue',
-        ),
-      );
-      return;
-    }
+    const target = await this.findOrderOrDeny(
+      record,
+      intent.clientOrderId,
+      'an amendment names an order the runtime tracks',
+    );
+    if (target === null) return;
     let order: Order;
     try {
       order = await this.call(() => this.venue.getOrder(target.orderId));
