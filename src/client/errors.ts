@@ -30,8 +30,6 @@ export const CLIENT_ERROR_CODES = [
   'CREDENTIAL_REQUIRED',
   /** A base URL that would send requests in clear text or carry user information. */
   'UNSAFE_URL',
-  /** The bytes of a prepared mutation no longer hash to what was prepared. */
-  'PREPARED_MUTATION_ALTERED',
   /** The client was closed. */
   'CLIENT_CLOSED',
 ] as const;

@@ -41,6 +41,7 @@ export {
   type PagedEndpointName,
   type PrepareArguments,
   type PreparedMutation,
+  type SendableEndpoint,
   type RecoverOptions,
   type RecoveryResult,
   RestClient,

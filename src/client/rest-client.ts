@@ -30,8 +30,9 @@ import {
   serviceTimeMs,
 } from '../protocol/index.ts';
 import {
-  bodySha256Hex,
   type Credential,
+  type PreparedCommand,
+  preparedCommand,
   type Signer,
   type SignerImplementation,
   signRequest,
@@ -142,23 +143,14 @@ export type PrepareArguments<E extends MutationEndpointName> = ParamsArgument<E>
 };
 
 /**
- * A mutation checked and serialized once. Journal `endpoint`, `pathParams` and `bodyBytes`
- * before sending; `fromStoredMutation` rebuilds the same object after a restart.
+ * A mutation checked and serialized once: the shared `PreparedCommand` (src/signing). Journal
+ * `endpoint`, `path` and `bodyBytes` before sending; `fromStoredPath` rebuilds it after a restart.
  */
-export interface PreparedMutation<E extends MutationEndpointName = MutationEndpointName> {
-  readonly endpoint: E;
-  readonly method: HttpMethod;
-  readonly pathParams: PathParamsOf<E>;
-  /** The endpoint path with its parameters encoded, without the base URL's prefix. */
-  readonly path: string;
-  readonly requestId: string;
-  /** The parsed body, defaults applied. */
-  readonly body: BodyOf<E>;
-  /** The exact bytes that are signed and sent, every time. */
-  readonly bodyBytes: Uint8Array;
-  /** Lower-case hex SHA-256 of `bodyBytes`. */
-  readonly bodySha256: string;
-}
+export type PreparedMutation<E extends MutationEndpointName = MutationEndpointName> =
+  PreparedCommand<E>;
+
+/** What `send` takes: a prepared mutation, or a prepared simulation (sent the same way). */
+export type SendableEndpoint = MutationEndpointName | 'simulateOrder';
 
 /**
  * What `recover` found:
@@ -201,6 +193,8 @@ interface RequestSpec {
   /** The request target as sent (prefix, path, query). */
   readonly target: string;
   readonly bodyBytes: Uint8Array | null;
+  /** The body's hash when it is already known (a prepared command). */
+  readonly bodySha256?: string;
 }
 
 class ResponseTooLarge extends Error {}
@@ -469,22 +463,18 @@ export class RestClient {
    * Signs (fresh timestamp, nonce and signature) and sends a prepared mutation once. On a
    * failure the error's `outcome` says whether the service may have applied it.
    */
-  async send<E extends MutationEndpointName>(
-    prepared: PreparedMutation<E>,
+  async send<E extends SendableEndpoint>(
+    prepared: PreparedCommand<E>,
     options: CallOptions = {},
   ): Promise<ResponseOf<E>> {
-    if (bodySha256Hex(prepared.bodyBytes) !== prepared.bodySha256) {
-      throw new VenueError(
-        'PREPARED_MUTATION_ALTERED',
-        `${prepared.endpoint}: the body bytes changed after they were prepared; refusing to send them under request ${prepared.requestId}`,
-        { source: 'local', endpoint: prepared.endpoint, outcome: 'not_sent' },
-      );
-    }
+    // No second hash: the signature carries `bodySha256`, so bytes altered after they were
+    // prepared fail the service's signature check and are never applied.
     const spec: RequestSpec = {
       endpoint: prepared.endpoint,
-      method: prepared.method,
+      method: endpoints[prepared.endpoint].method,
       target: `${this.pathPrefix}${prepared.path}`,
       bodyBytes: prepared.bodyBytes,
+      bodySha256: prepared.bodySha256,
     };
     const response = await this.executeOnce(spec, options);
     checkPlacementIds(prepared.endpoint, prepared.body, response);
@@ -790,17 +780,13 @@ export class RestClient {
     body: BodyOf<E>,
     bytes: Uint8Array,
   ): PreparedMutation<E> {
-    const prepared: PreparedMutation<E> = {
+    return preparedCommand({
       endpoint,
-      method: endpoints[endpoint].method,
-      pathParams: Object.freeze({ ...pathParams }) as PathParamsOf<E>,
       path: pathOf(endpoint, pathParams),
       requestId: (body as { request_id: string }).request_id,
       body,
       bodyBytes: bytes,
-      bodySha256: bodySha256Hex(bytes),
-    };
-    return Object.freeze(prepared);
+    });
   }
 
   private requireCredential(purpose: string): {
@@ -880,6 +866,7 @@ export class RestClient {
             method,
             target,
             body: bodyBytes,
+            bodySha256: spec.bodySha256,
             timestampMs,
           }),
         );

@@ -88,6 +88,8 @@ export interface CanonicalRequestFields {
   readonly nonce: string;
   /** The exact body bytes sent; null or absent when there is no body. */
   readonly body?: Uint8Array | null;
+  /** The body's hash when the caller has it already (a prepared command): not computed again. */
+  readonly bodySha256?: string;
 }
 
 /**
@@ -113,7 +115,7 @@ export function buildCanonicalRequestText(fields: CanonicalRequestFields): strin
     fields.keyId,
     formatTimestamp(fields.timestampMs),
     fields.nonce,
-    bodySha256Hex(fields.body),
+    fields.bodySha256 ?? bodySha256Hex(fields.body),
   ].join('\n');
 }
 

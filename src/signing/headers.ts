@@ -35,6 +35,8 @@ export interface SignRequestOptions {
   readonly target: string;
   /** The exact body bytes that will be sent; null or absent when there is no body. */
   readonly body?: Uint8Array | null;
+  /** The body's SHA-256 when already known (a prepared command), so it is not hashed again. */
+  readonly bodySha256?: string;
   /** From the caller's clock; the server refuses it outside its window (10 s by default). */
   readonly timestampMs: number;
   /** A fresh nonce per request; generated when absent. A retry needs a new one. */
@@ -50,6 +52,7 @@ export function signRequest(options: SignRequestOptions): SignedRequestHeaders {
     timestampMs: options.timestampMs,
     nonce,
     body: options.body ?? null,
+    bodySha256: options.bodySha256,
   });
   return {
     'SVC-API-KEY': options.keyId,

@@ -54,6 +54,7 @@ export {
   ED25519_SIGNATURE_LENGTH,
 } from './native.ts';
 export { isUsablePublicKey } from './noble.ts';
+export { type PreparedCommand, preparedCommand } from './prepared.ts';
 export { DEFAULT_NONCE_LENGTH, generateNonce, NONCE_ALPHABET } from './nonce.ts';
 export { PrivateKey, REDACTED } from './private-key.ts';
 export {

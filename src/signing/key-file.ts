@@ -12,7 +12,7 @@ import { constants } from 'node:fs';
 import { type FileHandle, link, lstat, mkdir, open, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
-import { PaperbotError } from '../core/errors.ts';
+import { isPaperbotError, PaperbotError } from '../core/errors.ts';
 import { isValidKeyId } from './canonical.ts';
 import { decodeBase64Strict, encodeBase64 } from './encoding.ts';
 import { ED25519_PUBLIC_KEY_LENGTH, ED25519_SEED_LENGTH } from './native.ts';
@@ -230,7 +230,7 @@ export async function writeKeyFile(
     }
   } catch (error) {
     await unlink(temporaryPath).catch(() => undefined);
-    if (error instanceof PaperbotError) throw error;
+    if (isPaperbotError(error)) throw error;
     throw new PaperbotError(
       'KEY_FILE_UNWRITABLE',
       `could not write key file ${path}: ${fileErrorCode(error)}`,
@@ -323,7 +323,7 @@ export async function loadKeyFile(path: string): Promise<Credential> {
       );
     }
   } catch (error) {
-    if (error instanceof PaperbotError) throw error;
+    if (isPaperbotError(error)) throw error;
     throw new PaperbotError(
       'KEY_FILE_UNREADABLE',
       `cannot read key file ${path}: ${fileErrorCode(error)}`,

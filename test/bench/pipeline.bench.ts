@@ -34,9 +34,9 @@ import type { Account, Fill, Order, Position } from '../../src/protocol/index.ts
 import type { ExecutionLogger } from '../../src/runtime/execution/logger.ts';
 import type { OrderIntent } from '../../src/runtime/intents.ts';
 import { Journal } from '../../src/runtime/journal/journal.ts';
-import { Kernel, RiskSnapshotBuilder, silentKernelLogger } from '../../src/runtime/kernel.ts';
+import { Kernel, RiskSnapshotBuilder, silentKernelLogger } from '../../src/runtime/kernel/index.ts';
 import { createLiveVenue } from '../../src/runtime/live/index.ts';
-import type { MarketDataVenue } from '../../src/runtime/market-data.ts';
+import type { MarketDataVenue } from '../../src/runtime/streams/market-data.ts';
 import { parseRiskConfig, RiskGate } from '../../src/runtime/risk/index.ts';
 import {
   defineStrategy,

@@ -287,7 +287,8 @@ describe('recovery', () => {
     });
     expect(cancel.path).toBe('/v1/orders/order%2F1/cancel');
     const fromPath = restarted.fromStoredPath('cancelOrder', cancel.path, cancel.bodyBytes);
-    expect(fromPath.pathParams).toEqual({ order_id: 'order/1' });
+    expect(fromPath.path).toBe('/v1/orders/order%2F1/cancel');
+    expect(fromPath.body).toEqual({ request_id: cancel.requestId });
     expect(fromPath.bodySha256).toBe(cancel.bodySha256);
     expect(() => restarted.fromStoredPath('cancelOrder', '/v1/orders/x', cancel.bodyBytes)).toThrow(
       expect.objectContaining({ code: 'INVALID_REQUEST' }),

@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RestClient, StreamClient, type VenueError, isVenueError } from '../../src/client/index.ts';
 import { VirtualClock } from '../../src/core/clock.ts';
 import type { OtherPrivateEvent, PrivateEvent } from '../../src/protocol/index.ts';
-import { toRuntimeError } from '../../src/runtime/live/errors.ts';
+import { toVenueFailure } from '../../src/runtime/venue-error.ts';
 import { classifyFailure } from '../../src/runtime/execution/classify.ts';
 import { Credential, PrivateKey } from '../../src/signing/index.ts';
 import * as fixtures from '../protocol/fixtures.ts';
@@ -214,7 +214,7 @@ describe('REST: a placement answered with another command ids', () => {
         details: { mismatched: [field] },
       });
       expect(error.message).toContain('mine-request-1');
-      expect(classifyFailure(toRuntimeError(error))).toMatchObject({
+      expect(classifyFailure(toVenueFailure(error))).toMatchObject({
         kind: 'unknown',
         code: 'RESPONSE_ID_MISMATCH',
       });

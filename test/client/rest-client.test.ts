@@ -452,20 +452,6 @@ describe('local checks', () => {
       expect.objectContaining({ code: 'UNSAFE_URL' }),
     );
   });
-
-  it('refuses prepared bytes that were changed', async () => {
-    const { clock, client } = setup();
-    serve(clock, (_request, response) => json(response, 202, fixtures.order()));
-    const prepared = client.prepare('placeOrder', {
-      body: fixtures.marketOrder() as never,
-    });
-    prepared.bodyBytes[prepared.bodyBytes.length - 2] = 0x20;
-    await expect(client.send(prepared)).rejects.toMatchObject({
-      code: 'PREPARED_MUTATION_ALTERED',
-      outcome: 'not_sent',
-    });
-    expect(nonTimeRequests()).toHaveLength(0);
-  });
 });
 
 describe('clock', () => {

@@ -18,7 +18,7 @@ import { isPaperbotError, PaperbotError } from '../../core/errors.ts';
 import { RestClient, StreamClient } from '../../client/index.ts';
 import { type RunningEmulator, startEmulator } from '../../emulator/index.ts';
 import { Journal } from '../../runtime/journal/index.ts';
-import { Kernel, type KernelStatus } from '../../runtime/kernel.ts';
+import { Kernel, type KernelStatus } from '../../runtime/kernel/index.ts';
 import {
   createLiveVenue,
   type LiveVenue,

@@ -48,7 +48,7 @@ import { Journal } from '../../runtime/journal/index.ts';
 import { executeSearch } from './backtest-search.ts';
 import { backtestJobs } from '../../replay/backtest/queue-jobs.ts';
 import { submitQueuedSweep as runQueuedSweep, type SweepResult } from '../../replay/sweep/index.ts';
-import { type KernelLogger, silentKernelLogger } from '../../runtime/kernel.ts';
+import { type KernelLogger, silentKernelLogger } from '../../runtime/kernel/index.ts';
 import { createLogger, type LogFormat, logFormatOption } from '../logging.ts';
 
 export const DEFAULT_BACKTEST_CONFIG_PATH = 'config/backtest.yaml';

@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import type { Observable } from 'rxjs';
 import type { Logger } from 'pino';
 import type { Clock } from '../../core/clock.ts';
-import type { Kernel } from '../../runtime/kernel.ts';
+import type { Kernel } from '../../runtime/kernel/index.ts';
 import { ActivityRecorder } from './activity.ts';
 import { createDashboardAssets } from './assets.ts';
 import type { DashboardSection } from './config.ts';

@@ -5,7 +5,7 @@
  * the venue or the journal.
  */
 import { isDecimalString, parseDecimal, toWire } from '../../core/decimal.ts';
-import type { KernelStatus } from '../../runtime/kernel.ts';
+import type { KernelStatus } from '../../runtime/kernel/index.ts';
 import { sessionPnl } from '../bot/status-view.ts';
 import type { ActivitySnapshot } from './activity.ts';
 

@@ -20,7 +20,7 @@ import {
   type SimulationResult,
 } from '../../protocol/index.ts';
 import { type EngineContext, isActive } from './context.ts';
-import { bodyIssue, ExchangeError, invalidRequest } from './errors.ts';
+import { bodyIssue, ExchangeError, invalidRequest, isExchangeError } from './errors.ts';
 import { divideRounded, MONEY_ONE, MONEY_SCALE, parseScaled } from './fixed.ts';
 import type { MatchingEngine } from './matching.ts';
 import type { OrderLifecycle } from './order-lifecycle.ts';
@@ -262,7 +262,7 @@ export class Commands {
         try {
           return this.reads.orderWire(this.matching.place(account, request, limits, false));
         } catch (error) {
-          if (!(error instanceof ExchangeError)) throw error;
+          if (!isExchangeError(error)) throw error;
           return {
             error: error.toCommandError(),
             request_id: request.request_id,

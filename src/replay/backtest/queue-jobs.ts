@@ -17,7 +17,7 @@ import type { GridCell } from '../sweep/grid.ts';
 import type { QueuedJob } from '../sweep/queue.ts';
 import { resolveBacktestConfig } from './config.ts';
 import { localDataDirectories } from './remote-data.ts';
-import { runSweepCell, type SweepInput, withOverrides } from './sweep.ts';
+import { runSweepCell, type SweepInput, withOverrides } from './sweep-run.ts';
 
 export const JOB_FORMAT = 1;
 

@@ -22,7 +22,7 @@ import {
   type KernelLogger,
   type KernelStrategy,
   silentKernelLogger,
-} from '../../runtime/kernel.ts';
+} from '../../runtime/kernel/index.ts';
 import { type IntentOutcome, intentIdPrefix } from '../../runtime/intents.ts';
 import type { StrategyDefinition } from '../../runtime/strategy/types.ts';
 import type { RecordedEvent } from '../format/records.ts';

@@ -26,7 +26,7 @@ import {
   type KernelLogger,
   type KernelStrategy,
   silentKernelLogger,
-} from '../../runtime/kernel.ts';
+} from '../../runtime/kernel/index.ts';
 import type { RiskConfig } from '../../runtime/risk/index.ts';
 import { ReplayClock, TimeDriver } from '../backtest/loop.ts';
 import type { Compression, RecordingManifest } from '../format/manifest.ts';

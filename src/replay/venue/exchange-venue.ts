@@ -7,7 +7,7 @@
  * server hands its commands to, so the service decides here exactly what it decides there:
  * - `prepare` / `restore` are the runtime's shared serializer, so journaled bytes are the bytes
  *   any venue would send; `send` applies exactly those bytes. A command this venue checked
- *   reaches the core as its parsed body; other bytes are checked by the core as the server
+ *   reaches the core as its checked body object (`PreparedCommand.body`, never parsed again); other bytes are checked by the core as the server
  *   checks them.
  * - A command reaches the core after the order latency and its answer comes back after the
  *   response latency, both on the clock. Refusals keep the service's code and HTTP status.
@@ -19,7 +19,7 @@
  */
 import { type Observable, Subject } from 'rxjs';
 import type { Clock } from '../../core/clock.ts';
-import { isPaperbotError, PaperbotError } from '../../core/errors.ts';
+import { PaperbotError } from '../../core/errors.ts';
 import {
   type Exchange,
   type KeyRiskLimits,
@@ -32,9 +32,7 @@ import {
   type Account,
   buildPath,
   endpoints,
-  type ErrorCode,
   type ErrorEnvelope,
-  errorStatus,
   type Fill,
   type MutationStatus,
   matchEndpoint,
@@ -51,12 +49,12 @@ import {
   type CommandEndpoint,
   type ExecutionVenue,
   type PreparedCommand,
-  prepareVenueCommand,
   type ResyncSignal,
   type RiskEvent,
-  restoreVenueCommand,
   type VenueCommandOf,
 } from '../../runtime/venue.ts';
+import { prepareVenueCommand, restoreVenueCommand } from '../../runtime/command-serializer.ts';
+import { toVenueFailure } from '../../runtime/venue-error.ts';
 import type { LatencyModel } from './latency.ts';
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
@@ -121,7 +119,7 @@ interface ParsedCommand {
   readonly unchecked: Uint8Array | null;
 }
 
-type Outcome = { readonly value: unknown } | { readonly error: PaperbotError };
+type Outcome = { readonly value: unknown } | { readonly error: unknown };
 
 interface PendingDelivery {
   readonly dueAt: number;
@@ -135,28 +133,6 @@ function refusalOf(answer: ServiceAnswer): PaperbotError {
     retryable: error.retryable,
     details: { ...error.details, httpStatus: answer.status },
   });
-}
-
-/** A refusal as the runtime expects it from a venue: the code, the HTTP status, the details. */
-export function venueError(error: unknown): PaperbotError {
-  if (isPaperbotError(error)) {
-    const status =
-      (error as { httpStatus?: unknown }).httpStatus ??
-      (error as { status?: unknown }).status ??
-      error.details.httpStatus ??
-      errorStatus[error.code as ErrorCode] ??
-      500;
-    return new PaperbotError(error.code, error.message, {
-      cause: error,
-      retryable: error.retryable,
-      details: { ...error.details, httpStatus: status },
-    });
-  }
-  return new PaperbotError(
-    'EXECUTION_UNAVAILABLE',
-    error instanceof Error ? error.message : String(error),
-    { cause: error, retryable: true, details: { httpStatus: 503, outcome: 'unknown' } },
-  );
 }
 
 function marketOfCommand(endpoint: CommandEndpoint, body: Record<string, unknown>): string | null {
@@ -269,7 +245,7 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
     try {
       command = this.parse(prepared);
     } catch (error) {
-      return Promise.reject(venueError(error));
+      return Promise.reject(toVenueFailure(error));
     }
     return new Promise<ResponseOf<E>>((resolve, reject) => {
       let answered = false;
@@ -356,7 +332,7 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
       try {
         return Promise.resolve(work());
       } catch (error) {
-        return Promise.reject(venueError(error));
+        return Promise.reject(toVenueFailure(error));
       }
     }
     return new Promise<T>((resolve, reject) => {
@@ -365,7 +341,7 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
         try {
           resolve(work());
         } catch (error) {
-          reject(venueError(error));
+          reject(toVenueFailure(error));
         }
       }, delay);
     });
@@ -391,8 +367,8 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
       params = match.params as Readonly<Record<string, string>>;
     }
     if (this.checked.has(prepared)) {
-      const body = JSON.parse(decoder.decode(prepared.bodyBytes)) as ParsedCommand['body'];
-      return { params, body, unchecked: null };
+      // The checked body itself: in process, nothing is parsed again.
+      return { params, body: prepared.body as ParsedCommand['body'], unchecked: null };
     }
     // Read for the market it concerns only; the core checks the bytes themselves.
     let body: unknown = null;
@@ -432,7 +408,7 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
             });
       return answer.status < 400 ? { value: answer.body } : { error: refusalOf(answer) };
     } catch (error) {
-      return { error: venueError(error) };
+      return { error: toVenueFailure(error) };
     }
   }
 

@@ -11,7 +11,7 @@ import type { Observable } from 'rxjs';
 import { isoTimestamp } from '../../core/clock.ts';
 import { PaperbotError } from '../../core/errors.ts';
 import type { Book, Market, PublicTrade, TickerData } from '../../protocol/index.ts';
-import type { MarketDataVenue } from '../../runtime/market-data.ts';
+import type { MarketDataVenue } from '../../runtime/streams/market-data.ts';
 import type { Ticker } from '../../runtime/strategy/types.ts';
 import { HotStream } from './streams.ts';
 

@@ -50,7 +50,7 @@ import type {
   TickerData,
 } from '../../protocol/index.ts';
 import { TERMINAL_ORDER_STATUSES } from '../../protocol/index.ts';
-import type { MarketDataVenue } from '../../runtime/market-data.ts';
+import type { MarketDataVenue } from '../../runtime/streams/market-data.ts';
 import type { Ticker } from '../../runtime/strategy/types.ts';
 import { closedCandleHistory } from '../../runtime/streams/candles.ts';
 import { type CandleHistory, historyCandles } from '../format/candle-history.ts';

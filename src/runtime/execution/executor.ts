@@ -246,7 +246,7 @@ export class Executor {
       });
       return;
     }
-    const { created } = this.journal.recordIntent(stamped);
+    const { created, record } = this.journal.recordIntent(stamped);
     if (!created) {
       this.logger.warn('intent already journaled; never executed twice', {
         requestId: stamped.requestId,
@@ -255,7 +255,7 @@ export class Executor {
     }
     this.active.add(stamped.requestId);
     void this.lane
-      .run(() => this.execute(stamped.requestId))
+      .run(() => this.execute(record))
       .catch((error: unknown) => this.onTaskFailure(stamped.requestId, error));
   }
 
@@ -324,8 +324,11 @@ export class Executor {
 
   // Execution of one intent
 
-  private async execute(requestId: string): Promise<void> {
-    const record = this.journal.requireIntent(requestId);
+  /**
+   * `record` is the one `submit` journaled, passed on rather than read again: while the intent
+   * is active nothing else moves it out of `journaled` before this runs.
+   */
+  private async execute(record: IntentRecord): Promise<void> {
     if (record.state !== 'journaled') return;
     const intent = record.intent.intent;
     const createsExposure = intent.kind === 'place' || intent.kind === 'amend';
@@ -390,20 +393,34 @@ export class Executor {
     await this.sendFirst(record, prepared);
   }
 
-  private async executeCancel(record: IntentRecord, intent: CancelIntent): Promise<void> {
-    const target = await this.findOrder(intent.clientOrderId);
+  /** The order an intent names, or null once the intent is denied (`unknown_order`, `rule`). */
+  private async findOrderOrDeny(
+    record: IntentRecord,
+    clientOrderId: string,
+    rule: string,
+  ): Promise<Awaited<ReturnType<Executor['findOrder']>>> {
+    const target = await this.findOrder(clientOrderId);
     if (target === null) {
       this.finishDenied(
         record,
         denial(
           'unknown_order',
-          'a cancel names an order the runtime tracks',
-          intent.clientOrderId,
+          rule,
+          clientOrderId,
           'no order with this client order id is known to the runtime or the venue',
         ),
       );
-      return;
     }
+    return target;
+  }
+
+  private async executeCancel(record: IntentRecord, intent: CancelIntent): Promise<void> {
+    const target = await this.findOrderOrDeny(
+      record,
+      intent.clientOrderId,
+      'a cancel names an order the runtime tracks',
+    );
+    if (target === null) return;
     if (target.order !== null && !isActive(target.order)) {
       this.finishDenied(
         record,
@@ -448,19 +465,12 @@ export class Executor {
    * filled. When nothing would be left, the replacement is dropped and the rest cancelled.
    */
   private async executeAmend(record: IntentRecord, intent: AmendIntent): Promise<void> {
-    const target = await this.findOrder(intent.clientOrderId);
-    if (target === null) {
-      this.finishDenied(
-        record,
-        denial(
-          'unknown_order',
-          'an amendment names an order the runtime tracks',
-          intent.clientOrderId,
-          'no order with this client order id is known to the runtime or the venue',
-        ),
-      );
-      return;
-    }
+    const target = await this.findOrderOrDeny(
+      record,
+      intent.clientOrderId,
+      'an amendment names an order the runtime tracks',
+    );
+    if (target === null) return;
     let order: Order;
     try {
       order = await this.call(() => this.venue.getOrder(target.orderId));
@@ -722,20 +732,23 @@ export class Executor {
     prepared: PreparedCommand,
     note?: string,
   ): Promise<void> {
-    const finish = await this.send(record.requestId, prepared, note);
-    this.finish(this.journal.requireIntent(record.requestId), finish);
+    // Read once, with the command and its context as journaled; sending changes neither.
+    const journaled = this.journal.requireIntent(record.requestId);
+    const finish = await this.send(journaled, prepared, note);
+    this.finish(journaled, finish);
   }
 
   /** Sends the journaled bytes once and says how it ended (nothing is recorded here). */
   private async send(
-    requestId: string,
+    record: IntentRecord,
     prepared: PreparedCommand,
     note: string | undefined,
   ): Promise<Finish> {
+    const requestId = record.requestId;
     this.journal.recordSendAttempt(requestId);
     try {
       const response = await this.sendCommand(prepared);
-      return this.accepted(requestId, prepared.endpoint, response, note);
+      return this.accepted(record, prepared.endpoint, response, note);
     } catch (error) {
       const failure = classifyFailure(error);
       if (failure.code === 'IDEMPOTENCY_CONFLICT') {
@@ -766,12 +779,11 @@ export class Executor {
 
   /** Applies a success response to the tracker and says which order the intent made. */
   private async accepted(
-    requestId: string,
+    record: IntentRecord,
     endpoint: CommandEndpoint,
     response: unknown,
     note: string | undefined,
   ): Promise<Finish> {
-    const record = this.journal.requireIntent(requestId);
     const withNote = note === undefined ? {} : { note };
     switch (endpoint) {
       case 'placeOrder':
@@ -1160,7 +1172,7 @@ export class Executor {
       endpoint: command.endpoint,
       bodySha256: command.bodySha256,
     });
-    const finish = await this.send(record.requestId, prepared, undefined);
+    const finish = await this.send(record, prepared, undefined);
     const current = this.journal.requireIntent(record.requestId);
     if (finish.status === 'unknown') {
       return this.resolutionFailed(current, finish.reason);

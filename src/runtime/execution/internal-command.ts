@@ -10,7 +10,7 @@ import { isPaperbotError } from '../../core/errors.ts';
 import type { ResponseOf } from '../../protocol/index.ts';
 import { internalRequestId } from '../intents.ts';
 import type { Journal } from '../journal/journal.ts';
-import type { CommandEndpoint, ExecutionVenue, VenueCommandOf } from '../venue.ts';
+import type { CommandEndpoint, ExecutionVenue, PreparedCommand, VenueCommandOf } from '../venue.ts';
 import { backoffDelay, classifyFailure } from './classify.ts';
 import { withDeadline } from './deadline.ts';
 
@@ -39,12 +39,13 @@ export interface InternalCommandContext {
   readonly timeoutMs: number | null;
 }
 
-export async function sendInternalCommand<E extends CommandEndpoint>(
-  context: InternalCommandContext,
+/** A new internal request id for `purpose`, its command prepared and journaled before sending. */
+function journalInternalCommand<E extends CommandEndpoint>(
+  context: Pick<InternalCommandContext, 'venue' | 'journal'>,
   purpose: string,
   build: (requestId: string) => VenueCommandOf<E>,
-): Promise<InternalCommandResult<E>> {
-  const { venue, journal, clock } = context;
+): { readonly requestId: string; readonly prepared: PreparedCommand<E> } {
+  const { venue, journal } = context;
   const requestId = internalRequestId(
     purpose,
     journal.epoch,
@@ -52,6 +53,16 @@ export async function sendInternalCommand<E extends CommandEndpoint>(
   );
   const prepared = venue.prepare(build(requestId));
   journal.recordInternalCommand(purpose, requestId, prepared);
+  return { requestId, prepared };
+}
+
+export async function sendInternalCommand<E extends CommandEndpoint>(
+  context: InternalCommandContext,
+  purpose: string,
+  build: (requestId: string) => VenueCommandOf<E>,
+): Promise<InternalCommandResult<E>> {
+  const { venue, journal, clock } = context;
+  const { requestId, prepared } = journalInternalCommand(context, purpose, build);
   const sentAt = clock.now();
   try {
     const response = await withDeadline(
@@ -148,13 +159,7 @@ export async function sendInternalCommandWithRetries<E extends CommandEndpoint>(
   budget: RetryBudget,
 ): Promise<RetriedCommandResult<E>> {
   const { venue, journal, clock } = context;
-  const requestId = internalRequestId(
-    purpose,
-    journal.epoch,
-    journal.takeInternalSequence(purpose),
-  );
-  const prepared = venue.prepare(build(requestId));
-  journal.recordInternalCommand(purpose, requestId, prepared);
+  const { requestId, prepared } = journalInternalCommand(context, purpose, build);
   const timeout = () =>
     Math.max(
       MINIMUM_REQUEST_TIMEOUT_MS,

@@ -28,7 +28,7 @@ import type {
   PlaceIntent,
   StampedIntent,
 } from '../intents.ts';
-import type { MarketDataVenue } from '../market-data.ts';
+import type { MarketDataVenue } from '../streams/market-data.ts';
 import { resolveOco } from './oco.ts';
 import {
   distanceToTrigger,

@@ -18,7 +18,7 @@ import type { Clock } from '../../core/clock.ts';
 import { parseDecimal, ZERO } from '../../core/decimal.ts';
 import type { Account, Fill, Position } from '../../protocol/index.ts';
 import type { OrderTracker } from '../execution/tracker.ts';
-import type { MarketDataVenue } from '../market-data.ts';
+import type { MarketDataVenue } from '../streams/market-data.ts';
 import type { Logger, StrategyEnvironment } from '../strategy/types.ts';
 
 function samePosition(left: Position, right: Position): boolean {

@@ -62,7 +62,7 @@ import { ExitEmulator, type WaitingExitView } from '../exits/emulator.ts';
 import { journalExitStore } from '../journal/exits.ts';
 import type { IntentOutcome, StampedIntent } from '../intents.ts';
 import type { Journal } from '../journal/journal.ts';
-import type { MarketDataVenue } from '../market-data.ts';
+import type { MarketDataVenue } from '../streams/market-data.ts';
 import type { RiskConfig } from '../risk/config.ts';
 import {
   type DenialEvent,

@@ -1,11 +1,10 @@
 /**
  * `ExecutionVenue` over the REST and stream clients.
  *
- * - Commands are serialized once by the runtime's shared serializer (`prepareVenueCommand`),
- *   and those exact bytes (the ones the executor journaled) are what the client signs and sends:
- *   the client's `PreparedMutation` is rebuilt from the endpoint, the journaled path and the
- *   bytes (`fromStoredPath`), never re-serialized. A simulation creates nothing and is not
- *   journaled, so it goes out as the client's plain signed POST.
+ * - Commands are serialized and hashed once by the runtime's shared serializer
+ *   (`prepareVenueCommand`); the same `PreparedCommand` (the bytes the executor journaled, and
+ *   their hash) is what the client signs and sends, simulations included. Nothing is parsed,
+ *   serialized or hashed again on the way.
  * - Failures become `PaperbotError`s with `details.httpStatus` and `details.outcome`, so the
  *   executor tells Rejected from Unknown (`errors.ts`).
  * - Reads page through everything: every active order (each active status, UNKNOWN included),
@@ -22,7 +21,6 @@ import type {
   StreamClient,
 } from '../../client/index.ts';
 import type { Clock, TimerHandle } from '../../core/clock.ts';
-import { PaperbotError } from '../../core/errors.ts';
 import {
   type Account,
   type Fill,
@@ -34,17 +32,16 @@ import {
   type ResponseOf,
 } from '../../protocol/index.ts';
 import type { ExecutionLogger } from '../execution/logger.ts';
+import { prepareVenueCommand, restoreVenueCommand } from '../command-serializer.ts';
 import {
   type CommandEndpoint,
   type ExecutionVenue,
   type PreparedCommand,
-  prepareVenueCommand,
   type ResyncSignal,
   type RiskEvent,
-  restoreVenueCommand,
   type VenueCommandOf,
 } from '../venue.ts';
-import { translated } from './errors.ts';
+import { translated } from '../venue-error.ts';
 import { LivePrivateStream } from './private-stream.ts';
 import { findSequenceHead } from './sequence-head.ts';
 
@@ -57,7 +54,6 @@ const ACTIVE_STATUSES: readonly OrderStatus[] = [
   'UNKNOWN',
 ];
 const PAGE_LIMIT = 200;
-const decoder = new TextDecoder();
 
 export interface LiveExecutionVenueOptions {
   readonly rest: RestClient;
@@ -154,24 +150,7 @@ export class LiveExecutionVenue implements ExecutionVenue {
       ...(signal === undefined ? {} : { signal }),
       ...(timeoutMs === undefined ? {} : { timeoutMs }),
     };
-    return translated(async () => {
-      if (prepared.endpoint === 'simulateOrder') {
-        const body = JSON.parse(decoder.decode(prepared.bodyBytes)) as Parameters<
-          RestClient['simulateOrder']
-        >[0];
-        return (await this.rest.simulateOrder(body, options)) as ResponseOf<E>;
-      }
-      const endpoint = prepared.endpoint as Exclude<CommandEndpoint, 'simulateOrder'>;
-      const mutation = this.rest.fromStoredPath(endpoint, prepared.path, prepared.bodyBytes);
-      if (mutation.bodySha256 !== prepared.bodySha256) {
-        throw new PaperbotError(
-          'PREPARED_MUTATION_ALTERED',
-          `${endpoint}: the bytes to send no longer hash to what was prepared`,
-          { details: { outcome: 'not_sent', requestId: prepared.requestId } },
-        );
-      }
-      return (await this.rest.send(mutation, options)) as ResponseOf<E>;
-    });
+    return translated(() => this.rest.send(prepared, options) as Promise<ResponseOf<E>>);
   }
 
   getRequest(requestId: string): Promise<MutationStatus> {

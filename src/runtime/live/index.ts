@@ -1,5 +1,5 @@
 /** The live venue: the REST and stream clients as the kernel's `ExecutionVenue` and `MarketDataVenue`. */
-export { toRuntimeError, translated } from './errors.ts';
+export { toVenueFailure, translated } from '../venue-error.ts';
 export { LiveExecutionVenue, type LiveExecutionVenueOptions } from './execution-venue.ts';
 export {
   createLiveVenue,

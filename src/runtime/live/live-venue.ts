@@ -8,9 +8,9 @@ import type { Clock, TimerHandle } from '../../core/clock.ts';
 import { isPaperbotError, PaperbotError } from '../../core/errors.ts';
 import { readRouteReadiness, type RouteReadinessItem } from '../../protocol/index.ts';
 import type { ExecutionLogger } from '../execution/logger.ts';
-import type { MarketDataVenue } from '../market-data.ts';
+import type { MarketDataVenue } from '../streams/market-data.ts';
 import type { ExecutionVenue } from '../venue.ts';
-import { toRuntimeError } from './errors.ts';
+import { toVenueFailure } from '../venue-error.ts';
 import { LiveExecutionVenue } from './execution-venue.ts';
 import { LiveMarketData } from './market-data.ts';
 
@@ -166,7 +166,7 @@ function causeOf(error: unknown): string | null {
 
 /** A failed read as the status shows it. */
 export function readinessReadError(error: unknown): RouteReadinessError {
-  const failure = toRuntimeError(error);
+  const failure = toVenueFailure(error);
   if (isPaperbotError(failure)) {
     return { code: failure.code, message: failure.message, cause: causeOf(error) };
   }
@@ -304,7 +304,7 @@ export function createLiveVenue(options: LiveVenueOptions): LiveVenue {
       try {
         await stream.connect();
       } catch (error) {
-        throw toRuntimeError(error);
+        throw toVenueFailure(error);
       }
       pollRoutes();
       await routeRead;

@@ -23,10 +23,10 @@ import type { Clock, TimerHandle } from '../../core/clock.ts';
 import { PaperbotError } from '../../core/errors.ts';
 import type { Book, Candle, CandleInterval, Market, PublicTrade } from '../../protocol/index.ts';
 import type { ExecutionLogger } from '../execution/logger.ts';
-import type { MarketDataVenue } from '../market-data.ts';
 import { MAX_CANDLE_HISTORY, type Ticker } from '../strategy/types.ts';
 import { closedCandleHistory } from '../streams/candles.ts';
-import { toRuntimeError } from './errors.ts';
+import type { MarketDataVenue } from '../streams/market-data.ts';
+import { toVenueFailure } from '../venue-error.ts';
 
 export interface LiveMarketDataOptions {
   readonly rest: RestClient;
@@ -105,7 +105,7 @@ class Poller<T> {
         }
       } catch (error) {
         this.failures += 1;
-        if (this.running) this.onFailure(toRuntimeError(error), this.failures);
+        if (this.running) this.onFailure(toVenueFailure(error), this.failures);
       } finally {
         this.inFlight = null;
         if (this.running) this.timer = this.clock.setTimeout(() => this.poll(), this.periodMs);
@@ -192,7 +192,7 @@ export class LiveMarketData implements MarketDataVenue {
     try {
       listed = await this.rest.listMarkets();
     } catch (error) {
-      throw toRuntimeError(error);
+      throw toVenueFailure(error);
     }
     if (marketIds === undefined) {
       this.list = Object.freeze(listed);

@@ -23,7 +23,7 @@ import type {
   PrivateStreamFeed,
   PrivateStreamItem,
 } from '../venue.ts';
-import { translated } from './errors.ts';
+import { translated } from '../venue-error.ts';
 
 const FILLS_PAGE_LIMIT = 200;
 export const DEFAULT_PRIVATE_BUFFER = 10_000;

@@ -12,7 +12,7 @@ import {
   runBacktestJob,
   verifyBacktestJob,
 } from '../../../src/replay/backtest/queue-jobs.ts';
-import { runSweepCell } from '../../../src/replay/backtest/sweep.ts';
+import { runSweepCell } from '../../../src/replay/backtest/sweep-run.ts';
 import { QUEUE_NAME } from '../../../src/replay/sweep/index.ts';
 import {
   marketMakerDocument,

@@ -316,6 +316,7 @@ describe('one service core under the HTTP server and the replay venue', () => {
       endpoint: 'placeOrder',
       path: '/v1/orders',
       requestId: 'parity-bad',
+      body: JSON.parse(invalid) as never,
       bodyBytes: bytes,
       bodySha256: 'unchecked',
     });

@@ -1,8 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { BUY, SELL } from '../../../src/emulator/engine/order-book.ts';
-import type { Order } from '../../../src/protocol/index.ts';
+import { ServiceCore } from '../../../src/emulator/index.ts';
+import { endpoints, type Order, OrderRequest } from '../../../src/protocol/index.ts';
 import { classifyFailure } from '../../../src/runtime/execution/classify.ts';
-import { prepareVenueCommand } from '../../../src/runtime/venue.ts';
+import { prepareVenueCommand } from '../../../src/runtime/command-serializer.ts';
 import { harness, limit, MARKET, marketOrder, T0 } from './helpers.ts';
 
 function fillsOf(h: ReturnType<typeof harness>) {
@@ -13,6 +14,10 @@ function fillsOf(h: ReturnType<typeof harness>) {
     fee: fill.fee,
   }));
 }
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
 
 describe('replay venue: queue position of resting orders', () => {
   it('waits behind the displayed quantity, then fills as recorded trades consume it', async () => {
@@ -215,6 +220,33 @@ describe('replay venue: the execution contract', () => {
     );
     const restored = h.venue.execution.restore('placeOrder', prepared.path, prepared.bodyBytes);
     expect(restored.bodySha256).toBe(prepared.bodySha256);
+  });
+
+  it('hands the checked body object to the service core, parsed by no schema or JSON again', async () => {
+    const h = harness();
+    h.ticker('100');
+    h.book([['99', '5']], [['101', '5']]);
+    const prepared = h.venue.execution.prepare(limit('order-0001', 'buy', '99', '1'));
+    const execute = vi.spyOn(ServiceCore.prototype, 'execute');
+    const submit = vi.spyOn(ServiceCore.prototype, 'submit');
+    const schemas = [OrderRequest, endpoints.placeOrder.body];
+    const parses = schemas.flatMap((schema) => [
+      vi.spyOn(schema, 'parse'),
+      vi.spyOn(schema, 'safeParse'),
+    ]);
+    const jsonParse = vi.spyOn(JSON, 'parse');
+    let settled = false;
+    const answer = h.venue.execution.send(prepared).finally(() => {
+      settled = true;
+    });
+    for (let step = 0; step < 100 && !settled; step++) await h.advance(1);
+    const order = (await answer) as Order;
+    expect(order.request_id).toBe('order-0001');
+    expect(execute).toHaveBeenCalledTimes(1);
+    expect(execute.mock.calls[0]![0].body).toBe(prepared.body);
+    expect(submit).not.toHaveBeenCalled();
+    for (const parse of parses) expect(parse).not.toHaveBeenCalled();
+    expect(jsonParse).not.toHaveBeenCalled();
   });
 
   it('answers a repeated request id with the first answer, and other content with a conflict', async () => {

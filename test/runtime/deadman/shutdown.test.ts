@@ -14,7 +14,7 @@ import type { EndpointName } from '../../../src/protocol/index.ts';
 import { DeadmanSwitch, type ShutdownReport } from '../../../src/runtime/deadman/heartbeat.ts';
 import type { ShutdownConfig } from '../../../src/runtime/deadman/shutdown.ts';
 import type { Journal } from '../../../src/runtime/journal/journal.ts';
-import { toRuntimeError } from '../../../src/runtime/live/errors.ts';
+import { toVenueFailure } from '../../../src/runtime/venue-error.ts';
 import type { PreparedCommand } from '../../../src/runtime/venue.ts';
 import {
   EPOCH,
@@ -144,7 +144,7 @@ function refusal(
       { serverNowMs },
     );
   } catch (error) {
-    return toRuntimeError(error);
+    return toVenueFailure(error);
   }
   throw new Error('expected a refusal');
 }

@@ -17,7 +17,8 @@ import {
   OrderRequest,
   toServiceIssues,
 } from '../../../src/protocol/index.ts';
-import { prepareVenueCommand, type VenueCommand } from '../../../src/runtime/venue.ts';
+import { prepareVenueCommand } from '../../../src/runtime/command-serializer.ts';
+import type { VenueCommand } from '../../../src/runtime/venue.ts';
 
 const identifier = fc.constantFrom(
   'alpha:epoch:1',

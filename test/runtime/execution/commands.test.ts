@@ -7,7 +7,11 @@ import { describe, expect, it } from 'vitest';
 import { PaperbotError } from '../../../src/core/errors.ts';
 import { backoffDelay, classifyFailure } from '../../../src/runtime/execution/classify.ts';
 import { SerialLane } from '../../../src/runtime/execution/lane.ts';
-import { prepareVenueCommand, restoreVenueCommand, sha256Hex } from '../../../src/runtime/venue.ts';
+import {
+  prepareVenueCommand,
+  restoreVenueCommand,
+} from '../../../src/runtime/command-serializer.ts';
+import { bodySha256Hex as sha256Hex } from '../../../src/signing/index.ts';
 import { decode, serviceError, transportError } from './fixtures.ts';
 
 const placeBody = {

@@ -4,7 +4,7 @@
  * of the journaled bytes, amendments racing fills, and recovery after a crash.
  */
 import { BehaviorSubject } from 'rxjs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { VirtualClock } from '../../../src/core/clock.ts';
 import {
   type ExecutionOutcome,
@@ -49,6 +49,7 @@ interface Harness {
 const cleanups: (() => void)[] = [];
 
 afterEach(() => {
+  vi.restoreAllMocks();
   for (const cleanup of cleanups.splice(0).reverse()) cleanup();
 });
 
@@ -179,6 +180,27 @@ describe('journal first, simulate, place', () => {
       orderId: 'o-1',
     });
     expect(h.tracker.orderByClientOrderId(intent.requestId)?.order.order_id).toBe('o-1');
+  });
+
+  it("passes the intent's record along: one journal read of its request id per placement", async () => {
+    const h = harness();
+    const intent = stamp(limitBuy(), 1);
+    h.venue.expectSend('simulateOrder', { value: simulation('READY') }).expectSend('placeOrder', {
+      value: order({ order_id: 'o-1', client_order_id: intent.requestId }),
+    });
+    // Every read by request id goes through getIntent (requireIntent calls it).
+    const reads: string[] = [];
+    const getIntent = h.journal.getIntent.bind(h.journal);
+    vi.spyOn(h.journal, 'getIntent').mockImplementation((requestId) => {
+      reads.push(requestId);
+      return getIntent(requestId);
+    });
+    h.executor.submit(intent);
+    await h.executor.idle();
+    h.venue.verify();
+    expect(h.outcomes).toMatchObject([{ status: 'accepted', orderId: 'o-1' }]);
+    // The read after the command is journaled (its bytes and context), and no other.
+    expect(reads).toEqual([intent.requestId]);
   });
 
   it('ends Rejected with the issues when the simulation is not READY, and places nothing', async () => {

@@ -24,7 +24,7 @@ import {
   type StampedIntent,
 } from '../../../src/runtime/intents.ts';
 import { Journal } from '../../../src/runtime/journal/journal.ts';
-import { prepareVenueCommand } from '../../../src/runtime/venue.ts';
+import { prepareVenueCommand } from '../../../src/runtime/command-serializer.ts';
 
 export const START = 1_704_067_200_000;
 export const EPOCH = 'testepoch01';

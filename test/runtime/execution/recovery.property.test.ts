@@ -31,12 +31,14 @@ import {
   type CommandEndpoint,
   type ExecutionVenue,
   type PreparedCommand,
-  prepareVenueCommand,
   type ResyncSignal,
   type RiskEvent,
-  restoreVenueCommand,
   type VenueCommandOf,
 } from '../../../src/runtime/venue.ts';
+import {
+  prepareVenueCommand,
+  restoreVenueCommand,
+} from '../../../src/runtime/command-serializer.ts';
 import {
   limitBuy,
   mutationStatus,

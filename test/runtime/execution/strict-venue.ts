@@ -24,12 +24,14 @@ import {
   type PreparedCommand,
   type PrivateStreamFeed,
   type PrivateStreamItem,
-  prepareVenueCommand,
   type ResyncSignal,
   type RiskEvent,
-  restoreVenueCommand,
   type VenueCommandOf,
 } from '../../../src/runtime/venue.ts';
+import {
+  prepareVenueCommand,
+  restoreVenueCommand,
+} from '../../../src/runtime/command-serializer.ts';
 
 export type VenueCall =
   | { readonly method: 'send'; readonly prepared: PreparedCommand }

@@ -13,7 +13,7 @@ import { ExitEmulator } from '../../../src/runtime/exits/emulator.ts';
 import type { IntentOutcome, OrderIntent, StampedIntent } from '../../../src/runtime/intents.ts';
 import { journalExitStore } from '../../../src/runtime/journal/exits.ts';
 import type { Journal } from '../../../src/runtime/journal/journal.ts';
-import type { MarketDataVenue } from '../../../src/runtime/market-data.ts';
+import type { MarketDataVenue } from '../../../src/runtime/streams/market-data.ts';
 import {
   bracket,
   cancelOrder,

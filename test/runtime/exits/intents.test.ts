@@ -3,7 +3,7 @@
  * schema takes well-formed exits and brackets and refuses malformed ones with a clear path.
  */
 import { describe, expect, it } from 'vitest';
-import { epochFreeKey } from '../../../src/replay/backtest/divergence.ts';
+import { epochFreeKey } from '../../../src/replay/backtest/divergence-run.ts';
 import {
   bracket,
   checkIntent,

@@ -11,8 +11,12 @@ import { isoTimestamp, VirtualClock } from '../../../src/core/clock.ts';
 import type { Book, Market, PublicTrade } from '../../../src/protocol/index.ts';
 import type { IntentOutcome, OrderIntent } from '../../../src/runtime/intents.ts';
 import type { Journal } from '../../../src/runtime/journal/journal.ts';
-import { Kernel, type KernelOptions, LOSS_TRACKING_META_KEY } from '../../../src/runtime/kernel.ts';
-import type { MarketDataVenue } from '../../../src/runtime/market-data.ts';
+import {
+  Kernel,
+  type KernelOptions,
+  LOSS_TRACKING_META_KEY,
+} from '../../../src/runtime/kernel/index.ts';
+import type { MarketDataVenue } from '../../../src/runtime/streams/market-data.ts';
 import { parseRiskConfig, type RiskConfigInput } from '../../../src/runtime/risk/index.ts';
 import {
   defineStrategy,

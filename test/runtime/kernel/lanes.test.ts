@@ -20,8 +20,8 @@ import type {
   ResponseOf,
 } from '../../../src/protocol/index.ts';
 import type { IntentOutcome } from '../../../src/runtime/intents.ts';
-import { Kernel } from '../../../src/runtime/kernel.ts';
-import type { MarketDataVenue } from '../../../src/runtime/market-data.ts';
+import { Kernel } from '../../../src/runtime/kernel/index.ts';
+import type { MarketDataVenue } from '../../../src/runtime/streams/market-data.ts';
 import { parseRiskConfig } from '../../../src/runtime/risk/index.ts';
 import { defineStrategy, type Ticker } from '../../../src/runtime/strategy/index.ts';
 import { testMarket, testTicker } from '../../../src/runtime/testing/fixtures.ts';
@@ -29,12 +29,14 @@ import {
   type CommandEndpoint,
   type ExecutionVenue,
   type PreparedCommand,
-  prepareVenueCommand,
   type ResyncSignal,
   type RiskEvent,
-  restoreVenueCommand,
   type VenueCommandOf,
 } from '../../../src/runtime/venue.ts';
+import {
+  prepareVenueCommand,
+  restoreVenueCommand,
+} from '../../../src/runtime/command-serializer.ts';
 import {
   account,
   openJournal,

@@ -1,5 +1,5 @@
 /** A kernel logger that keeps every line, for tests that check what was logged. */
-import type { KernelLogger } from '../../../src/runtime/kernel.ts';
+import type { KernelLogger } from '../../../src/runtime/kernel/index.ts';
 
 export interface LogLine {
   readonly level: 'debug' | 'info' | 'warn' | 'error';

@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { IntentOutcome, OrderIntent } from '../../../src/runtime/intents.ts';
-import { LOSS_TRACKING_META_KEY } from '../../../src/runtime/kernel.ts';
+import { LOSS_TRACKING_META_KEY } from '../../../src/runtime/kernel/index.ts';
 import { KernelWorld, Probe, probeStrategy, until } from './world.ts';
 
 let world: KernelWorld | undefined;

@@ -21,7 +21,7 @@ import type { Fill, Order } from '../../../src/protocol/index.ts';
 import type { ExecutionLogger } from '../../../src/runtime/execution/logger.ts';
 import type { IntentOutcome, OrderIntent } from '../../../src/runtime/intents.ts';
 import { Journal } from '../../../src/runtime/journal/journal.ts';
-import { Kernel, type KernelOptions } from '../../../src/runtime/kernel.ts';
+import { Kernel, type KernelOptions } from '../../../src/runtime/kernel/index.ts';
 import { createLiveVenue, type LiveVenue } from '../../../src/runtime/live/index.ts';
 import { parseRiskConfig, type RiskConfigInput } from '../../../src/runtime/risk/index.ts';
 import type {

@@ -12,7 +12,7 @@ import {
   findSequenceHead,
   routesReady,
   TradeCursor,
-  toRuntimeError,
+  toVenueFailure,
 } from '../../../src/runtime/live/index.ts';
 
 describe('findSequenceHead', () => {
@@ -189,7 +189,7 @@ describe('client errors as the executor classifies them', () => {
 
   for (const [name, error, expected] of cases) {
     it(`${name} is ${expected}`, () => {
-      const mapped = toRuntimeError(error);
+      const mapped = toVenueFailure(error);
       const failure = classifyFailure(mapped);
       expect(failure.kind).toBe(expected);
       expect(failure.code).toBe(error.code);
@@ -203,12 +203,12 @@ describe('client errors as the executor classifies them', () => {
 
   it('keeps the issues of a refusal', () => {
     const error = cases[cases.length - 1]?.[1] as VenueError;
-    const failure = classifyFailure(toRuntimeError(error));
+    const failure = classifyFailure(toVenueFailure(error));
     expect(failure).toMatchObject({ kind: 'rejected', issues: [{ loc: ['body', 'price'] }] });
   });
 
   it('leaves other errors as they are', () => {
     const plain = new Error('plain');
-    expect(toRuntimeError(plain)).toBe(plain);
+    expect(toVenueFailure(plain)).toBe(plain);
   });
 });

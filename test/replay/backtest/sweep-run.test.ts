@@ -12,7 +12,7 @@ import {
   sweepCoerce,
   sweepTarget,
   withOverrides,
-} from '../../../src/replay/backtest/sweep.ts';
+} from '../../../src/replay/backtest/sweep-run.ts';
 import { buildGrid, parseSweepSpecs } from '../../../src/replay/sweep/index.ts';
 import { marketMakerDocument, recordSession, runCommand, temporaryFolder } from './helpers.ts';
 

@@ -8,7 +8,7 @@ import {
   divergenceOf,
   epochFreeKey,
   recordedPrivateEvents,
-} from '../../../src/replay/backtest/divergence.ts';
+} from '../../../src/replay/backtest/divergence-run.ts';
 import { runBacktest } from '../../../src/replay/backtest/runner.ts';
 import { openReplaySource } from '../../../src/replay/backtest/sources.ts';
 import type { EmulatorSessionResult } from '../../../src/replay/recorder/emulator-session.ts';

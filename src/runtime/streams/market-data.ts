@@ -4,8 +4,8 @@
  * recorded sessions on virtual time. Strategy, gate and executor code never knows which.
  */
 import type { Observable } from 'rxjs';
-import type { Book, Candle, CandleInterval, Market, PublicTrade } from '../protocol/index.ts';
-import type { Ticker } from './strategy/types.ts';
+import type { Book, Candle, CandleInterval, Market, PublicTrade } from '../../protocol/index.ts';
+import type { Ticker } from '../strategy/types.ts';
 
 export interface MarketDataVenue {
   /** The markets the venue lists, loaded before the kernel starts. */

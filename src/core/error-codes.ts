@@ -1,0 +1,175 @@
+/**
+ * The registry of error codes (design rule 3: one error root, callers branch on `code`). The
+ * service's own codes are the interface's table, `ErrorCode` in src/protocol/errors.ts; these
+ * are the codes the project raises itself, by the folder that raises them first, and the codes
+ * of Node and library errors it branches on. `test/core/error-codes.test.ts` checks that every
+ * code raised or compared in `src` is listed here or in the interface's table, and that every
+ * code listed here is used.
+ */
+
+export const LOCAL_ERROR_CODES = {
+  /** Decimals, tick and step math, bounded reads. */
+  core: ['INVALID_DECIMAL', 'INVALID_INCREMENT', 'OFF_GRID', 'READ_TIMEOUT', 'RESPONSE_TOO_LARGE'],
+  /** Key files, signers, the SVC1 input. */
+  signing: [
+    'KEY_FILE_INSECURE',
+    'KEY_FILE_UNREADABLE',
+    'KEY_FILE_UNWRITABLE',
+    'PRIVATE_KEY_INVALID',
+    'SIGNING_CONFIG_INVALID',
+    'SIGNING_INPUT_INVALID',
+  ],
+  /** The REST and stream clients (transport outcomes). */
+  client: [
+    'CLIENT_CLOSED',
+    'CLOCK_SKEW',
+    'CREDENTIAL_REQUIRED',
+    'MALFORMED_RESPONSE',
+    'REDIRECT_REFUSED',
+    'REQUEST_ABORTED',
+    'REQUEST_TIMEOUT',
+    'RESPONSE_ID_MISMATCH',
+    'TRANSPORT_FAILURE',
+    'UNSAFE_URL',
+  ],
+  /** The local service beyond the interface table: server, admin, engine refusals. */
+  emulator: [
+    'ACCOUNT_NOT_FOUND',
+    'ACCOUNT_RESET',
+    'ADMIN_TOKEN_UNAVAILABLE',
+    'ADMIN_UNAUTHORIZED',
+    'BAD_REQUEST',
+    'CANCEL_ALL_AFTER',
+    'EMULATOR_BAD_RESPONSE',
+    'EMULATOR_LISTEN_FAILED',
+    'EMULATOR_UNREACHABLE',
+    'EXPECTATION_FAILED',
+    'HEADERS_TOO_LARGE',
+    'HTTP_VERSION_NOT_SUPPORTED',
+    'KEY_NOT_FOUND',
+    'LIQUIDATION',
+    'PAYLOAD_TOO_LARGE',
+    'POST_ONLY_WOULD_TAKE',
+    'REDUCE_ONLY_EXCEEDS_POSITION',
+    'REDUCE_ONLY_NOTHING_TO_REDUCE',
+    'UNSUPPORTED_MEDIA_TYPE',
+    'UPGRADE_REQUIRED',
+  ],
+  /** Kernel, strategies, executor, journal. */
+  runtime: [
+    'AMEND_TARGET_CHANGED',
+    'INVALID_TIMESTAMP',
+    'IN_FLIGHT_AT_RESTART',
+    'JOURNAL_COMMAND_EXISTS',
+    'JOURNAL_INTENT_MISSING',
+    'JOURNAL_LOCKED',
+    'JOURNAL_META_RESERVED',
+    'JOURNAL_SCHEMA_INVALID',
+    'JOURNAL_SCHEMA_TOO_NEW',
+    'JOURNAL_SEQUENCE_INVALID',
+    'JOURNAL_UNAVAILABLE',
+    'KERNEL_STATE',
+    'LANE_CLOSED',
+    'MARKETS_NOT_LOADED',
+    'NEVER_RECEIVED',
+    'NOT_READ',
+    'NOT_SENT',
+    'ORDERS_REMAIN',
+    'ORDER_COMMAND_IN_FLIGHT',
+    'ROUTE_READINESS_UNREADABLE',
+    'SIMULATION_NOT_READY',
+    'STRATEGY_DUPLICATE_ID',
+    'STRATEGY_INVALID_HISTORY',
+    'STRATEGY_INVALID_ID',
+    'STRATEGY_INVALID_INTENT',
+    'STRATEGY_INVALID_MODULE',
+    'STRATEGY_INVALID_NAME',
+    'STRATEGY_INVALID_RESULT',
+    'STRATEGY_INVALID_SEQUENCE',
+    'STRATEGY_LOAD_FAILED',
+    'STRATEGY_NOT_FOUND',
+    'STRATEGY_PARAMS_INVALID',
+    'STRATEGY_UNKNOWN_ID',
+    'UNEXPECTED_ERROR',
+  ],
+  /** Recordings, backtests, reports, sweeps. */
+  replay: [
+    'BACKTEST_MISSING_MARKET',
+    'BACKTEST_NO_DATA',
+    'BACKTEST_STALLED',
+    'BACKTEST_UNKNOWN_MARKET',
+    'DATA_FETCH_FAILED',
+    'IMPORT_INVALID_ROW',
+    'IMPORT_OFF_GRID',
+    'IMPORT_READ_FAILED',
+    'IMPORT_TIME_BACKWARDS',
+    'IMPORT_TOO_LARGE_TO_SORT',
+    'INVALID_COMMAND',
+    'INVALID_REPORT_INPUT',
+    'INVALID_SWEEP',
+    'QUEUE_CODE_MISMATCH',
+    'QUEUE_DATA_MISMATCH',
+    'QUEUE_JOB_FAILED',
+    'QUEUE_JOB_LOST',
+    'QUEUE_JOB_UNSUPPORTED',
+    'RECORDING_CACHE_CORRUPT',
+    'RECORDING_CACHE_ENCODE',
+    'RECORDING_CACHE_WRITE_FAILED',
+    'RECORDING_CLOSED',
+    'RECORDING_EXISTS',
+    'RECORDING_INVALID',
+    'RECORDING_INVALID_HISTORY',
+    'RECORDING_INVALID_MANIFEST',
+    'RECORDING_INVALID_OPTIONS',
+    'RECORDING_INVALID_SOURCE',
+    'RECORDING_NOT_FOUND',
+    'RECORDING_UNREADABLE',
+    'RECORDING_UNSUPPORTED_VERSION',
+    'REPORT_CHART_LIBRARY',
+    'SWEEP_CELL_FAILED',
+    'SWEEP_START_FAILED',
+    'SWEEP_WORKER_EXITED',
+    'SWEEP_WORKER_FAILED',
+  ],
+  /** The commands. */
+  cli: [
+    'ADMIN_TOKEN_REQUIRED',
+    'BOT_START_ABORTED',
+    'DASHBOARD_BUNDLE_FAILED',
+    'DASHBOARD_NOT_BUILT',
+    'DASHBOARD_TOKEN_FILE_INVALID',
+    'DASHBOARD_TOKEN_FILE_MODE',
+    'INVALID_ARGUMENT',
+    'INVALID_CONFIG',
+    'KEY_FILE_EXISTS',
+    'KEY_FILE_INVALID',
+    'KILL_SWITCH_DISABLED',
+    'METRICS_LISTEN_FAILED',
+    'RECORDING_WRITE_FAILED',
+    'SCAFFOLD_EXISTS',
+    'SCAFFOLD_INVALID_NAME',
+    'STATUS_UNAVAILABLE',
+    'SWEEP_CELLS_FAILED',
+  ],
+} as const;
+
+export type LocalErrorCode = (typeof LOCAL_ERROR_CODES)[keyof typeof LOCAL_ERROR_CODES][number];
+
+/** Codes of errors from Node and libraries that the project branches on (not raised by it). */
+export const FOREIGN_ERROR_CODES = [
+  'ECONNRESET',
+  'EEXIST',
+  'ENOENT',
+  'ERR_HTTP_REQUEST_TIMEOUT',
+  'ERR_UNKNOWN_FILE_EXTENSION',
+  'HPE_HEADER_OVERFLOW',
+  'SQLITE_BUSY',
+  'Z_BUF_ERROR',
+  'Z_DATA_ERROR',
+] as const;
+
+const local: ReadonlySet<string> = new Set(Object.values(LOCAL_ERROR_CODES).flat());
+
+export function isLocalErrorCode(code: string): code is LocalErrorCode {
+  return local.has(code);
+}

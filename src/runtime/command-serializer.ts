@@ -1,0 +1,390 @@
+/**
+ * The shared command serializer of `ExecutionVenue` implementations (`venue.ts`): a command is
+ * checked against its endpoint's schema (defaults applied), normalized, encoded as UTF-8 JSON
+ * and hashed once (`preparedCommand`). Checked bodies are cached by shape, so a simulation and
+ * its placement, or a quote placed again at another price, are checked once.
+ */
+import type { z } from 'zod';
+import { isPaperbotError, PaperbotError } from '../core/errors.ts';
+import {
+  AmendOrderRequest,
+  buildPath,
+  CancelAllAfterRequest,
+  CancelAllRequest,
+  CancelOrderRequest,
+  ClosePositionRequest,
+  endpoints,
+  IDENTIFIER_PATTERN,
+  matchEndpoint,
+  normalizeAmendOrderRequest,
+  normalizeClosePositionRequest,
+  normalizeOrderRequest,
+  OrderRequest,
+  toServiceIssues,
+} from '../protocol/index.ts';
+import { preparedCommand } from '../signing/index.ts';
+import { fieldKey } from './shape-key.ts';
+import type { CommandEndpoint, PreparedCommand, VenueCommand, VenueCommandOf } from './venue.ts';
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+function invalidCommand(endpoint: CommandEndpoint, message: string, issues: unknown[] = []) {
+  return new PaperbotError('INVALID_COMMAND', `${endpoint}: ${message}`, {
+    details: { endpoint, issues },
+  });
+}
+
+function parseBody<S extends z.ZodType>(
+  schema: S,
+  endpoint: CommandEndpoint,
+  body: unknown,
+): z.output<S> {
+  const parsed = schema.safeParse(body);
+  if (!parsed.success) {
+    throw invalidCommand(
+      endpoint,
+      'the body does not match the endpoint contract',
+      toServiceIssues(parsed.error, 'body', body),
+    );
+  }
+  return parsed.data;
+}
+
+/**
+ * The ids of a body, checked on their own (as `RequestId` and `ClientOrderId` do: length and
+ * pattern), so bodies differing only in them share a key.
+ */
+const REQUEST_ID_LENGTH = [8, 80] as const;
+const CLIENT_ORDER_ID_LENGTH = [1, 100] as const;
+
+/**
+ * Canonical positive decimal strings (no sign, no leading or trailing zeros, no bare dot, not
+ * zero): `Price` accepts every one and normalizes it to itself. `Quantity` too while below its
+ * bound of 1000000000 (at most nine integer digits).
+ */
+const CANONICAL_PRICE = /^(?:[1-9]\d*(?:\.\d*[1-9])?|0\.\d*[1-9])$/;
+const CANONICAL_QUANTITY = /^(?:[1-9]\d{0,8}(?:\.\d*[1-9])?|0\.\d*[1-9])$/;
+
+/**
+ * Whether `value` can stand in the key as "some canonical amount": an order's price and quantity
+ * are checked field by field (the cross-field rules only ask whether a price is present), so
+ * bodies differing only in canonical amounts there pass or fail together and normalize to the
+ * same body with their own amounts. A quote at a new price then needs no full check.
+ */
+function isAnyAmount(endpoint: CommandEndpoint, name: string, value: string): boolean {
+  if (endpoint !== 'placeOrder' && endpoint !== 'simulateOrder') return false;
+  if (name === 'price') return CANONICAL_PRICE.test(value);
+  if (name === 'quantity') return CANONICAL_QUANTITY.test(value);
+  return false;
+}
+
+/**
+ * A key for everything in `body` but its ids (and canonical amounts, see `isAnyAmount`), in key
+ * order, or null when the body is not plain data (strings, finite numbers, booleans, null,
+ * undefined) or an id would not pass its schema (`RequestId`, `ClientOrderId`: length and
+ * pattern): such bodies always get the full check.
+ */
+function bodyKey(endpoint: CommandEndpoint, body: unknown): string | null {
+  if (typeof body !== 'object' || body === null) return null;
+  if (Object.getPrototypeOf(body) !== Object.prototype) return null;
+  // A placement and its simulation take the same body, checked and normalized the same way.
+  let key: string = endpoint === 'simulateOrder' ? 'placeOrder' : endpoint;
+  const fields = body as Readonly<Record<string, unknown>>;
+  for (const name of Object.keys(fields)) {
+    const value = fields[name];
+    if (name === 'request_id' || name === 'client_order_id') {
+      const [shortest, longest] =
+        name === 'request_id' ? REQUEST_ID_LENGTH : CLIENT_ORDER_ID_LENGTH;
+      if (
+        typeof value !== 'string' ||
+        value.length < shortest ||
+        value.length > longest ||
+        !IDENTIFIER_PATTERN.test(value)
+      ) {
+        return null;
+      }
+      key += `|${name}`;
+      continue;
+    }
+    const part = fieldKey(
+      name,
+      value,
+      typeof value === 'string' && isAnyAmount(endpoint, name, value),
+    );
+    if (part === null) return null;
+    key += part;
+  }
+  return key;
+}
+
+/**
+ * A checked body as JSON text with gaps: `parts[0]`, the JSON of the body's own `fields[0]`,
+ * `parts[1]`, and so on. The fields are its ids, and its amounts when they stood in the key as
+ * "some canonical amount" (`isAnyAmount`): the values of the body at hand go there, each
+ * already known valid and normalized as it is.
+ */
+interface BodyTemplate {
+  readonly parts: readonly string[];
+  readonly fields: readonly string[];
+  /** The checked body's keys in order, and its values but for `fields` (the body's own). */
+  readonly keys: readonly string[];
+  readonly fixed: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * Wire bodies already checked, by `bodyKey`: a body's check and normalization depend on its
+ * fields, not on its ids (no rule of these schemas reads them), so a simulation and its
+ * placement, or a quote placed again at the same or another price, are checked once. Bounded,
+ * oldest out.
+ */
+const checkedBodies = new Map<string, BodyTemplate>();
+const CHECKED_BODIES = 1024;
+
+function fillTemplate(template: BodyTemplate, body: Readonly<Record<string, unknown>>): string {
+  const { parts, fields } = template;
+  let text = parts[0]!;
+  for (let index = 0; index < fields.length; index++) {
+    text += JSON.stringify(body[fields[index]!]) + parts[index + 1]!;
+  }
+  return text;
+}
+
+/**
+ * The template of a body just checked, or null when filling it with that body's own values
+ * would not give back `text` exactly (then the body is not cached).
+ */
+function templateOf(
+  endpoint: CommandEndpoint,
+  source: Readonly<Record<string, unknown>>,
+  built: Readonly<Record<string, unknown>>,
+  text: string,
+): BodyTemplate | null {
+  const parts: string[] = [];
+  const fields: string[] = [];
+  const keys: string[] = [];
+  const fixed: Record<string, unknown> = {};
+  let part = '{';
+  for (const name of Object.keys(built)) {
+    const value = built[name];
+    if (value === undefined) continue;
+    keys.push(name);
+    if (part !== '{') part += ',';
+    part += `${JSON.stringify(name)}:`;
+    const given = source[name];
+    const own =
+      name === 'request_id' ||
+      name === 'client_order_id' ||
+      (typeof given === 'string' && isAnyAmount(endpoint, name, given));
+    if (own) {
+      parts.push(part);
+      fields.push(name);
+      part = '';
+    } else {
+      part += JSON.stringify(value);
+      fixed[name] = value;
+    }
+  }
+  parts.push(`${part}}`);
+  const template = { parts, fields, keys, fixed };
+  return fillTemplate(template, built) === text ? template : null;
+}
+
+/**
+ * The checked body as the object its JSON text encodes (keys in order, no undefined values):
+ * what an in-process venue takes instead of parsing the bytes again.
+ */
+function bodyObject(
+  template: BodyTemplate,
+  source: Readonly<Record<string, unknown>>,
+): Readonly<Record<string, unknown>> {
+  const body: Record<string, unknown> = {};
+  for (const name of template.keys) {
+    body[name] = name in template.fixed ? template.fixed[name] : source[name];
+  }
+  return body;
+}
+
+/** A checked body's own copy without undefined values, keys in order (as JSON has it). */
+function definedFields(built: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  for (const name of Object.keys(built)) {
+    if (built[name] !== undefined) body[name] = built[name];
+  }
+  return body;
+}
+
+/** The paths of endpoints without path parameters, built once. */
+const fixedPaths = new Map<CommandEndpoint, string>();
+
+function commandPath(command: VenueCommand): string {
+  switch (command.endpoint) {
+    case 'amendOrder':
+    case 'cancelOrder':
+      return buildPath(command.endpoint, { order_id: command.params.order_id });
+    case 'closePosition':
+      return buildPath(command.endpoint, { position_id: command.params.position_id });
+    default: {
+      let path = fixedPaths.get(command.endpoint);
+      if (path === undefined) {
+        path = buildPath(command.endpoint);
+        fixedPaths.set(command.endpoint, path);
+      }
+      return path;
+    }
+  }
+}
+
+/** The command's path, its body's request id, the checked body and its JSON text. */
+interface WireText {
+  readonly path: string;
+  readonly requestId: string;
+  readonly body: Readonly<Record<string, unknown>>;
+  readonly text: string;
+}
+
+function wireText(command: VenueCommand): WireText {
+  const key = bodyKey(command.endpoint, command.body);
+  const template = key === null ? undefined : checkedBodies.get(key);
+  const source = command.body as Readonly<Record<string, unknown>>;
+  if (template !== undefined) {
+    return {
+      path: commandPath(command),
+      requestId: source.request_id as string,
+      body: bodyObject(template, source),
+      text: fillTemplate(template, source),
+    };
+  }
+  const built = checkedWireBody(command);
+  const text = JSON.stringify(built.body);
+  if (key !== null) {
+    const made = templateOf(
+      command.endpoint,
+      source,
+      built.body as Readonly<Record<string, unknown>>,
+      text,
+    );
+    if (made !== null) {
+      if (checkedBodies.size >= CHECKED_BODIES) {
+        const oldest = checkedBodies.keys().next();
+        if (oldest.done !== true) checkedBodies.delete(oldest.value);
+      }
+      checkedBodies.set(key, made);
+    }
+  }
+  return {
+    path: built.path,
+    requestId: built.body.request_id,
+    body: definedFields(built.body as Readonly<Record<string, unknown>>),
+    text,
+  };
+}
+
+function checkedWireBody(command: VenueCommand): {
+  path: string;
+  body: { request_id: string };
+} {
+  const endpoint = command.endpoint;
+  switch (endpoint) {
+    case 'placeOrder':
+    case 'simulateOrder':
+      return {
+        path: buildPath(endpoint),
+        body: normalizeOrderRequest(parseBody(OrderRequest, endpoint, command.body)),
+      };
+    case 'amendOrder':
+      return {
+        path: buildPath(endpoint, { order_id: command.params.order_id }),
+        body: normalizeAmendOrderRequest(parseBody(AmendOrderRequest, endpoint, command.body)),
+      };
+    case 'cancelOrder':
+      return {
+        path: buildPath(endpoint, { order_id: command.params.order_id }),
+        body: parseBody(CancelOrderRequest, endpoint, command.body),
+      };
+    case 'cancelAllOrders':
+      return {
+        path: buildPath(endpoint),
+        body: parseBody(CancelAllRequest, endpoint, command.body),
+      };
+    case 'closePosition':
+      return {
+        path: buildPath(endpoint, { position_id: command.params.position_id }),
+        body: normalizeClosePositionRequest(
+          parseBody(ClosePositionRequest, endpoint, command.body),
+        ),
+      };
+    case 'setCancelAllAfter':
+      return {
+        path: buildPath(endpoint),
+        body: parseBody(CancelAllAfterRequest, endpoint, command.body),
+      };
+  }
+}
+
+/**
+ * The shared serializer: validates the body against the endpoint's schema (defaults applied),
+ * normalizes numbers to canonical decimal strings and encodes JSON as UTF-8, once.
+ */
+export function prepareVenueCommand<E extends CommandEndpoint>(
+  command: VenueCommandOf<E>,
+): PreparedCommand<E> {
+  let built: WireText;
+  try {
+    built = wireText(command);
+  } catch (error) {
+    if (isPaperbotError(error)) throw error;
+    throw invalidCommand(
+      command.endpoint,
+      error instanceof Error ? error.message : 'the command cannot be built',
+    );
+  }
+  return preparedCommand({
+    endpoint: command.endpoint,
+    path: built.path,
+    requestId: built.requestId,
+    body: built.body as PreparedCommand<E>['body'],
+    bodyBytes: encoder.encode(built.text),
+  });
+}
+
+/**
+ * Rebuilds a prepared command from journaled bytes. Checks that the path addresses `endpoint`
+ * and that the bytes are still a valid body (a damaged journal must not be sent), but keeps the
+ * bytes exactly as stored.
+ */
+export function restoreVenueCommand<E extends CommandEndpoint>(
+  endpoint: E,
+  path: string,
+  bodyBytes: Uint8Array,
+): PreparedCommand<E> {
+  const match = matchEndpoint(endpoints[endpoint].method, path);
+  if (match === null || match.name !== endpoint) {
+    throw invalidCommand(endpoint, `the journaled path ${path} does not address this endpoint`);
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(decoder.decode(bodyBytes));
+  } catch (error) {
+    throw invalidCommand(endpoint, 'the journaled body is not UTF-8 JSON', [String(error)]);
+  }
+  const parsed = endpoints[endpoint].body.safeParse(body);
+  if (!parsed.success) {
+    throw invalidCommand(
+      endpoint,
+      'the journaled body no longer matches the endpoint contract',
+      toServiceIssues(parsed.error, 'body', body),
+    );
+  }
+  const requestId = (body as { request_id?: unknown }).request_id;
+  if (typeof requestId !== 'string') {
+    throw invalidCommand(endpoint, 'the journaled body has no request_id');
+  }
+  return preparedCommand({
+    endpoint,
+    path,
+    requestId,
+    body: body as PreparedCommand<E>['body'],
+    bodyBytes: Uint8Array.from(bodyBytes),
+  });
+}
