@@ -4,15 +4,20 @@
  * the fields the client uses, with every other field kept; the resources it lists stay strict.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { RestClient, StreamClient, type VenueError, isVenueError } from '../../src/client/index.ts';
+import type { RestClient } from '../../src/client/index.ts';
+import { type VenueError, isVenueError } from '../../src/client/index.ts';
 import { VirtualClock } from '../../src/core/clock.ts';
 import type { OtherPrivateEvent, PrivateEvent } from '../../src/protocol/index.ts';
 import { toVenueFailure } from '../../src/runtime/venue-error.ts';
 import { classifyFailure } from '../../src/runtime/execution/classify.ts';
-import { Credential, PrivateKey } from '../../src/signing/index.ts';
 import * as fixtures from '../protocol/fixtures.ts';
-import { type ForeignService, marginCallEvent, startForeignService } from './foreign-service.ts';
-import { START_MS, until } from './helpers.ts';
+import {
+  foreignCredential,
+  type ForeignService,
+  marginCallEvent,
+  startForeignService,
+} from './foreign-service.ts';
+import { START_MS, until, virtualRestClient, virtualStreamClient } from './helpers.ts';
 
 let service: ForeignService;
 let clock: VirtualClock;
@@ -29,23 +34,7 @@ afterEach(async () => {
 });
 
 function client(): RestClient {
-  const credential = Credential.create({
-    keyId: 'key_foreign_1',
-    accountId: 'account-1',
-    apiBaseUrl: service.baseUrl,
-    wsUrl: service.wsUrl,
-    scopes: ['account:read', 'orders:read', 'fills:read', 'orders:write'],
-    createdAt: '2025-01-01T00:00:00Z',
-    expiresAt: null,
-    privateKey: PrivateKey.generate(),
-  });
-  const rest = new RestClient({
-    credential,
-    clock,
-    random: () => 0.5,
-    requestTimeoutMs: 600_000,
-    retry: { maxAttempts: 1 },
-  });
+  const rest = virtualRestClient(foreignCredential(service, 'key_foreign_1'), clock);
   closers.push(() => rest.close());
   return rest;
 }
@@ -243,15 +232,7 @@ describe('REST: a placement answered with another command ids', () => {
 describe('stream: open frames read liberally, unknown types passed on', () => {
   it('authenticates, subscribes and delivers through confirmations, heartbeats and frames of other shapes', async () => {
     const rest = client();
-    const stream = new StreamClient({
-      rest,
-      clock,
-      random: () => 0.5,
-      privateChannels: ['orders', 'risk'],
-      heartbeatTimeoutMs: 3_600_000,
-      replyTimeoutMs: 3_600_000,
-      connectTimeoutMs: 3_600_000,
-    });
+    const stream = virtualStreamClient(rest, clock, { privateChannels: ['orders', 'risk'] });
     closers.push(() => stream.close());
     const events: PrivateEvent[] = [];
     const others: OtherPrivateEvent[] = [];
@@ -294,15 +275,7 @@ describe('stream: open frames read liberally, unknown types passed on', () => {
 
   it('still counts a known event type that breaks its schema as malformed, without stopping', async () => {
     const rest = client();
-    const stream = new StreamClient({
-      rest,
-      clock,
-      random: () => 0.5,
-      privateChannels: ['orders'],
-      heartbeatTimeoutMs: 3_600_000,
-      replyTimeoutMs: 3_600_000,
-      connectTimeoutMs: 3_600_000,
-    });
+    const stream = virtualStreamClient(rest, clock, { privateChannels: ['orders'] });
     closers.push(() => stream.close());
     const errors: VenueError[] = [];
     const events: PrivateEvent[] = [];

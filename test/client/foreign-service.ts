@@ -10,6 +10,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type WebSocket, WebSocketServer } from 'ws';
+import { Credential, PrivateKey } from '../../src/signing/index.ts';
 import * as fixtures from '../protocol/fixtures.ts';
 
 export type ForeignHandler = (
@@ -253,4 +254,18 @@ export async function startForeignService(options: ForeignServiceOptions): Promi
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** A credential for the foreign service (it checks no signature; the client needs one). */
+export function foreignCredential(service: ForeignService, keyId: string): Credential {
+  return Credential.create({
+    keyId,
+    accountId: 'account-1',
+    apiBaseUrl: service.baseUrl,
+    wsUrl: service.wsUrl,
+    scopes: ['account:read', 'orders:read', 'fills:read', 'orders:write'],
+    createdAt: '2025-01-01T00:00:00Z',
+    expiresAt: null,
+    privateKey: PrivateKey.generate(),
+  });
 }

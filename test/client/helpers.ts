@@ -4,7 +4,9 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { RestClient, StreamClient, type StreamClientOptions } from '../../src/client/index.ts';
 import type { Clock, TimerHandle, VirtualClock } from '../../src/core/clock.ts';
+import type { Credential } from '../../src/signing/index.ts';
 
 /** One turn of the event loop, so pending socket I/O can progress. */
 export function turn(): Promise<void> {
@@ -167,4 +169,32 @@ export function envelope(code: string, message: string, retryable: boolean, deta
   return {
     error: { code, message, request_id: 'req_stub_1', retryable, details },
   };
+}
+
+/** A REST client on a test's virtual clock: no jitter, one attempt, no timeout of its own. */
+export function virtualRestClient(credential: Credential, clock: Clock): RestClient {
+  return new RestClient({
+    credential,
+    clock,
+    random: () => 0.5,
+    requestTimeoutMs: 600_000,
+    retry: { maxAttempts: 1 },
+  });
+}
+
+/** A stream client on a test's virtual clock whose own timeouts never fire in a test. */
+export function virtualStreamClient(
+  rest: RestClient,
+  clock: Clock,
+  options: Partial<StreamClientOptions> = {},
+): StreamClient {
+  return new StreamClient({
+    rest,
+    clock,
+    random: () => 0.5,
+    heartbeatTimeoutMs: 3_600_000,
+    replyTimeoutMs: 3_600_000,
+    connectTimeoutMs: 3_600_000,
+    ...options,
+  });
 }

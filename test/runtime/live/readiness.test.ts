@@ -5,7 +5,6 @@
  * failing read). A failed or unreadable read is an error with its cause, never a silent false.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { RestClient, StreamClient } from '../../../src/client/index.ts';
 import { VirtualClock } from '../../../src/core/clock.ts';
 import { type RunningEmulator, startEmulator } from '../../../src/emulator/index.ts';
 import type { ExecutionLogger } from '../../../src/runtime/execution/logger.ts';
@@ -15,8 +14,12 @@ import {
   type LiveVenue,
   type RouteReadinessStatus,
 } from '../../../src/runtime/live/index.ts';
-import { Credential, PrivateKey } from '../../../src/signing/index.ts';
-import { type ForeignService, startForeignService } from '../../client/foreign-service.ts';
+import {
+  foreignCredential,
+  type ForeignService,
+  startForeignService,
+} from '../../client/foreign-service.ts';
+import { virtualRestClient, virtualStreamClient } from '../../client/helpers.ts';
 
 const START_MS = Date.UTC(2026, 0, 5, 9, 0, 0);
 const POLL_MS = 1_000;
@@ -98,31 +101,8 @@ describe('evaluateRouteReadiness', () => {
 
 describe('the live venue reading a second implementation', () => {
   async function setup(service: ForeignService, clock: VirtualClock, lines: LoggedLine[]) {
-    const credential = Credential.create({
-      keyId: 'key_foreign_2',
-      accountId: 'account-1',
-      apiBaseUrl: service.baseUrl,
-      wsUrl: service.wsUrl,
-      scopes: ['account:read', 'orders:read', 'fills:read', 'orders:write'],
-      createdAt: '2025-01-01T00:00:00Z',
-      expiresAt: null,
-      privateKey: PrivateKey.generate(),
-    });
-    const rest = new RestClient({
-      credential,
-      clock,
-      random: () => 0.5,
-      requestTimeoutMs: 600_000,
-      retry: { maxAttempts: 1 },
-    });
-    const stream = new StreamClient({
-      rest,
-      clock,
-      random: () => 0.5,
-      heartbeatTimeoutMs: 3_600_000,
-      replyTimeoutMs: 3_600_000,
-      connectTimeoutMs: 3_600_000,
-    });
+    const rest = virtualRestClient(foreignCredential(service, 'key_foreign_2'), clock);
+    const stream = virtualStreamClient(rest, clock);
     const live = createLiveVenue({
       rest,
       stream,
@@ -217,21 +197,8 @@ describe('the live venue reading the emulator', () => {
       rateLimit: { quota: 1_000_000, windowMs: 60_000 },
     });
     const credential = emulator.createKey();
-    const rest = new RestClient({
-      credential,
-      clock,
-      random: () => 0.5,
-      requestTimeoutMs: 600_000,
-      retry: { maxAttempts: 1 },
-    });
-    const stream = new StreamClient({
-      rest,
-      clock,
-      random: () => 0.5,
-      heartbeatTimeoutMs: 3_600_000,
-      replyTimeoutMs: 3_600_000,
-      connectTimeoutMs: 3_600_000,
-    });
+    const rest = virtualRestClient(credential, clock);
+    const stream = virtualStreamClient(rest, clock);
     const lines: LoggedLine[] = [];
     const live: LiveVenue = createLiveVenue({
       rest,
