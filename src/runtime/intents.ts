@@ -14,6 +14,7 @@
  */
 import { z } from 'zod';
 import { isDecimalString, parseDecimal } from '../core/decimal.ts';
+import { MarginMode, OrderSide } from '../protocol/index.ts';
 
 /** A schema's output as an immutable message: every field readonly, nested ones too. */
 export type Immutable<T> = T extends object ? { readonly [K in keyof T]: Immutable<T[K]> } : T;
@@ -43,10 +44,11 @@ const identifier = z.string().min(1).max(100);
 const marketId = z.string().min(1).max(40);
 const tag = z.string().max(100).optional();
 
-export const Side = z.enum(['buy', 'sell']);
-export type Side = z.output<typeof Side>;
-export const MarginMode = z.enum(['cross', 'isolated']);
-export type MarginMode = z.output<typeof MarginMode>;
+/** An order's side: the interface's own. */
+export const Side = OrderSide;
+export type Side = OrderSide;
+export { MarginMode };
+/** The time in force an intent may ask for: GTC or IOC (not the interface's FOK). */
 export const TimeInForce = z.enum(['GTC', 'IOC']);
 export type TimeInForce = z.output<typeof TimeInForce>;
 
