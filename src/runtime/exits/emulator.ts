@@ -24,8 +24,10 @@ import type {
   CancelIntent,
   Denial,
   ExitIntent,
+  ExitTrigger,
   IntentOutcome,
   PlaceIntent,
+  Side,
   StampedIntent,
 } from '../intents.ts';
 import type { MarketDataVenue } from '../streams/market-data.ts';
@@ -84,10 +86,10 @@ export interface WaitingExitView {
   readonly id: string;
   readonly strategyId: string;
   readonly marketId: string;
-  readonly side: 'buy' | 'sell';
+  readonly side: Side;
   readonly quantity: string;
   readonly state: ExitState;
-  readonly kind: 'stop' | 'take_profit' | 'trailing';
+  readonly kind: ExitTrigger['kind'];
   readonly source: TriggerSource;
   /** The level it fires at now; null before a trailing stop activates or a bracket fills. */
   readonly triggerPrice: string | null;

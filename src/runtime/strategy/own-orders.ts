@@ -9,7 +9,7 @@
  */
 import { type Decimal, parseDecimal, ZERO } from '../../core/decimal.ts';
 import type { Order, OrderStatus } from '../../protocol/index.ts';
-import type { IntentOutcome, Side, StampedIntent } from '../intents.ts';
+import type { IntentOutcome, PlaceIntent, Side, StampedIntent } from '../intents.ts';
 import type { OpenOrder, OpenOrderStatus, OwnOrderUpdate } from './types.ts';
 
 const TERMINAL: ReadonlySet<OrderStatus> = new Set(['FILLED', 'CANCELLED', 'REJECTED']);
@@ -20,7 +20,7 @@ interface Entry {
   orderId: string | null;
   readonly marketId: string;
   readonly side: Side;
-  readonly type: 'market' | 'limit';
+  readonly type: PlaceIntent['type'];
   price: Decimal | null;
   quantity: Decimal;
   filledQuantity: Decimal;
