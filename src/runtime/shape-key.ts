@@ -1,6 +1,6 @@
 /**
  * Keys for caches of checks by shape: the serializer (venue.ts) and the strategy boundary
- * (strategy/intent-schema.ts) check a body or an intent once per shape and reuse the verdict
+ * (strategy/intent-check.ts) check a body or an intent once per shape and reuse the verdict
  * for every later one with the same key.
  */
 

@@ -30,7 +30,7 @@ import {
   type Subscription,
 } from 'rxjs';
 import type { Clock, TimerHandle } from '../../core/clock.ts';
-import { type CancelAllResponse, parseTimestamp } from '../../protocol/index.ts';
+import { parseTimestamp } from '../../protocol/index.ts';
 import { backoffDelay } from '../execution/classify.ts';
 import {
   type InternalCommandResult,
@@ -43,6 +43,7 @@ import type { Journal } from '../journal/journal.ts';
 import type { ExecutionVenue, RiskEvent } from '../venue.ts';
 import { type DeadmanConfig, type ResolvedDeadmanConfig, resolveDeadmanConfig } from './config.ts';
 import {
+  type CloseOutReport,
   closeOutAccount,
   resolveShutdownConfig,
   retryBudget,
@@ -64,17 +65,10 @@ export interface DeadmanStatus {
   readonly reason: string;
 }
 
-export interface ShutdownReport {
-  /** A cancel-all was accepted. */
-  readonly cancelled: boolean;
+/** The close-out's report, and whether the dead-man deadline was disarmed. */
+export interface ShutdownReport extends CloseOutReport {
   /** The dead-man deadline was disarmed (or there was none to disarm). */
   readonly disarmed: boolean;
-  /** A read of the account's open orders came back empty: nothing is left resting. */
-  readonly confirmed: boolean;
-  /** Orders that may still be open when not confirmed; empty otherwise. */
-  readonly remainingOrderIds: readonly string[];
-  readonly cancelAll: CancelAllResponse | null;
-  readonly error: { readonly code: string; readonly message: string } | null;
 }
 
 /** What the kernel hands the shutdown: its budget and what it knows of the order flow. */

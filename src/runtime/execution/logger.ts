@@ -1,15 +1,11 @@
 /**
- * The logger the execution side writes to: the same shape as the strategy host's logger, so the
- * kernel can hand both one adapter over pino.
+ * The logger the execution side writes to: the strategy host's logger, so the kernel can hand
+ * both one adapter over pino.
  */
-export type LogFields = Readonly<Record<string, unknown>>;
+import type { Logger } from '../strategy/types.ts';
 
-export interface ExecutionLogger {
-  debug(message: string, fields?: LogFields): void;
-  info(message: string, fields?: LogFields): void;
-  warn(message: string, fields?: LogFields): void;
-  error(message: string, fields?: LogFields): void;
-}
+export type { LogFields } from '../strategy/types.ts';
+export type ExecutionLogger = Logger;
 
 const ignore = (): void => {};
 

@@ -24,8 +24,10 @@ import type {
   CancelIntent,
   Denial,
   ExitIntent,
+  ExitTrigger,
   IntentOutcome,
   PlaceIntent,
+  Side,
   StampedIntent,
 } from '../intents.ts';
 import type { MarketDataVenue } from '../streams/market-data.ts';
@@ -84,10 +86,10 @@ export interface WaitingExitView {
   readonly id: string;
   readonly strategyId: string;
   readonly marketId: string;
-  readonly side: 'buy' | 'sell';
+  readonly side: Side;
   readonly quantity: string;
   readonly state: ExitState;
-  readonly kind: 'stop' | 'take_profit' | 'trailing';
+  readonly kind: ExitTrigger['kind'];
   readonly source: TriggerSource;
   /** The level it fires at now; null before a trailing stop activates or a bracket fills. */
   readonly triggerPrice: string | null;
@@ -514,34 +516,45 @@ export class ExitEmulator {
   // The strategy's cancels and amends
 
   private cancelByStrategy(stamped: StampedIntent, intent: CancelIntent): boolean {
-    const exit = this.live.get(intent.clientOrderId);
-    if (exit === undefined) return false;
-    if (exit.state === 'triggered') {
-      this.refuse(stamped, 'the exit has fired; cancel the order it released instead');
-      return true;
-    }
-    this.update(exit.id, { state: 'cancelled', reason: 'cancelled by its strategy' });
-    this.answer(stamped, null);
-    return true;
+    return this.changeByStrategy(stamped, intent.clientOrderId, 'cancel', (exit) => {
+      this.update(exit.id, { state: 'cancelled', reason: 'cancelled by its strategy' });
+      this.answer(stamped, null);
+    });
   }
 
   private amendByStrategy(stamped: StampedIntent, intent: AmendIntent): boolean {
-    const exit = this.live.get(intent.clientOrderId);
+    return this.changeByStrategy(stamped, intent.clientOrderId, 'amend', (exit) => {
+      if (intent.price !== undefined && exit.rule.kind === 'trailing') {
+        this.refuse(stamped, 'a trailing stop has no trigger price to amend; cancel and re-add it');
+        return;
+      }
+      const rule =
+        intent.price === undefined || exit.rule.kind === 'trailing'
+          ? exit.rule
+          : Object.freeze({ ...exit.rule, price: intent.price });
+      this.update(exit.id, { rule, quantity: intent.quantity ?? exit.quantity });
+      this.answer(stamped, null);
+    });
+  }
+
+  /**
+   * A cancel or an amend of a live exit: false when it names none (the intent is an ordinary
+   * order's), refused once the exit has fired (the released order is what to change), else
+   * `change` answers it.
+   */
+  private changeByStrategy(
+    stamped: StampedIntent,
+    clientOrderId: string,
+    verb: 'cancel' | 'amend',
+    change: (exit: EmulatedExit) => void,
+  ): boolean {
+    const exit = this.live.get(clientOrderId);
     if (exit === undefined) return false;
     if (exit.state === 'triggered') {
-      this.refuse(stamped, 'the exit has fired; amend the order it released instead');
+      this.refuse(stamped, `the exit has fired; ${verb} the order it released instead`);
       return true;
     }
-    if (intent.price !== undefined && exit.rule.kind === 'trailing') {
-      this.refuse(stamped, 'a trailing stop has no trigger price to amend; cancel and re-add it');
-      return true;
-    }
-    const rule =
-      intent.price === undefined || exit.rule.kind === 'trailing'
-        ? exit.rule
-        : Object.freeze({ ...exit.rule, price: intent.price });
-    this.update(exit.id, { rule, quantity: intent.quantity ?? exit.quantity });
-    this.answer(stamped, null);
+    change(exit);
     return true;
   }
 

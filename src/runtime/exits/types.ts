@@ -3,11 +3,11 @@
  * runtime and released as ordinary orders when their trigger fires. A record is plain data
  * (decimal strings, no `Decimal`), so it goes to the journal and back unchanged.
  */
-import type { ExitTrigger, Side, TriggerSource } from '../intents.ts';
+import { type ExitTrigger, type Side, TriggerSource } from '../intents.ts';
 
 export type { TriggerSource } from '../intents.ts';
 
-export const TRIGGER_SOURCES: readonly TriggerSource[] = ['mark', 'last', 'bid_ask'];
+export const TRIGGER_SOURCES: readonly TriggerSource[] = TriggerSource.options;
 
 /**
  * - `pending`: a bracket's exit, waiting for its entry to fill before it starts watching;

@@ -707,26 +707,8 @@ export class Kernel {
 
   private onExecutionOutcome(outcome: ExecutionOutcome): void {
     const requestId = outcome.intent.requestId;
-    switch (outcome.status) {
-      case 'denied':
-        this.counters.denied += 1;
-        break;
-      case 'rejected':
-        this.counters.rejected += 1;
-        break;
-      case 'accepted':
-        this.counters.accepted += 1;
-        break;
-      case 'unknown':
-        this.counters.unknown += 1;
-        break;
-      case 'resolved':
-        if (outcome.resolution === 'accepted') this.counters.accepted += 1;
-        else this.counters.rejected += 1;
-        break;
-      case 'filled':
-        break;
-    }
+    if (outcome.status === 'resolved') this.counters[outcome.resolution] += 1;
+    else if (outcome.status !== 'filled') this.counters[outcome.status] += 1;
     if (outcome.status !== 'unknown') {
       this.snapshots.removePending(requestId);
       this.latency.delete(requestId);

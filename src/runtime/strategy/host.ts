@@ -22,7 +22,7 @@ import {
   type StampedIntent,
 } from '../intents.ts';
 import { createStrategyContext, type StrategyContextRuntime, strategyLogger } from './context.ts';
-import { checkIntent } from './intent-schema.ts';
+import { checkIntent } from './intent-check.ts';
 import { parseStrategyParams } from './params.ts';
 import type { Candle } from '../../protocol/index.ts';
 import { isCandleInterval } from '../streams/candles.ts';

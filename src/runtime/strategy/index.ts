@@ -26,25 +26,26 @@ export type {
   Position,
   PublicTrade,
 } from '../../protocol/index.ts';
-export type {
+export {
   AmendIntent,
   BracketIntent,
   BracketLeg,
   CancelAllIntent,
   CancelIntent,
   ClosePositionIntent,
-  Denial,
-  EmulatedIntent,
+  type Denial,
+  type EmulatedIntent,
   ExitIntent,
   ExitTrigger,
-  IntentOutcome,
+  type IntentOutcome,
   MarginMode,
   OrderIntent,
   PlaceIntent,
   Side,
-  StampedIntent,
+  type StampedIntent,
   TimeInForce,
   TriggerSource,
+  OrderIntent as OrderIntentSchema,
 } from '../intents.ts';
 export {
   CANDLE_INTERVAL_MILLISECONDS,
@@ -84,7 +85,7 @@ export {
   type StrategyHostOptions,
   type StrategyStatus,
 } from './host.ts';
-export { checkIntent, OrderIntentSchema } from './intent-schema.ts';
+export { checkIntent } from './intent-check.ts';
 export {
   type LoadedStrategy,
   type LoadedStrategyDefinition,

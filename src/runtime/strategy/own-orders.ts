@@ -9,7 +9,7 @@
  */
 import { type Decimal, parseDecimal, ZERO } from '../../core/decimal.ts';
 import type { Order, OrderStatus } from '../../protocol/index.ts';
-import type { IntentOutcome, Side, StampedIntent } from '../intents.ts';
+import type { IntentOutcome, PlaceIntent, Side, StampedIntent } from '../intents.ts';
 import type { OpenOrder, OpenOrderStatus, OwnOrderUpdate } from './types.ts';
 
 const TERMINAL: ReadonlySet<OrderStatus> = new Set(['FILLED', 'CANCELLED', 'REJECTED']);
@@ -20,7 +20,7 @@ interface Entry {
   orderId: string | null;
   readonly marketId: string;
   readonly side: Side;
-  readonly type: 'market' | 'limit';
+  readonly type: PlaceIntent['type'];
   price: Decimal | null;
   quantity: Decimal;
   filledQuantity: Decimal;
@@ -33,6 +33,34 @@ interface Entry {
   /** For an amendment's new order: the client order id of the order it replaces. */
   readonly replaces: string | null;
   readonly intent: StampedIntent | null;
+}
+
+/** What a new order is: the fields an intent decides. */
+type OrderTerms = Pick<
+  Entry,
+  'marketId' | 'side' | 'type' | 'price' | 'quantity' | 'postOnly' | 'reduceOnly' | 'tag'
+>;
+
+/** The entry of an order a stamped intent creates, before the venue has said anything of it. */
+function submitted(stamped: StampedIntent, terms: OrderTerms): Entry {
+  return {
+    clientOrderId: stamped.clientOrderId ?? stamped.requestId,
+    requestId: stamped.requestId,
+    orderId: null,
+    marketId: terms.marketId,
+    side: terms.side,
+    type: terms.type,
+    price: terms.price,
+    quantity: terms.quantity,
+    filledQuantity: ZERO,
+    postOnly: terms.postOnly,
+    reduceOnly: terms.reduceOnly,
+    tag: terms.tag,
+    status: 'submitted',
+    cancelRequestedBy: null,
+    replaces: null,
+    intent: stamped,
+  };
 }
 
 function isRefusal(outcome: IntentOutcome): boolean {
@@ -64,24 +92,18 @@ export class OwnOrders {
     const intent = stamped.intent;
     switch (intent.kind) {
       case 'place':
-        this.add({
-          clientOrderId: stamped.clientOrderId ?? stamped.requestId,
-          requestId: stamped.requestId,
-          orderId: null,
-          marketId: intent.marketId,
-          side: intent.side,
-          type: intent.type,
-          price: intent.price === undefined ? null : parseDecimal(intent.price),
-          quantity: parseDecimal(intent.quantity),
-          filledQuantity: ZERO,
-          postOnly: intent.postOnly === true,
-          reduceOnly: intent.reduceOnly === true,
-          tag: intent.tag,
-          status: 'submitted',
-          cancelRequestedBy: null,
-          replaces: null,
-          intent: stamped,
-        });
+        this.add(
+          submitted(stamped, {
+            marketId: intent.marketId,
+            side: intent.side,
+            type: intent.type,
+            price: intent.price === undefined ? null : parseDecimal(intent.price),
+            quantity: parseDecimal(intent.quantity),
+            postOnly: intent.postOnly === true,
+            reduceOnly: intent.reduceOnly === true,
+            tag: intent.tag,
+          }),
+        );
         return;
       case 'cancel': {
         const entry = this.byClientId.get(intent.clientOrderId);
@@ -134,24 +156,18 @@ export class OwnOrders {
         const current = position(intent.marketId);
         if (current.eq(ZERO)) return;
         const percent = parseDecimal(intent.quantityPercent ?? '100');
-        this.add({
-          clientOrderId: stamped.clientOrderId ?? stamped.requestId,
-          requestId: stamped.requestId,
-          orderId: null,
-          marketId: intent.marketId,
-          side: current.gt(ZERO) ? 'sell' : 'buy',
-          type: 'market',
-          price: null,
-          quantity: current.abs().times(percent).div(100),
-          filledQuantity: ZERO,
-          postOnly: false,
-          reduceOnly: true,
-          tag: intent.tag,
-          status: 'submitted',
-          cancelRequestedBy: null,
-          replaces: null,
-          intent: stamped,
-        });
+        this.add(
+          submitted(stamped, {
+            marketId: intent.marketId,
+            side: current.gt(ZERO) ? 'sell' : 'buy',
+            type: 'market',
+            price: null,
+            quantity: current.abs().times(percent).div(100),
+            postOnly: false,
+            reduceOnly: true,
+            tag: intent.tag,
+          }),
+        );
         return;
       }
     }

@@ -18,7 +18,7 @@ export const TARGET_POSITION_TAG = 'target-position';
 
 export interface TargetPositionOptions {
   /** Default `market`. */
-  readonly type?: 'market' | 'limit';
+  readonly type?: PlaceIntent['type'];
   /** Required for limit orders; put on the tick grid in the order's favour. */
   readonly price?: Decimal | string;
   readonly timeInForce?: TimeInForce;

@@ -22,7 +22,7 @@ import type {
   TickerData,
 } from '../../protocol/index.ts';
 import type { EmulatedExit } from '../exits/types.ts';
-import type { IntentOutcome, OrderIntent, Side, StampedIntent } from '../intents.ts';
+import type { IntentOutcome, OrderIntent, PlaceIntent, Side, StampedIntent } from '../intents.ts';
 
 /** An emulated exit as its strategy sees it (see `runtime/exits`). */
 export type EmulatedOrder = EmulatedExit;
@@ -86,7 +86,7 @@ export interface OpenOrder {
   readonly orderId: string | null;
   readonly marketId: string;
   readonly side: Side;
-  readonly type: 'market' | 'limit';
+  readonly type: PlaceIntent['type'];
   /** Null for market orders. */
   readonly price: Decimal | null;
   readonly quantity: Decimal;

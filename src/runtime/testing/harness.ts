@@ -21,7 +21,7 @@ import type {
   PublicTrade,
 } from '../../protocol/index.ts';
 import { ExitEmulator } from '../exits/emulator.ts';
-import type { Denial, IntentOutcome, StampedIntent } from '../intents.ts';
+import type { Denial, IntentOutcome, Side, StampedIntent } from '../intents.ts';
 import { StrategyHost, type StrategyFailure } from '../strategy/host.ts';
 import { closedCandleHistory } from '../streams/candles.ts';
 import type {
@@ -466,7 +466,7 @@ export class StrategyHarness<Params> {
 
   private applyFillToPosition(
     marketId: string,
-    side: 'buy' | 'sell',
+    side: Side,
     quantity: Decimal,
     price: Decimal,
   ): void {

@@ -5,7 +5,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { checkIntent, OrderIntentSchema } from '../../../src/runtime/strategy/intent-schema.ts';
+import { OrderIntent } from '../../../src/runtime/intents.ts';
+import { checkIntent } from '../../../src/runtime/strategy/intent-check.ts';
 
 const decimal = fc.constantFrom<unknown>(
   '0.5',
@@ -76,7 +77,7 @@ const otherIntent = fc.oneof(
 
 /** A fresh check: the schema's answer, its data without undefined fields, in its key order. */
 function expected(value: unknown): unknown {
-  const result = OrderIntentSchema.safeParse(value);
+  const result = OrderIntent.safeParse(value);
   if (!result.success) return { ok: false };
   const copy = Object.fromEntries(
     Object.entries(result.data).filter(([, field]) => field !== undefined),
