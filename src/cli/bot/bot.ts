@@ -32,7 +32,7 @@ import {
   shutdownSettings,
   trackerSettings,
 } from '../../runtime/config.ts';
-import { deadmanSettings, type LoadedBotConfig } from './config.ts';
+import { deadmanSettings, embeddedEmulatorOptions, type LoadedBotConfig } from './config.ts';
 import { type BotHttpServer, type HealthReport, startBotHttpServer } from './http.ts';
 import { intentLogFields } from '../logging.ts';
 import { createBotLogger, executionLoggerOf } from './logging.ts';
@@ -335,12 +335,7 @@ export class Bot {
       const emulatorSettings = config.venue.emulator;
       const emulatorConfig = loaded.emulatorConfig;
       resources.emulator = await startEmulator({
-        clock,
-        ...(emulatorConfig === null ? {} : { config: emulatorConfig }),
-        ...(emulatorSettings.seed === null ? {} : { seed: emulatorSettings.seed }),
-        dataDir: emulatorSettings.data_dir === null ? null : resolve(emulatorSettings.data_dir),
-        host: emulatorSettings.host,
-        port: emulatorSettings.port,
+        ...embeddedEmulatorOptions(emulatorSettings, emulatorConfig, clock),
         logger: logger.child({ component: 'emulator' }),
       });
       credential = embeddedCredential(resources.emulator, logger);
