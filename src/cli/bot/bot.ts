@@ -40,6 +40,7 @@ import { type BotMetrics, createBotMetrics } from './metrics.ts';
 import { loadVenueKeyFile } from './venue-key.ts';
 import { sessionPnl } from './status-view.ts';
 import { type BotDashboard, dashboardOfConfig } from '../dashboard/index.ts';
+import { fillFields, fillTitle } from '../notifications/events.ts';
 import { type Notifier, notifierOfConfig } from '../notifications/notifier.ts';
 
 /** Where the embedded emulator's account is remembered between runs (no secret in it). */
@@ -539,18 +540,7 @@ export class Bot {
         }
       }),
       kernel.fills$.subscribe((fill) =>
-        logger.info(
-          {
-            event: 'fill',
-            fill_id: fill.fill_id,
-            order_id: fill.order_id,
-            market: fill.market_id,
-            side: fill.side,
-            quantity: fill.quantity,
-            price: fill.price,
-          },
-          `fill ${fill.side} ${fill.quantity} ${fill.market_id} at ${fill.price}`,
-        ),
+        logger.info({ event: 'fill', ...fillFields(fill) }, fillTitle(fill)),
       ),
     );
   }
