@@ -33,8 +33,7 @@ export async function* importCandles(
   tally: InputTally,
 ): AsyncGenerator<ImportedRecord> {
   const step = parseDecimal(market.quantity_step);
-  for await (const row of readOrderedRows({ ...input, onHeader: () => tally.headerLines++ })) {
-    tally.rowsRead++;
+  for await (const row of readOrderedRows(input, tally)) {
     const candle = atRow(input.path, row.line, () => {
       const t = row.t;
       const open = grid.price(row.fields.open!);

@@ -60,8 +60,7 @@ export async function* importTrades(
   tally: InputTally,
 ): AsyncGenerator<ImportedRecord> {
   let lastPrice: string | null = null;
-  for await (const row of readOrderedRows({ ...input, onHeader: () => tally.headerLines++ })) {
-    tally.rowsRead++;
+  for await (const row of readOrderedRows(input, tally)) {
     const converted = atRow(input.path, row.line, () => {
       const t = row.t;
       const price = grid.price(row.fields.price!);
