@@ -46,10 +46,7 @@ class SystemClock implements Clock {
   }
 
   clearTimeout(handle: TimerHandle | undefined): void {
-    if (!handle) return;
-    const timer = this.timers.get(handle.timerId);
-    if (timer) clearTimeout(timer);
-    this.timers.delete(handle.timerId);
+    this.clearTimer(handle, clearTimeout);
   }
 
   setInterval(callback: () => void, periodMs: number): TimerHandle {
@@ -59,9 +56,16 @@ class SystemClock implements Clock {
   }
 
   clearInterval(handle: TimerHandle | undefined): void {
+    this.clearTimer(handle, clearInterval);
+  }
+
+  private clearTimer(
+    handle: TimerHandle | undefined,
+    clear: (timer: NodeJS.Timeout) => void,
+  ): void {
     if (!handle) return;
     const timer = this.timers.get(handle.timerId);
-    if (timer) clearInterval(timer);
+    if (timer) clear(timer);
     this.timers.delete(handle.timerId);
   }
 

@@ -168,36 +168,39 @@ function typeSentence(expected: string, input: unknown): string {
   }
 }
 
-function tooBigSentence(issue: z.core.$ZodIssueTooBig): string {
-  const maximum = String(issue.maximum);
-  switch (issue.origin) {
+/** A bound's sentence: `extent` for a length or an inclusive bound, `beyond` for a strict one. */
+function boundSentence(
+  origin: string,
+  limit: string,
+  inclusive: boolean | undefined,
+  extent: 'at most' | 'at least',
+  beyond: 'less than' | 'greater than',
+): string {
+  switch (origin) {
     case 'string':
-      return `must be at most ${plural(Number(maximum), 'character', 'characters')} long`;
+      return `must be ${extent} ${plural(Number(limit), 'character', 'characters')} long`;
     case 'array':
     case 'set':
-      return `must list at most ${plural(Number(maximum), 'item', 'items')}`;
+      return `must list ${extent} ${plural(Number(limit), 'item', 'items')}`;
     default:
-      return issue.inclusive === false
-        ? `must be less than ${maximum}`
-        : `must be at most ${maximum}`;
+      return inclusive === false ? `must be ${beyond} ${limit}` : `must be ${extent} ${limit}`;
   }
+}
+
+function tooBigSentence(issue: z.core.$ZodIssueTooBig): string {
+  return boundSentence(
+    issue.origin,
+    String(issue.maximum),
+    issue.inclusive,
+    'at most',
+    'less than',
+  );
 }
 
 function tooSmallSentence(issue: z.core.$ZodIssueTooSmall): string {
   const minimum = String(issue.minimum);
-  switch (issue.origin) {
-    case 'string':
-      return Number(minimum) <= 1
-        ? 'must not be empty'
-        : `must be at least ${plural(Number(minimum), 'character', 'characters')} long`;
-    case 'array':
-    case 'set':
-      return `must list at least ${plural(Number(minimum), 'item', 'items')}`;
-    default:
-      return issue.inclusive === false
-        ? `must be greater than ${minimum}`
-        : `must be at least ${minimum}`;
-  }
+  if (issue.origin === 'string' && Number(minimum) <= 1) return 'must not be empty';
+  return boundSentence(issue.origin, minimum, issue.inclusive, 'at least', 'greater than');
 }
 
 function quoted(value: unknown): string {

@@ -1,6 +1,6 @@
 /** Account, venue accounts and positions (signed, scope `account:read`). */
 import { z } from 'zod';
-import { AccountDataStatus, DecimalString, PageMeta, Rfc3339Utc } from './primitives.ts';
+import { AccountDataStatus, DecimalString, pageOf, Rfc3339Utc } from './primitives.ts';
 
 export const Account = z.strictObject({
   trading_mode: z.string().default('live'),
@@ -54,8 +54,5 @@ export const Position = z.strictObject({
 });
 export type Position = z.infer<typeof Position>;
 
-export const PositionPage = z.strictObject({
-  data: z.array(Position),
-  page: PageMeta,
-});
+export const PositionPage = pageOf(Position);
 export type PositionPage = z.infer<typeof PositionPage>;

@@ -252,44 +252,63 @@ function invalidType(issue: z.core.$ZodIssueInvalidType, value: unknown): TypeAn
   );
 }
 
-function tooSmall(issue: z.core.$ZodIssueTooSmall): TypeAndMessage {
-  switch (issue.origin) {
+/** The words that tell a lower bound from an upper one in the service's issue types and texts. */
+interface BoundWords {
+  /** `string_too_<length>`, `too_<length>`. */
+  readonly length: 'short' | 'long';
+  readonly extent: 'at least' | 'at most';
+  readonly comparison: 'greater_than' | 'less_than';
+  readonly comparisonText: 'greater than' | 'less than';
+}
+
+const LOWER_BOUND: BoundWords = {
+  length: 'short',
+  extent: 'at least',
+  comparison: 'greater_than',
+  comparisonText: 'greater than',
+};
+
+const UPPER_BOUND: BoundWords = {
+  length: 'long',
+  extent: 'at most',
+  comparison: 'less_than',
+  comparisonText: 'less than',
+};
+
+function outOfBound(
+  origin: string,
+  limit: number | bigint,
+  inclusive: boolean | undefined,
+  words: BoundWords,
+): TypeAndMessage {
+  switch (origin) {
     case 'string':
       return {
-        type: 'string_too_short',
-        msg: `String should have at least ${plural(issue.minimum, 'character')}`,
+        type: `string_too_${words.length}`,
+        msg: `String should have ${words.extent} ${plural(limit, 'character')}`,
       };
     case 'array':
     case 'set':
       return {
-        type: 'too_short',
-        msg: `List should have at least ${plural(issue.minimum, 'item')}`,
+        type: `too_${words.length}`,
+        msg: `List should have ${words.extent} ${plural(limit, 'item')}`,
       };
     default:
-      return issue.inclusive
+      return inclusive
         ? {
-            type: 'greater_than_equal',
-            msg: `Input should be greater than or equal to ${issue.minimum}`,
+            type: `${words.comparison}_equal`,
+            msg: `Input should be ${words.comparisonText} or equal to ${limit}`,
           }
-        : { type: 'greater_than', msg: `Input should be greater than ${issue.minimum}` };
+        : { type: words.comparison, msg: `Input should be ${words.comparisonText} ${limit}` };
   }
 }
 
+function tooSmall(issue: z.core.$ZodIssueTooSmall): TypeAndMessage {
+  return outOfBound(issue.origin, issue.minimum, issue.inclusive, LOWER_BOUND);
+}
+
 function tooBig(issue: z.core.$ZodIssueTooBig): TypeAndMessage {
-  switch (issue.origin) {
-    case 'string':
-      return {
-        type: 'string_too_long',
-        msg: `String should have at most ${plural(issue.maximum, 'character')}`,
-      };
-    case 'array':
-    case 'set':
-      return { type: 'too_long', msg: `List should have at most ${plural(issue.maximum, 'item')}` };
-    default:
-      return issue.inclusive
-        ? { type: 'less_than_equal', msg: `Input should be less than or equal to ${issue.maximum}` }
-        : { type: 'less_than', msg: `Input should be less than ${issue.maximum}` };
-  }
+  return outOfBound(issue.origin, issue.maximum, issue.inclusive, UPPER_BOUND);
 }
 
 function invalidFormat(issue: z.core.$ZodIssueInvalidStringFormat): TypeAndMessage {

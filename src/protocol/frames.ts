@@ -94,18 +94,19 @@ export const AuthFrame = z.strictObject({
 });
 export type AuthFrame = z.infer<typeof AuthFrame>;
 
-export const SubscribeFrame = z.strictObject({
-  op: z.literal('subscribe'),
-  request_id: FrameRequestId,
-  channels: z.array(Channel).min(1),
-});
+/** Subscribe and unsubscribe differ only in `op`. */
+function channelsRequest<const Op extends string>(op: Op) {
+  return z.strictObject({
+    op: z.literal(op),
+    request_id: FrameRequestId,
+    channels: z.array(Channel).min(1),
+  });
+}
+
+export const SubscribeFrame = channelsRequest('subscribe');
 export type SubscribeFrame = z.infer<typeof SubscribeFrame>;
 
-export const UnsubscribeFrame = z.strictObject({
-  op: z.literal('unsubscribe'),
-  request_id: FrameRequestId,
-  channels: z.array(Channel).min(1),
-});
+export const UnsubscribeFrame = channelsRequest('unsubscribe');
 export type UnsubscribeFrame = z.infer<typeof UnsubscribeFrame>;
 
 export const PingFrame = z.strictObject({
@@ -141,20 +142,20 @@ export const AuthenticatedFrame = z.strictObject({
 });
 export type AuthenticatedFrame = z.infer<typeof AuthenticatedFrame>;
 
-export const SubscribedFrame = z.strictObject({
-  version: WireVersion,
-  type: z.literal('subscribed'),
-  request_id: z.string(),
-  channels: z.array(Channel),
-});
+/** The confirmations of subscribe and unsubscribe differ only in `type`. */
+function channelsConfirmation<const Type extends string>(type: Type) {
+  return z.strictObject({
+    version: WireVersion,
+    type: z.literal(type),
+    request_id: z.string(),
+    channels: z.array(Channel),
+  });
+}
+
+export const SubscribedFrame = channelsConfirmation('subscribed');
 export type SubscribedFrame = z.infer<typeof SubscribedFrame>;
 
-export const UnsubscribedFrame = z.strictObject({
-  version: WireVersion,
-  type: z.literal('unsubscribed'),
-  request_id: z.string(),
-  channels: z.array(Channel),
-});
+export const UnsubscribedFrame = channelsConfirmation('unsubscribed');
 export type UnsubscribedFrame = z.infer<typeof UnsubscribedFrame>;
 
 export const PongFrame = z.strictObject({
@@ -191,30 +192,39 @@ export const TickerData = z.strictObject({
 });
 export type TickerData = z.infer<typeof TickerData>;
 
-export const TickerSnapshotFrame = z.strictObject({
-  version: WireVersion,
-  channel: PublicChannel,
-  type: z.literal('ticker.snapshot'),
-  occurred_at: Rfc3339Utc,
-  data: TickerData,
-});
+/** The ticker snapshot and update differ only in `type`. */
+function tickerFrame<const Type extends string>(type: Type) {
+  return z.strictObject({
+    version: WireVersion,
+    channel: PublicChannel,
+    type: z.literal(type),
+    occurred_at: Rfc3339Utc,
+    data: TickerData,
+  });
+}
+
+export const TickerSnapshotFrame = tickerFrame('ticker.snapshot');
 export type TickerSnapshotFrame = z.infer<typeof TickerSnapshotFrame>;
 
-export const TickerUpdateFrame = z.strictObject({
-  version: WireVersion,
-  channel: PublicChannel,
-  type: z.literal('ticker.update'),
-  occurred_at: Rfc3339Utc,
-  data: TickerData,
-});
+export const TickerUpdateFrame = tickerFrame('ticker.update');
 export type TickerUpdateFrame = z.infer<typeof TickerUpdateFrame>;
 
-const privateEventFields = {
-  version: WireVersion,
-  sequence: z.int().min(1),
-  event_id: z.uuid(),
-  occurred_at: Rfc3339Utc,
-};
+/** Every private event: the shared envelope, then its channel, type and data. */
+function privateEvent<
+  const Channel extends PrivateChannel,
+  const Type extends string,
+  Data extends z.ZodType,
+>(channel: Channel, type: Type, data: Data) {
+  return z.strictObject({
+    version: WireVersion,
+    sequence: z.int().min(1),
+    event_id: z.uuid(),
+    occurred_at: Rfc3339Utc,
+    channel: z.literal(channel),
+    type: z.literal(type),
+    data,
+  });
+}
 
 /** Exactly the four fields of the interface; `from_state` is null when the order is created. */
 export const OrderStatusEventData = z.strictObject({
@@ -225,37 +235,21 @@ export const OrderStatusEventData = z.strictObject({
 });
 export type OrderStatusEventData = z.infer<typeof OrderStatusEventData>;
 
-export const OrderStatusEvent = z.strictObject({
-  ...privateEventFields,
-  channel: z.literal('orders'),
-  type: z.literal('authoritative_status'),
-  data: OrderStatusEventData,
-});
+export const OrderStatusEvent = privateEvent(
+  'orders',
+  'authoritative_status',
+  OrderStatusEventData,
+);
 export type OrderStatusEvent = z.infer<typeof OrderStatusEvent>;
 
-export const FillEvent = z.strictObject({
-  ...privateEventFields,
-  channel: z.literal('fills'),
-  type: z.literal('fill'),
-  data: Fill,
-});
+export const FillEvent = privateEvent('fills', 'fill', Fill);
 export type FillEvent = z.infer<typeof FillEvent>;
 
 /** A position that closes is sent once more with quantity '0'. */
-export const PositionEvent = z.strictObject({
-  ...privateEventFields,
-  channel: z.literal('positions'),
-  type: z.literal('position'),
-  data: Position,
-});
+export const PositionEvent = privateEvent('positions', 'position', Position);
 export type PositionEvent = z.infer<typeof PositionEvent>;
 
-export const AccountEvent = z.strictObject({
-  ...privateEventFields,
-  channel: z.literal('account'),
-  type: z.literal('account'),
-  data: Account,
-});
+export const AccountEvent = privateEvent('account', 'account', Account);
 export type AccountEvent = z.infer<typeof AccountEvent>;
 
 export const CancelAllAfterTriggeredData = z.strictObject({
@@ -265,12 +259,11 @@ export const CancelAllAfterTriggeredData = z.strictObject({
 });
 export type CancelAllAfterTriggeredData = z.infer<typeof CancelAllAfterTriggeredData>;
 
-export const CancelAllAfterTriggeredEvent = z.strictObject({
-  ...privateEventFields,
-  channel: z.literal('risk'),
-  type: z.literal('cancel_all_after.triggered'),
-  data: CancelAllAfterTriggeredData,
-});
+export const CancelAllAfterTriggeredEvent = privateEvent(
+  'risk',
+  'cancel_all_after.triggered',
+  CancelAllAfterTriggeredData,
+);
 export type CancelAllAfterTriggeredEvent = z.infer<typeof CancelAllAfterTriggeredEvent>;
 
 export const LiquidationData = z.strictObject({
@@ -281,12 +274,7 @@ export const LiquidationData = z.strictObject({
 });
 export type LiquidationData = z.infer<typeof LiquidationData>;
 
-export const LiquidationEvent = z.strictObject({
-  ...privateEventFields,
-  channel: z.literal('risk'),
-  type: z.literal('liquidation'),
-  data: LiquidationData,
-});
+export const LiquidationEvent = privateEvent('risk', 'liquidation', LiquidationData);
 export type LiquidationEvent = z.infer<typeof LiquidationEvent>;
 
 export const PrivateEvent = z.discriminatedUnion('type', [
@@ -363,22 +351,18 @@ export const AuthenticatedReading = z.looseObject({
 });
 export type AuthenticatedReading = z.infer<typeof AuthenticatedReading>;
 
-export const SubscribedReading = z.looseObject({
-  type: z.literal('subscribed'),
-  request_id: FrameRequestIdReading,
-});
+/** The confirmations and the pong as read: the type and the request id they answer. */
+function confirmationReading<const Type extends string>(type: Type) {
+  return z.looseObject({ type: z.literal(type), request_id: FrameRequestIdReading });
+}
+
+export const SubscribedReading = confirmationReading('subscribed');
 export type SubscribedReading = z.infer<typeof SubscribedReading>;
 
-export const UnsubscribedReading = z.looseObject({
-  type: z.literal('unsubscribed'),
-  request_id: FrameRequestIdReading,
-});
+export const UnsubscribedReading = confirmationReading('unsubscribed');
 export type UnsubscribedReading = z.infer<typeof UnsubscribedReading>;
 
-export const PongReading = z.looseObject({
-  type: z.literal('pong'),
-  request_id: FrameRequestIdReading,
-});
+export const PongReading = confirmationReading('pong');
 export type PongReading = z.infer<typeof PongReading>;
 
 /** `sequence` may be missing or null: the heartbeat then only proves the connection alive. */

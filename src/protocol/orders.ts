@@ -16,7 +16,7 @@ import {
   OrderSide,
   OrderStatus,
   OrderType,
-  PageMeta,
+  pageOf,
   PositionId,
   Price,
   Quantity,
@@ -57,10 +57,7 @@ export const Order = z.strictObject({
 });
 export type Order = z.infer<typeof Order>;
 
-export const OrderPage = z.strictObject({
-  data: z.array(Order),
-  page: PageMeta,
-});
+export const OrderPage = pageOf(Order);
 export type OrderPage = z.infer<typeof OrderPage>;
 
 export const Fill = z.strictObject({
@@ -78,10 +75,7 @@ export const Fill = z.strictObject({
 });
 export type Fill = z.infer<typeof Fill>;
 
-export const FillPage = z.strictObject({
-  data: z.array(Fill),
-  page: PageMeta,
-});
+export const FillPage = pageOf(Fill);
 export type FillPage = z.infer<typeof FillPage>;
 
 export const CommandError = z.strictObject({

@@ -322,3 +322,8 @@ export const PageMeta = z.strictObject({
   has_more: z.boolean().default(false),
 });
 export type PageMeta = z.infer<typeof PageMeta>;
+
+/** A page of a list: its items and the page metadata. */
+export function pageOf<Item extends z.ZodType>(item: Item) {
+  return z.strictObject({ data: z.array(item), page: PageMeta });
+}

@@ -72,27 +72,29 @@ export const CandlesQuery = z.strictObject({
 });
 export type CandlesQuery = z.output<typeof CandlesQuery>;
 
-export const PositionsQuery = z.strictObject({
+/** The cursor pages of the account's lists. */
+const accountPaging = {
   limit: queryInteger(1, 200, 50),
   cursor: QueryText.optional(),
-});
+};
+
+/** Orders and fills also filter by market and route. */
+const marketAndRouteFilters = {
+  ...accountPaging,
+  market_id: QueryText.optional(),
+  route_id: QueryText.optional(),
+};
+
+export const PositionsQuery = z.strictObject(accountPaging);
 export type PositionsQuery = z.output<typeof PositionsQuery>;
 
 export const OrdersQuery = z.strictObject({
-  limit: queryInteger(1, 200, 50),
-  cursor: QueryText.optional(),
-  market_id: QueryText.optional(),
-  route_id: QueryText.optional(),
+  ...marketAndRouteFilters,
   status: OrderStatus.optional(),
 });
 export type OrdersQuery = z.output<typeof OrdersQuery>;
 
-export const FillsQuery = z.strictObject({
-  limit: queryInteger(1, 200, 50),
-  cursor: QueryText.optional(),
-  market_id: QueryText.optional(),
-  route_id: QueryText.optional(),
-});
+export const FillsQuery = z.strictObject(marketAndRouteFilters);
 export type FillsQuery = z.output<typeof FillsQuery>;
 
 export const EventsQuery = z.strictObject({

@@ -7,6 +7,7 @@ import {
   buildWebSocketAuthInput,
   formatTimestamp,
   SIGNATURE_VERSION,
+  type WebSocketAuthFields,
 } from './canonical.ts';
 import { encodeBase64 } from './encoding.ts';
 import { generateNonce } from './nonce.ts';
@@ -63,15 +64,10 @@ export function signRequest(options: SignRequestOptions): SignedRequestHeaders {
   };
 }
 
-export interface SignWebSocketAuthOptions {
+/** The fields to sign; the nonce is generated when absent. */
+export interface SignWebSocketAuthOptions extends Omit<WebSocketAuthFields, 'nonce'> {
   readonly signer: Signer;
-  readonly challenge: string;
-  readonly keyId: string;
-  readonly timestampMs: number;
   readonly nonce?: string;
-  readonly scopes: readonly string[];
-  /** The last private sequence processed; 0 when none. */
-  readonly lastSequence: number;
 }
 
 /** The signed fields of the `auth` frame, in wire names; the caller adds `op` and `request_id`. */
@@ -86,14 +82,7 @@ export interface WebSocketAuthFrameFields {
 
 export function signWebSocketAuth(options: SignWebSocketAuthOptions): WebSocketAuthFrameFields {
   const nonce = options.nonce ?? generateNonce();
-  const input = buildWebSocketAuthInput({
-    challenge: options.challenge,
-    keyId: options.keyId,
-    timestampMs: options.timestampMs,
-    nonce,
-    scopes: options.scopes,
-    lastSequence: options.lastSequence,
-  });
+  const input = buildWebSocketAuthInput({ ...options, nonce });
   return {
     key_id: options.keyId,
     timestamp: options.timestampMs,

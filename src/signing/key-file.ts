@@ -71,18 +71,18 @@ export const KeyFile = z.strictObject({
 });
 export type KeyFile = z.infer<typeof KeyFile>;
 
-export interface CredentialFields {
-  readonly keyId: string;
-  readonly accountId: string;
-  readonly apiBaseUrl: string;
-  readonly wsUrl: string;
-  readonly scopes: readonly KeyScope[];
-  /** RFC 3339. */
-  readonly createdAt: string;
-  /** RFC 3339, or null for a key that does not expire. */
-  readonly expiresAt: string | null;
-  readonly privateKey: PrivateKey;
-}
+/** What makes a credential: its public fields. */
+export type CredentialFields = Pick<
+  Credential,
+  | 'keyId'
+  | 'accountId'
+  | 'apiBaseUrl'
+  | 'wsUrl'
+  | 'scopes'
+  | 'createdAt'
+  | 'expiresAt'
+  | 'privateKey'
+>;
 
 // Module-private access to the key-file form, so only `writeKeyFile` can pair it with the seed.
 let keyFileOf: (credential: Credential, privateKeyText: string) => KeyFile;
@@ -94,7 +94,9 @@ export class Credential {
   readonly apiBaseUrl: string;
   readonly wsUrl: string;
   readonly scopes: readonly KeyScope[];
+  /** RFC 3339. */
   readonly createdAt: string;
+  /** RFC 3339, or null for a key that does not expire. */
   readonly expiresAt: string | null;
   readonly privateKey: PrivateKey;
   readonly #publicKey: Uint8Array;

@@ -66,18 +66,21 @@ function nativePublicKeyObject(publicKey: Uint8Array): KeyObject {
   return keyObject;
 }
 
+/** Whether a public key and a signature have Ed25519's lengths; both verifiers refuse others. */
+export function hasEd25519Lengths(publicKey: Uint8Array, signature: Uint8Array): boolean {
+  return (
+    publicKey.byteLength === ED25519_PUBLIC_KEY_LENGTH &&
+    signature.byteLength === ED25519_SIGNATURE_LENGTH
+  );
+}
+
 /** False for a wrong signature and for inputs that cannot be a key or a signature at all. */
 export function nativeVerify(
   publicKey: Uint8Array,
   message: Uint8Array,
   signature: Uint8Array,
 ): boolean {
-  if (
-    publicKey.byteLength !== ED25519_PUBLIC_KEY_LENGTH ||
-    signature.byteLength !== ED25519_SIGNATURE_LENGTH
-  ) {
-    return false;
-  }
+  if (!hasEd25519Lengths(publicKey, signature)) return false;
   try {
     return cryptoVerify(null, message, nativePublicKeyObject(publicKey), signature);
   } catch {

@@ -20,6 +20,7 @@ import {
   isValidTimestampMs,
   parseTimestampHeader,
   SIGNATURE_VERSION,
+  type WebSocketAuthFields,
 } from './canonical.ts';
 import { decodeBase64Strict } from './encoding.ts';
 import {
@@ -113,13 +114,7 @@ export interface RequestToVerify {
 }
 
 /** The signed fields of a WebSocket `auth` frame. The caller checks the challenge is current. */
-export interface WebSocketAuthToVerify {
-  readonly challenge: string;
-  readonly keyId: string;
-  readonly timestampMs: number;
-  readonly nonce: string;
-  readonly scopes: readonly string[];
-  readonly lastSequence: number;
+export interface WebSocketAuthToVerify extends WebSocketAuthFields {
   /** Standard padded base64 of the signature, as in the frame. */
   readonly signature: string;
 }

@@ -32,7 +32,7 @@ import {
   shutdownSettings,
   trackerSettings,
 } from '../../runtime/config.ts';
-import { deadmanSettings, type LoadedBotConfig } from './config.ts';
+import { deadmanSettings, embeddedEmulatorOptions, type LoadedBotConfig } from './config.ts';
 import { type BotHttpServer, type HealthReport, startBotHttpServer } from './http.ts';
 import { intentLogFields } from '../logging.ts';
 import { createBotLogger, executionLoggerOf } from './logging.ts';
@@ -40,6 +40,7 @@ import { type BotMetrics, createBotMetrics } from './metrics.ts';
 import { loadVenueKeyFile } from './venue-key.ts';
 import { sessionPnl } from './status-view.ts';
 import { type BotDashboard, dashboardOfConfig } from '../dashboard/index.ts';
+import { fillFields, fillTitle } from '../notifications/events.ts';
 import { type Notifier, notifierOfConfig } from '../notifications/notifier.ts';
 
 /** Where the embedded emulator's account is remembered between runs (no secret in it). */
@@ -335,12 +336,7 @@ export class Bot {
       const emulatorSettings = config.venue.emulator;
       const emulatorConfig = loaded.emulatorConfig;
       resources.emulator = await startEmulator({
-        clock,
-        ...(emulatorConfig === null ? {} : { config: emulatorConfig }),
-        ...(emulatorSettings.seed === null ? {} : { seed: emulatorSettings.seed }),
-        dataDir: emulatorSettings.data_dir === null ? null : resolve(emulatorSettings.data_dir),
-        host: emulatorSettings.host,
-        port: emulatorSettings.port,
+        ...embeddedEmulatorOptions(emulatorSettings, emulatorConfig, clock),
         logger: logger.child({ component: 'emulator' }),
       });
       credential = embeddedCredential(resources.emulator, logger);
@@ -544,18 +540,7 @@ export class Bot {
         }
       }),
       kernel.fills$.subscribe((fill) =>
-        logger.info(
-          {
-            event: 'fill',
-            fill_id: fill.fill_id,
-            order_id: fill.order_id,
-            market: fill.market_id,
-            side: fill.side,
-            quantity: fill.quantity,
-            price: fill.price,
-          },
-          `fill ${fill.side} ${fill.quantity} ${fill.market_id} at ${fill.price}`,
-        ),
+        logger.info({ event: 'fill', ...fillFields(fill) }, fillTitle(fill)),
       ),
     );
   }

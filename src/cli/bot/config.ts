@@ -6,13 +6,16 @@
  *
  * Every key is documented in docs/operations.md.
  */
+import { resolve } from 'node:path';
 import { z } from 'zod';
+import type { Clock } from '../../core/clock.ts';
 import { isPaperbotError } from '../../core/errors.ts';
 import {
   DEFAULT_EMULATOR_CONFIG_INPUT,
   type EmulatorConfig,
   loadEmulatorConfig,
   parseEmulatorConfig,
+  type StartEmulatorOptions,
 } from '../../emulator/index.ts';
 import {
   type ConfigIssue,
@@ -251,6 +254,22 @@ export async function resolveBotConfig(
     issues.push(...dashboardIssues(parsed.data.dashboard, parsed.data.metrics.host));
   if (issues.length > 0 || !parsed.success) throw invalidConfigError(source, issues);
   return { source, config: parsed.data, strategies, emulatorConfig };
+}
+
+/** The options of the emulator that `venue.emulator` describes, started in this process. */
+export function embeddedEmulatorOptions(
+  settings: BotConfig['venue']['emulator'],
+  emulatorConfig: EmulatorConfig | null,
+  clock: Clock,
+): StartEmulatorOptions {
+  return {
+    clock,
+    ...(emulatorConfig === null ? {} : { config: emulatorConfig }),
+    ...(settings.seed === null ? {} : { seed: settings.seed }),
+    dataDir: settings.data_dir === null ? null : resolve(settings.data_dir),
+    host: settings.host,
+    port: settings.port,
+  };
 }
 
 /** Reads, parses and checks a bot config file (`INVALID_CONFIG` with every issue). */

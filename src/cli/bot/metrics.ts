@@ -105,55 +105,48 @@ export function createBotMetrics(options: BotMetricsOptions): BotMetrics {
   let kernel: MetricsSource | null = null;
   let stream: StreamStateSource | null = null;
   const status = (): MetricsStatus | null => (kernel === null ? null : kernel.status());
+  const counter = <Label extends string>(name: string, help: string, labelNames: Label[]) =>
+    new Counter({ name, help, labelNames, registers });
+  const latency = (name: string, help: string) =>
+    new Histogram({ name, help, buckets: LATENCY_BUCKETS, registers });
 
-  const outcomes = new Counter({
-    name: 'paperbot_intent_outcomes_total',
-    help: 'Intent outcomes by strategy and outcome (denied, rejected, accepted, unknown, resolved_accepted, resolved_rejected, filled).',
-    labelNames: ['strategy', 'outcome'],
-    registers,
-  });
-  const denials = new Counter({
-    name: 'paperbot_risk_denials_total',
-    help: 'Risk gate denials by rule (an intent failing several rules counts once per rule).',
-    labelNames: ['rule'],
-    registers,
-  });
-  const fills = new Counter({
-    name: 'paperbot_fills_total',
-    help: 'Fills of the account, each fill_id once.',
-    labelNames: ['market', 'side'],
-    registers,
-  });
-  const reconciliations = new Counter({
-    name: 'paperbot_reconciliations_total',
-    help: 'Reconciliation runs by result (ok, failed).',
-    labelNames: ['result'],
-    registers,
-  });
-  const differences = new Counter({
-    name: 'paperbot_reconciliation_differences_total',
-    help: 'Differences found by reconciliation, by kind.',
-    labelNames: ['kind'],
-    registers,
-  });
-  const resyncs = new Counter({
-    name: 'paperbot_stream_resyncs_total',
-    help: 'Private stream resyncs (each followed by a reconciliation), by reason.',
-    labelNames: ['reason'],
-    registers,
-  });
-  const tickToPlace = new Histogram({
-    name: 'paperbot_tick_to_place_seconds',
-    help: 'From the market event a strategy reacted to until the venue accepted the placement.',
-    buckets: LATENCY_BUCKETS,
-    registers,
-  });
-  const place = new Histogram({
-    name: 'paperbot_place_seconds',
-    help: 'From the intent reaching the executor until the venue answered the placement.',
-    buckets: LATENCY_BUCKETS,
-    registers,
-  });
+  const outcomes = counter(
+    'paperbot_intent_outcomes_total',
+    'Intent outcomes by strategy and outcome (denied, rejected, accepted, unknown, resolved_accepted, resolved_rejected, filled).',
+    ['strategy', 'outcome'],
+  );
+  const denials = counter(
+    'paperbot_risk_denials_total',
+    'Risk gate denials by rule (an intent failing several rules counts once per rule).',
+    ['rule'],
+  );
+  const fills = counter('paperbot_fills_total', 'Fills of the account, each fill_id once.', [
+    'market',
+    'side',
+  ]);
+  const reconciliations = counter(
+    'paperbot_reconciliations_total',
+    'Reconciliation runs by result (ok, failed).',
+    ['result'],
+  );
+  const differences = counter(
+    'paperbot_reconciliation_differences_total',
+    'Differences found by reconciliation, by kind.',
+    ['kind'],
+  );
+  const resyncs = counter(
+    'paperbot_stream_resyncs_total',
+    'Private stream resyncs (each followed by a reconciliation), by reason.',
+    ['reason'],
+  );
+  const tickToPlace = latency(
+    'paperbot_tick_to_place_seconds',
+    'From the market event a strategy reacted to until the venue accepted the placement.',
+  );
+  const place = latency(
+    'paperbot_place_seconds',
+    'From the intent reaching the executor until the venue answered the placement.',
+  );
 
   new Gauge({
     name: 'paperbot_up',

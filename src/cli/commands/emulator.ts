@@ -18,6 +18,7 @@ import {
   startEmulator,
 } from '../../emulator/index.ts';
 import { createLogger, type LogFormat, logFormatOption } from '../logging.ts';
+import { nextStopSignal, printToStdout } from './terminal.ts';
 
 export interface EmulatorCommandDependencies {
   readonly print: (text: string) => void;
@@ -28,25 +29,9 @@ export interface EmulatorCommandDependencies {
   readonly start: (options: StartEmulatorOptions) => Promise<RunningEmulator>;
 }
 
-function waitForSignal(): Promise<string> {
-  return new Promise((resolve) => {
-    const stop = (signal: string) => {
-      process.off('SIGINT', onInterrupt);
-      process.off('SIGTERM', onTerminate);
-      resolve(signal);
-    };
-    const onInterrupt = () => stop('SIGINT');
-    const onTerminate = () => stop('SIGTERM');
-    process.once('SIGINT', onInterrupt);
-    process.once('SIGTERM', onTerminate);
-  });
-}
-
 const defaultDependencies: EmulatorCommandDependencies = {
-  print: (text) => {
-    process.stdout.write(text);
-  },
-  stopSignal: waitForSignal,
+  print: printToStdout,
+  stopSignal: nextStopSignal,
   logger: (format) =>
     createLogger({ name: 'paperbot-emulator', level: 'info', format, clock: systemClock, fd: 2 }),
   start: startEmulator,

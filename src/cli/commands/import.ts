@@ -4,7 +4,7 @@
  * Prints rows read, skipped (and why) and records written; exits 2 on bad arguments, 1 when a
  * file is refused (a row off the tick, time going backwards, a malformed row), naming the line.
  */
-import { type Command, CommanderError, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import { isPaperbotError, PaperbotError } from '../../core/errors.ts';
 import {
   BINANCE_TRADES_LAYOUT,
@@ -23,6 +23,7 @@ import {
   type TimeUnit,
   TRADE_FIELDS,
 } from '../../replay/import/index.ts';
+import { commandFailure, printToStderr, printToStdout } from './terminal.ts';
 
 export const IMPORT_EXIT = { ok: 0, failed: 1, invalidArguments: 2 } as const;
 
@@ -173,8 +174,8 @@ export function registerImportCommand(
   dependencies: Partial<ImportCommandDependencies> = {},
 ): Command {
   const resolved: ImportCommandDependencies = {
-    print: (text) => process.stdout.write(text),
-    printError: (text) => process.stderr.write(text),
+    print: printToStdout,
+    printError: printToStderr,
     ...dependencies,
   };
   return program
@@ -228,12 +229,11 @@ export function registerImportCommand(
       } catch (error) {
         const invalid =
           isPaperbotError(error) && ['INVALID_ARGUMENT', 'INVALID_CONFIG'].includes(error.code);
-        const message = error instanceof Error ? error.message : String(error);
-        resolved.printError(`paperbot import: ${message}\n`);
-        throw new CommanderError(
+        throw commandFailure(
+          'import',
+          error,
           invalid ? IMPORT_EXIT.invalidArguments : IMPORT_EXIT.failed,
-          'paperbot.import',
-          message,
+          resolved.printError,
         );
       }
     });

@@ -20,6 +20,7 @@ import {
   KNOWN_SCOPES,
   writeKeyFile,
 } from '../../signing/index.ts';
+import { printToStdout } from './terminal.ts';
 
 export const DEFAULT_ACCOUNT_ID = 'acct_local';
 
@@ -32,9 +33,7 @@ export interface KeysCommandDependencies {
 
 const defaultDependencies: KeysCommandDependencies = {
   now: () => systemClock.now(),
-  print: (text) => {
-    process.stdout.write(text);
-  },
+  print: printToStdout,
 };
 
 export function registerKeysCommands(

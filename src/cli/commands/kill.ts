@@ -9,6 +9,7 @@ import type { Command } from 'commander';
 import { PaperbotError } from '../../core/errors.ts';
 import { clearKill, requestKill } from '../../runtime/risk/index.ts';
 import { DEFAULT_BOT_CONFIG_PATH, readRiskSection } from '../bot/config.ts';
+import { printToStdout } from './terminal.ts';
 
 export interface KillCommandDependencies {
   readonly print: (text: string) => void;
@@ -24,11 +25,7 @@ export function registerKillCommand(
   program: Command,
   dependencies: Partial<KillCommandDependencies> = {},
 ): Command {
-  const print =
-    dependencies.print ??
-    ((text: string) => {
-      process.stdout.write(text);
-    });
+  const print = dependencies.print ?? printToStdout;
   return program
     .command('kill')
     .description(

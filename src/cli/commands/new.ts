@@ -8,6 +8,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { PaperbotError } from '../../core/errors.ts';
+import { printToStdout } from './terminal.ts';
 
 /** Lower case letters, digits and '-', starting with a letter or digit (also a valid plugin name). */
 export const SCAFFOLD_NAME_PATTERN = /^[a-z0-9][a-z0-9-]{0,63}$/;
@@ -187,11 +188,7 @@ export function registerNewCommands(
   program: Command,
   dependencies: Partial<NewCommandDependencies> = {},
 ): Command {
-  const print =
-    dependencies.print ??
-    ((text: string) => {
-      process.stdout.write(text);
-    });
+  const print = dependencies.print ?? printToStdout;
   const create = program.command('new').description('Create project files from templates');
   create
     .command('strategy')

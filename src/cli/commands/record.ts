@@ -12,7 +12,7 @@
  */
 import { stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { type Command, CommanderError } from 'commander';
+import type { Command } from 'commander';
 import { z } from 'zod';
 import { RestClient, StreamClient } from '../../client/index.ts';
 import { type Clock, isoTimestamp, systemClock } from '../../core/clock.ts';
@@ -42,6 +42,7 @@ import { CANDLE_INTERVALS, isCandleInterval } from '../../runtime/streams/candle
 import {
   BotConfig,
   DEFAULT_BOT_CONFIG_PATH,
+  embeddedEmulatorOptions,
   invalidConfigError,
   readConfigDocument,
 } from '../bot/config.ts';
@@ -53,6 +54,7 @@ import {
   formatElapsed,
   startProgressLine,
 } from '../progress-line.ts';
+import { commandFailure, listenForStopSignals, printToStderr, printToStdout } from './terminal.ts';
 
 /** Exit codes of `paperbot record`. */
 export const RECORD_EXIT = { ok: 0, failed: 1, invalidArguments: 2 } as const;
@@ -75,23 +77,11 @@ export interface RecordCommandDependencies {
   readonly progressIntervalMs: number;
 }
 
-function listenForSignals(onSignal: () => void): () => void {
-  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM'];
-  for (const signal of signals) process.on(signal, onSignal);
-  return () => {
-    for (const signal of signals) process.off(signal, onSignal);
-  };
-}
-
 const defaultDependencies: RecordCommandDependencies = {
-  print: (text) => {
-    process.stdout.write(text);
-  },
-  printError: (text) => {
-    process.stderr.write(text);
-  },
+  print: printToStdout,
+  printError: printToStderr,
   clock: systemClock,
-  onSignal: listenForSignals,
+  onSignal: listenForStopSignals,
   startEmulator,
   interactive: process.stdout.isTTY === true,
   stderrIsTerminal: process.stderr.isTTY === true,
@@ -290,20 +280,15 @@ async function recordFromService(
     if (credential === null) {
       const settings = venue.emulator;
       const inline = settings.config;
-      const emulatorConfig: EmulatorConfig | undefined =
+      const emulatorConfig: EmulatorConfig | null =
         inline === null
-          ? undefined
+          ? null
           : typeof inline === 'string'
             ? loadEmulatorConfig(inline)
             : parseEmulatorConfig(inline);
-      emulator = await dependencies.startEmulator({
-        clock,
-        ...(emulatorConfig === undefined ? {} : { config: emulatorConfig }),
-        ...(settings.seed === null ? {} : { seed: settings.seed }),
-        dataDir: settings.data_dir === null ? null : resolve(settings.data_dir),
-        host: settings.host,
-        port: settings.port,
-      });
+      emulator = await dependencies.startEmulator(
+        embeddedEmulatorOptions(settings, emulatorConfig, clock),
+      );
       rest = new RestClient({
         baseUrl: emulator.baseUrl,
         clock,
@@ -479,12 +464,11 @@ export function registerRecordCommand(
           isPaperbotError(error) &&
           (['INVALID_ARGUMENT', 'INVALID_CONFIG'].includes(error.code) ||
             error.code.startsWith('KEY_FILE_'));
-        const message = error instanceof Error ? error.message : String(error);
-        resolved.printError(`paperbot record: ${message}\n`);
-        throw new CommanderError(
+        throw commandFailure(
+          'record',
+          error,
           invalid ? RECORD_EXIT.invalidArguments : RECORD_EXIT.failed,
-          'paperbot.record',
-          message,
+          resolved.printError,
         );
       }
       resolved.print(describe(manifest, options.out));

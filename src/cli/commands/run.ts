@@ -13,6 +13,7 @@ import { isPaperbotError } from '../../core/errors.ts';
 import { Bot, isConfigurationError, type StartBotOptions } from '../bot/bot.ts';
 import { DEFAULT_BOT_CONFIG_PATH, type LoadedBotConfig, loadBotConfig } from '../bot/config.ts';
 import { type LogFormat, logFormatOption } from '../logging.ts';
+import { listenForStopSignals, printToStderr } from './terminal.ts';
 
 /** Exit codes of `paperbot run`. */
 export const RUN_EXIT = {
@@ -50,21 +51,11 @@ export interface RunCommandDependencies {
   readonly now: () => number;
 }
 
-function listenForSignals(onSignal: (signal: NodeJS.Signals) => void): () => void {
-  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM'];
-  for (const signal of signals) process.on(signal, onSignal);
-  return () => {
-    for (const signal of signals) process.off(signal, onSignal);
-  };
-}
-
 const defaultDependencies: RunCommandDependencies = {
-  printError: (text) => {
-    process.stderr.write(text);
-  },
+  printError: printToStderr,
   load: loadBotConfig,
   start: (options) => Bot.start(options),
-  onSignal: listenForSignals,
+  onSignal: listenForStopSignals,
   exit: (code) => {
     // Lets stdout drain; exits anyway if a forgotten handle would keep the process alive.
     process.exitCode = code;

@@ -15,6 +15,7 @@ import { systemClock } from '../../core/clock.ts';
 import { isPaperbotError, PaperbotError } from '../../core/errors.ts';
 import { DEFAULT_BOT_CONFIG_PATH, readMetricsSection } from '../bot/config.ts';
 import { renderStatus, StatusDocument } from '../bot/status-view.ts';
+import { printToStdout } from './terminal.ts';
 
 export interface StatusCommandDependencies {
   readonly print: (text: string) => void;
@@ -75,11 +76,7 @@ export function registerStatusCommand(
   program: Command,
   dependencies: Partial<StatusCommandDependencies> = {},
 ): Command {
-  const print =
-    dependencies.print ??
-    ((text: string) => {
-      process.stdout.write(text);
-    });
+  const print = dependencies.print ?? printToStdout;
   const limits = dependencies.limits ?? STATUS_READ_LIMITS;
   const fetch = dependencies.fetchText ?? ((url: string) => fetchText(url, limits));
   return program

@@ -5,16 +5,17 @@
  * on several machines"). Each job's data and code are checked against the submitter's
  * checksums first; a mismatch refuses the job with the reason.
  */
-import { type Command, CommanderError } from 'commander';
+import type { Command } from 'commander';
 import { isPaperbotError, PaperbotError } from '../../core/errors.ts';
 import { runBacktestJob, verifyBacktestJob } from '../../replay/backtest/queue-jobs.ts';
 import { DEFAULT_DATA_CACHE } from '../../replay/backtest/remote-data.ts';
 import { redactedUrl, startQueueWorker } from '../../replay/sweep/index.ts';
+import { commandFailure, nextStopSignal, printToStderr } from './terminal.ts';
 
 export interface WorkerCommandDependencies {
   readonly printError: (text: string) => void;
   /** Resolves when the worker should stop (default: SIGINT or SIGTERM). */
-  readonly stopSignal: () => Promise<void>;
+  readonly stopSignal: () => Promise<unknown>;
 }
 
 interface WorkerOptions {
@@ -32,20 +33,13 @@ function positive(text: string, name: string): number {
   return Number(text);
 }
 
-function signals(): Promise<void> {
-  return new Promise((resolve) => {
-    process.once('SIGINT', () => resolve());
-    process.once('SIGTERM', () => resolve());
-  });
-}
-
 export function registerWorkerCommand(
   program: Command,
   dependencies: Partial<WorkerCommandDependencies> = {},
 ): Command {
   const resolved: WorkerCommandDependencies = {
-    printError: (text) => process.stderr.write(text),
-    stopSignal: signals,
+    printError: printToStderr,
+    stopSignal: nextStopSignal,
     ...dependencies,
   };
   return program
@@ -73,10 +67,8 @@ export function registerWorkerCommand(
         await worker.close();
         resolved.printError('worker: stopped\n');
       } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
-        resolved.printError(`paperbot worker: ${message}\n`);
         const invalid = isPaperbotError(error) && error.code === 'INVALID_ARGUMENT';
-        throw new CommanderError(invalid ? 2 : 1, 'paperbot.worker', message);
+        throw commandFailure('worker', error, invalid ? 2 : 1, resolved.printError);
       }
     });
 }

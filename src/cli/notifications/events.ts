@@ -37,18 +37,30 @@ export interface NotificationSource {
 /** How often the dead-man's phase is looked at for a deadline that passed. */
 const DEADMAN_CHECK_MS = 1_000;
 
+/** How a fill is told, in the bot's log line and in a notification alike. */
+export function fillTitle(fill: Fill): string {
+  return `fill ${fill.side} ${fill.quantity} ${fill.market_id} at ${fill.price}`;
+}
+
+/** The fields of a fill that its log line and its notification share. */
+export function fillFields(fill: Fill) {
+  return {
+    fill_id: fill.fill_id,
+    order_id: fill.order_id,
+    market: fill.market_id,
+    side: fill.side,
+    quantity: fill.quantity,
+    price: fill.price,
+  };
+}
+
 export function fillEvent(fill: Fill, at: number): NotificationEvent {
   return {
     kind: 'fill',
     at,
-    title: `fill ${fill.side} ${fill.quantity} ${fill.market_id} at ${fill.price}`,
+    title: fillTitle(fill),
     fields: {
-      fill_id: fill.fill_id,
-      order_id: fill.order_id,
-      market: fill.market_id,
-      side: fill.side,
-      quantity: fill.quantity,
-      price: fill.price,
+      ...fillFields(fill),
       fee: fill.fee,
       maker: fill.is_maker,
     },

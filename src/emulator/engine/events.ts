@@ -18,6 +18,7 @@ import {
   type Fill,
   MarketDataStatus,
   OrderStatus,
+  type PrivateChannel,
   type PrivateEvent,
 } from '../../protocol/index.ts';
 import {
@@ -188,6 +189,11 @@ export abstract class EventEntry implements EventRecord {
     return this.codec.format;
   }
 
+  /** The wire event of this entry: its envelope around `data`. */
+  protected wire(channel: PrivateChannel, type: string, data: unknown): PrivateEvent {
+    return envelope(this.format, channel, this.sequence, this.ordinal, type, this.at, data);
+  }
+
   /** Writes the common part; returns the slot's first index. */
   protected packHead(numbers: Float64Array, base: number): number {
     numbers[base] = this.sequence;
@@ -241,20 +247,12 @@ export class StatusEventEntry extends EventEntry {
   }
 
   protected build(): PrivateEvent {
-    return envelope(
-      this.format,
-      'orders',
-      this.sequence,
-      this.ordinal,
-      'authoritative_status',
-      this.at,
-      {
-        entity_type: 'execution_intent',
-        entity_id: this.orderId,
-        from_state: this.from,
-        to_state: this.to,
-      },
-    );
+    return this.wire('orders', 'authoritative_status', {
+      entity_type: 'execution_intent',
+      entity_id: this.orderId,
+      from_state: this.from,
+      to_state: this.to,
+    });
   }
 }
 
@@ -352,15 +350,7 @@ export class PositionEventEntry extends EventEntry implements PositionSnapshot {
     const data = this.closed
       ? closedPositionToWire(this, this.format)
       : positionToWire(this, this.format);
-    return envelope(
-      this.format,
-      'positions',
-      this.sequence,
-      this.ordinal,
-      'position',
-      this.at,
-      data,
-    );
+    return this.wire('positions', 'position', data);
   }
 }
 
@@ -408,7 +398,7 @@ export class AccountEventEntry extends EventEntry {
       this,
       this.format,
     );
-    return envelope(this.format, 'account', this.sequence, this.ordinal, 'account', this.at, data);
+    return this.wire('account', 'account', data);
   }
 }
 
@@ -432,15 +422,7 @@ export class RiskEventEntry extends EventEntry {
   }
 
   protected build(): PrivateEvent {
-    return envelope(
-      this.format,
-      'risk',
-      this.sequence,
-      this.ordinal,
-      this.type,
-      this.at,
-      this.data,
-    );
+    return this.wire('risk', this.type, this.data);
   }
 }
 

@@ -19,7 +19,7 @@ import {
 import type { Accounting } from './accounting.ts';
 import { type EngineContext, empty } from './context.ts';
 import { bodyIssue, ExchangeError, invalidRequest } from './errors.ts';
-import { divideRounded, MONEY_ONE, MONEY_SCALE, parseScaled } from './fixed.ts';
+import { divideRounded, MONEY_ONE, MONEY_SCALE, parseScaled, type UnitGrid } from './fixed.ts';
 import { type BookSide, BUY, SELL } from './order-book.ts';
 import { type AccountState, type MarketRuntime, type PositionState, ROUTE_ID } from './state.ts';
 import { formatMoney } from './wire.ts';
@@ -72,6 +72,25 @@ const MAXIMUM_SLIPPAGE_PERCENT = 2n * MONEY_ONE;
 /** A request's decimal as text (requests may carry numbers where the wire allows them). */
 export function textOf(value: number | string): string {
   return typeof value === 'number' ? toDecimalString(value) : value;
+}
+
+/** `value` in units of `grid`, or null (with its problem) when it is not a positive multiple. */
+function positiveMultiple(
+  problems: Problem[],
+  field: 'quantity' | 'price',
+  value: number | string,
+  grid: UnitGrid,
+  gridName: 'quantity_step' | 'price_tick',
+): number | null {
+  const units = grid.unitsOf(textOf(value));
+  if (units !== null && units > 0) return units;
+  addInvalid(
+    problems,
+    field,
+    'multiple_of',
+    `${field} must be a positive multiple of ${gridName} ${grid.text}`,
+  );
+  return null;
 }
 
 function addInvalid(problems: Problem[], field: string, type: string, message: string): void {
@@ -312,15 +331,7 @@ export class OrderPlacement {
     market: MarketRuntime,
     quantity: number | string,
   ): number | null {
-    const steps = market.step.unitsOf(textOf(quantity));
-    if (steps !== null && steps > 0) return steps;
-    addInvalid(
-      problems,
-      'quantity',
-      'multiple_of',
-      `quantity must be a positive multiple of quantity_step ${market.step.text}`,
-    );
-    return null;
+    return positiveMultiple(problems, 'quantity', quantity, market.step, 'quantity_step');
   }
 
   /** A limit order's price in ticks, or null (with its problem) when missing or off the grid. */
@@ -333,15 +344,7 @@ export class OrderPlacement {
       addInvalid(problems, 'price', 'missing', 'price is required for limit orders');
       return null;
     }
-    const priceTicks = market.tick.unitsOf(textOf(price));
-    if (priceTicks !== null && priceTicks > 0) return priceTicks;
-    addInvalid(
-      problems,
-      'price',
-      'multiple_of',
-      `price must be a positive multiple of price_tick ${market.tick.text}`,
-    );
-    return null;
+    return positiveMultiple(problems, 'price', price, market.tick, 'price_tick');
   }
 
   /** A market order's max_slippage_percent (scaled), or null (with its problem). */

@@ -95,8 +95,7 @@ export async function* importBook(
   let lastRowT: number | null = null;
   let lastLine = 0;
   let sequence = 0;
-  for await (const row of readOrderedRows({ ...input, onHeader: () => tally.headerLines++ })) {
-    tally.rowsRead++;
+  for await (const row of readOrderedRows(input, tally)) {
     const level = atRow(input.path, row.line, () => ({
       t: row.t,
       side: bookSide(row.fields.side!),

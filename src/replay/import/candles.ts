@@ -5,14 +5,12 @@
  * (O-L-H-C for a rising candle, O-H-L-C otherwise), each a quarter of the volume rounded down to
  * the step, each with a ticker. A candle whose volume is under four steps gives the tickers only.
  */
-import { isoTimestamp } from '../../core/clock.ts';
 import { parseDecimal, toWire } from '../../core/decimal.ts';
 import { roundQuantity } from '../../core/grid.ts';
-import { tickerRecord, tradeRecord } from '../format/index.ts';
 import type { ColumnLayout } from './csv-rows.ts';
 import { readOrderedRows } from './ordered-rows.ts';
 import type { GridCheck, MarketSpec } from './market-spec.ts';
-import { atRow, type ImportedRecord, type InputTally } from './rows.ts';
+import { atRow, type ImportedRecord, importedTrade, type InputTally, priceTicker } from './rows.ts';
 import type { TimeUnit } from './timestamps.ts';
 
 export const CANDLE_FIELDS = {
@@ -35,8 +33,7 @@ export async function* importCandles(
   tally: InputTally,
 ): AsyncGenerator<ImportedRecord> {
   const step = parseDecimal(market.quantity_step);
-  for await (const row of readOrderedRows({ ...input, onHeader: () => tally.headerLines++ })) {
-    tally.rowsRead++;
+  for await (const row of readOrderedRows(input, tally)) {
     const candle = atRow(input.path, row.line, () => {
       const t = row.t;
       const open = grid.price(row.fields.open!);
@@ -55,29 +52,14 @@ export async function* importCandles(
     for (let index = 0; index < 4; index++) {
       const t = candle.t + Math.floor((index * input.intervalMs) / 4);
       const price = path[index]!;
-      yield {
-        line: row.line,
-        record: tickerRecord(t, {
-          market_id: market.market_id,
-          mark_price: price,
-          index_price: price,
-          last_price: price,
-          data_status: 'live',
-        }),
-      };
+      yield priceTicker(market, t, row.line, price);
       if (quantity === '0') continue;
-      yield {
-        line: row.line,
-        record: tradeRecord(t, {
-          trade_id: `${row.line}-${index}`,
-          market_id: market.market_id,
-          route_id: market.route_id,
-          price,
-          quantity,
-          side: takerSide(path, index, rising),
-          occurred_at: isoTimestamp(t),
-        }),
-      };
+      yield importedTrade(market, t, row.line, {
+        trade_id: `${row.line}-${index}`,
+        price,
+        quantity,
+        side: takerSide(path, index, rising),
+      });
     }
   }
 }

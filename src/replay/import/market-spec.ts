@@ -105,13 +105,7 @@ export class GridCheck {
     const value = decimalField(text, 'price');
     if (value.lte(0))
       throw new PaperbotError('IMPORT_INVALID_ROW', `price ${text} is not positive`);
-    if (!isOnIncrement(value, this.tick)) {
-      throw new PaperbotError(
-        'IMPORT_OFF_GRID',
-        `price ${text} is not a multiple of the tick ${toWire(this.tick)}`,
-      );
-    }
-    return toWire(value);
+    return onIncrement(value, text, 'price', this.tick, 'tick');
   }
 
   /** The canonical decimal text of a quantity (zero allowed: it deletes a book level). */
@@ -120,13 +114,7 @@ export class GridCheck {
     if (value.lt(0)) {
       throw new PaperbotError('IMPORT_INVALID_ROW', `quantity ${text} is negative`);
     }
-    if (!isOnIncrement(value, this.step)) {
-      throw new PaperbotError(
-        'IMPORT_OFF_GRID',
-        `quantity ${text} is not a multiple of the step ${toWire(this.step)}`,
-      );
-    }
-    return toWire(value);
+    return onIncrement(value, text, 'quantity', this.step, 'step');
   }
 
   /** An aggregate volume (a candle's): any non-negative decimal, not held to the step. */
@@ -135,6 +123,23 @@ export class GridCheck {
     if (value.lt(0)) throw new PaperbotError('IMPORT_INVALID_ROW', `volume ${text} is negative`);
     return value;
   }
+}
+
+/** The canonical text of a value on its increment; IMPORT_OFF_GRID otherwise. */
+function onIncrement(
+  value: Decimal,
+  text: string,
+  name: 'price' | 'quantity',
+  increment: Decimal,
+  incrementName: 'tick' | 'step',
+): string {
+  if (!isOnIncrement(value, increment)) {
+    throw new PaperbotError(
+      'IMPORT_OFF_GRID',
+      `${name} ${text} is not a multiple of the ${incrementName} ${toWire(increment)}`,
+    );
+  }
+  return toWire(value);
 }
 
 function decimalField(text: string, name: string): Decimal {

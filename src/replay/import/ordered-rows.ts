@@ -21,12 +21,20 @@ export interface OrderedRowsOptions {
   readonly timeUnit: TimeUnit;
   readonly sort: boolean;
   readonly maxSortedRows?: number;
-  readonly onHeader: () => void;
 }
 
-export async function* readOrderedRows(options: OrderedRowsOptions): AsyncGenerator<TimedRow> {
+/** What the rows are counted in: header lines skipped, rows handed on. */
+export interface RowCounts {
+  headerLines: number;
+  rowsRead: number;
+}
+
+export async function* readOrderedRows(
+  options: OrderedRowsOptions,
+  counts: RowCounts,
+): AsyncGenerator<TimedRow> {
   const { path } = options;
-  const rows = readCsvRows(path, options.layout, options.onHeader);
+  const rows = readCsvRows(path, options.layout, () => counts.headerLines++);
   const timed = async function* (): AsyncGenerator<TimedRow> {
     for await (const row of rows) {
       const t = atRow(path, row.line, () =>
@@ -46,6 +54,7 @@ export async function* readOrderedRows(options: OrderedRowsOptions): AsyncGenera
         );
       }
       previous = row;
+      counts.rowsRead++;
       yield row;
     }
     return;
@@ -63,5 +72,8 @@ export async function* readOrderedRows(options: OrderedRowsOptions): AsyncGenera
   }
   // Array.prototype.sort is stable: equal times keep file order.
   held.sort((a, b) => a.t - b.t);
-  yield* held;
+  for (const row of held) {
+    counts.rowsRead++;
+    yield row;
+  }
 }

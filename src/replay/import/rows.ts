@@ -3,7 +3,9 @@
  * the first line of each), and the error that names the file and line of a refused row.
  */
 import { isPaperbotError, PaperbotError } from '../../core/errors.ts';
-import type { RecordedEvent } from '../format/index.ts';
+import { isoTimestamp } from '../../core/clock.ts';
+import { type RecordedEvent, tickerRecord, tradeRecord } from '../format/index.ts';
+import type { MarketSpec } from './market-spec.ts';
 
 export interface SkipTally {
   count: number;
@@ -38,6 +40,53 @@ export class InputTally {
 export interface ImportedRecord {
   readonly record: RecordedEvent;
   readonly line: number;
+}
+
+/** The ticker an input writes at a traded price (the replay's marks): every price that one. */
+export function priceTicker(
+  market: MarketSpec,
+  t: number,
+  line: number,
+  price: string,
+): ImportedRecord {
+  return {
+    line,
+    record: tickerRecord(t, {
+      market_id: market.market_id,
+      mark_price: price,
+      index_price: price,
+      last_price: price,
+      data_status: 'live',
+    }),
+  };
+}
+
+/** What differs from one imported trade to the next; the market and route are the input's. */
+export interface TradeFields {
+  readonly trade_id: string;
+  readonly price: string;
+  readonly quantity: string;
+  readonly side: 'buy' | 'sell';
+}
+
+export function importedTrade(
+  market: MarketSpec,
+  t: number,
+  line: number,
+  trade: TradeFields,
+): ImportedRecord {
+  return {
+    line,
+    record: tradeRecord(t, {
+      trade_id: trade.trade_id,
+      market_id: market.market_id,
+      route_id: market.route_id,
+      price: trade.price,
+      quantity: trade.quantity,
+      side: trade.side,
+      occurred_at: isoTimestamp(t),
+    }),
+  };
 }
 
 /** Runs `convert` on one row; a refusal names the file and the line. */

@@ -7,13 +7,11 @@
  * header. `side` is the taker's side: `buy`/`sell` (or `b`/`s`), or, through `buyer_maker`, the
  * dumps' flag (a buyer who made the market means the taker sold).
  */
-import { isoTimestamp } from '../../core/clock.ts';
 import { PaperbotError } from '../../core/errors.ts';
-import { tickerRecord, tradeRecord } from '../format/index.ts';
 import type { ColumnLayout } from './csv-rows.ts';
 import { readOrderedRows } from './ordered-rows.ts';
 import type { GridCheck, MarketSpec } from './market-spec.ts';
-import { atRow, type ImportedRecord, type InputTally } from './rows.ts';
+import { atRow, type ImportedRecord, importedTrade, type InputTally, priceTicker } from './rows.ts';
 import type { TimeUnit } from './timestamps.ts';
 
 export const TRADE_FIELDS = {
@@ -62,8 +60,7 @@ export async function* importTrades(
   tally: InputTally,
 ): AsyncGenerator<ImportedRecord> {
   let lastPrice: string | null = null;
-  for await (const row of readOrderedRows({ ...input, onHeader: () => tally.headerLines++ })) {
-    tally.rowsRead++;
+  for await (const row of readOrderedRows(input, tally)) {
     const converted = atRow(input.path, row.line, () => {
       const t = row.t;
       const price = grid.price(row.fields.price!);
@@ -75,31 +72,15 @@ export async function* importTrades(
       continue;
     }
     const { t, price } = converted;
-    const occurredAt = isoTimestamp(t);
     if (price !== lastPrice) {
       lastPrice = price;
-      yield {
-        line: row.line,
-        record: tickerRecord(t, {
-          market_id: market.market_id,
-          mark_price: price,
-          index_price: price,
-          last_price: price,
-          data_status: 'live',
-        }),
-      };
+      yield priceTicker(market, t, row.line, price);
     }
-    yield {
-      line: row.line,
-      record: tradeRecord(t, {
-        trade_id: row.fields.id ?? `${row.line}`,
-        market_id: market.market_id,
-        route_id: market.route_id,
-        price,
-        quantity: converted.quantity,
-        side: converted.side,
-        occurred_at: occurredAt,
-      }),
-    };
+    yield importedTrade(market, t, row.line, {
+      trade_id: row.fields.id ?? `${row.line}`,
+      price,
+      quantity: converted.quantity,
+      side: converted.side,
+    });
   }
 }

@@ -182,16 +182,7 @@ export class Recorder {
               this.options.sink.book(book);
               this.options.tap?.book(market.marketId, book);
             }),
-          (error: unknown) => {
-            this.options.onError?.(error, `book ${market.marketId}`);
-            this.write('gap', () =>
-              this.options.sink.gap(
-                'book',
-                `book poll failed: ${describe(error)}`,
-                market.marketId,
-              ),
-            );
-          },
+          (error: unknown) => this.pollFailed(error, 'book', 'book', market.marketId),
         )
         .finally(() => {
           market.bookInFlight = false;
@@ -208,20 +199,24 @@ export class Recorder {
         .listTrades(market.marketId, limit)
         .then(
           (trades) => this.onTrades(market, trades, limit),
-          (error: unknown) => {
-            this.options.onError?.(error, `trades ${market.marketId}`);
-            this.write('gap', () =>
-              this.options.sink.gap(
-                'trade',
-                `trades poll failed: ${describe(error)}`,
-                market.marketId,
-              ),
-            );
-          },
+          (error: unknown) => this.pollFailed(error, 'trade', 'trades', market.marketId),
         )
         .finally(() => {
           market.tradesInFlight = false;
         }),
+    );
+  }
+
+  /** A failed poll is told to `onError` and written as a gap of its kind. */
+  private pollFailed(
+    error: unknown,
+    kind: 'book' | 'trade',
+    poll: 'book' | 'trades',
+    marketId: string,
+  ): void {
+    this.options.onError?.(error, `${poll} ${marketId}`);
+    this.write('gap', () =>
+      this.options.sink.gap(kind, `${poll} poll failed: ${describe(error)}`, marketId),
     );
   }
 

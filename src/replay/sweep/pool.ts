@@ -23,23 +23,17 @@ export interface CellError {
   readonly message: string;
 }
 
+/** Which cell a result is of. */
+interface SweepCellOfResult {
+  readonly index: number;
+  readonly label: string;
+  readonly raw: Readonly<Record<string, string>>;
+  readonly parameters: Readonly<Record<string, unknown>>;
+}
+
 export type SweepResult<Value = unknown> =
-  | {
-      readonly index: number;
-      readonly label: string;
-      readonly raw: Readonly<Record<string, string>>;
-      readonly parameters: Readonly<Record<string, unknown>>;
-      readonly status: 'ok';
-      readonly value: Value;
-    }
-  | {
-      readonly index: number;
-      readonly label: string;
-      readonly raw: Readonly<Record<string, string>>;
-      readonly parameters: Readonly<Record<string, unknown>>;
-      readonly status: 'error';
-      readonly error: CellError;
-    };
+  | (SweepCellOfResult & { readonly status: 'ok'; readonly value: Value })
+  | (SweepCellOfResult & { readonly status: 'error'; readonly error: CellError });
 
 export interface SweepOptions {
   /** Path (absolute, or relative to the working directory) or file URL of the module. */

@@ -1,0 +1,47 @@
+/**
+ * What the commands share to reach the terminal and the process: standard output and error,
+ * the stop signals, and the one way a command fails (its message on stderr, then the exit code).
+ */
+import { CommanderError } from 'commander';
+
+export function printToStdout(text: string): void {
+  process.stdout.write(text);
+}
+
+export function printToStderr(text: string): void {
+  process.stderr.write(text);
+}
+
+/** Calls `onSignal` on SIGINT and SIGTERM; returns the function that stops listening. */
+export function listenForStopSignals(onSignal: (signal: NodeJS.Signals) => void): () => void {
+  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM'];
+  for (const signal of signals) process.on(signal, onSignal);
+  return () => {
+    for (const signal of signals) process.off(signal, onSignal);
+  };
+}
+
+/**
+ * Prints `paperbot <command>: <message>` and returns the CommanderError that ends the process
+ * with `exitCode`; the caller throws it.
+ */
+export function commandFailure(
+  command: string,
+  error: unknown,
+  exitCode: number,
+  printError: (text: string) => void,
+): CommanderError {
+  const message = error instanceof Error ? error.message : String(error);
+  printError(`paperbot ${command}: ${message}\n`);
+  return new CommanderError(exitCode, `paperbot.${command}`, message);
+}
+
+/** Resolves with the first SIGINT or SIGTERM, and stops listening then. */
+export function nextStopSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const stopListening = listenForStopSignals((signal) => {
+      stopListening();
+      resolve(signal);
+    });
+  });
+}
