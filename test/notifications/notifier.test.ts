@@ -69,4 +69,40 @@ describe('the notifier', () => {
     await settle();
     expect(sent).toHaveLength(2);
   });
+
+  it('drains at shutdown within its budget, and says how many events it could not send', async () => {
+    const clock = new VirtualClock(Date.UTC(2026, 0, 5, 12, 0));
+    const sent: Sent[] = [];
+    // The first webhook answers; the second never does (its answer is left pending).
+    const post: PostJson = (url, body) => {
+      sent.push({ url, body });
+      if (url.endsWith('/up')) return Promise.resolve({ ok: true, status: 200, error: null });
+      return new Promise(() => undefined);
+    };
+    const notifier = new Notifier({
+      section: NotificationsSection.parse({
+        webhooks: [{ url: 'http://127.0.0.1:1/up' }, { url: 'http://127.0.0.1:1/hung' }],
+        batch_ms: 60_000,
+      }),
+      clock,
+      logger: silent,
+      post,
+    });
+    for (let n = 1; n <= 3; n++) {
+      notifier.publish({ kind: 'error', at: clock.now(), title: `event ${n}`, fields: {} });
+    }
+    const drained = notifier.drain(2_000);
+    await settle();
+    // Both were sent at once, the batch timer not waited for; the hung one holds its drain.
+    expect(sent.map((message) => message.url)).toEqual([
+      'http://127.0.0.1:1/up',
+      'http://127.0.0.1:1/hung',
+    ]);
+    clock.advanceBy(2_000);
+    expect(await drained).toBe(3);
+    expect(notifier.counts().map((count) => [count.sentEvents, count.droppedEvents])).toEqual([
+      [3, 0],
+      [0, 3],
+    ]);
+  });
 });

@@ -182,4 +182,43 @@ describe('webhook delivery', () => {
     await until('the timeout', () => channel.counts().failedAttempts === 1);
     expect(logs.warn[0]?.fields.reason).toBe('no answer within 2000 ms');
   });
+
+  it('sends what is queued at shutdown without waiting for the batch timer', async () => {
+    const { receiver, clock, channel } = await setup({
+      batch_ms: 60_000,
+      max_batch_events: 50,
+      max_per_minute: 10,
+    });
+    for (let n = 1; n <= 120; n++) channel.publish(fill(n, clock.now()));
+    // The virtual clock does not move: only the drain can send them.
+    await channel.drain();
+    const ids = receiver.bodies.flatMap((body) => eventsOf(body).map((e) => e.fields.fill_id));
+    expect(ids).toEqual(Array.from({ length: 120 }, (_, index) => `fill-${index + 1}`));
+    expect(receiver.bodies.map((body) => eventsOf(body).length)).toEqual([50, 50, 20]);
+    expect(channel.counts()).toMatchObject({ queued: 0, sentEvents: 120, droppedEvents: 0 });
+  });
+
+  it('at shutdown, tries a message in backoff once more at once, and counts what it loses', async () => {
+    const { receiver, clock, channel } = await setup({
+      batch_ms: 100,
+      retry_base_ms: 30_000,
+      retry_max_ms: 30_000,
+      max_attempts: 5,
+      max_per_minute: 2,
+    });
+    receiver.status = 503;
+    channel.publish(fill(1, clock.now()));
+    await advance(clock, 100, 100);
+    await until('the first attempt', () => channel.counts().failedAttempts === 1);
+    for (let n = 2; n <= 4; n++) channel.publish(fill(n, clock.now()));
+    // Without moving the clock: the message waiting 30 s of backoff is tried again now, once.
+    receiver.status = 200;
+    await channel.drain();
+    expect(receiver.requests).toBe(2);
+    expect(eventsOf(receiver.bodies[0]).map((e) => e.fields.fill_id)).toEqual(['fill-1']);
+    // The rate limit (2 a minute) is spent: the three events left are counted at close.
+    expect(channel.counts().queued).toBe(3);
+    channel.close();
+    expect(channel.counts()).toMatchObject({ queued: 0, droppedEvents: 3 });
+  });
 });

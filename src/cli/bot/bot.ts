@@ -631,7 +631,17 @@ export class Bot {
     for (const subscription of subscriptions) subscription.unsubscribe();
     metrics?.dispose();
     dashboard?.close();
-    notifier?.close();
+    if (notifier !== null) {
+      await attempt('notifications', async () => {
+        const unsent = await notifier.drain(this.loaded.config.notifications.timeout_ms);
+        if (unsent > 0) {
+          this.logger.warn(
+            { event: 'notifications.unsent_at_shutdown', events: unsent },
+            `${unsent} notification events could not be sent before shutdown`,
+          );
+        }
+      });
+    }
     if (live !== null) await attempt('venue', () => live.stop());
     if (stream !== null) await attempt('stream', () => stream.close());
     if (rest !== null) await attempt('rest', () => rest.close());

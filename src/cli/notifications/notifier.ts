@@ -71,6 +71,27 @@ export class Notifier {
     return this.channels.map((channel) => channel.counts());
   }
 
+  /**
+   * At shutdown: sends what the webhooks hold (the shutdown's own events included) without
+   * waiting for batching or backoff, for at most `budgetMs`, then closes. Resolves with the
+   * number of events still queued when it gave up (0 when everything went out).
+   */
+  async drain(budgetMs: number): Promise<number> {
+    for (const stop of this.stops.splice(0)) stop();
+    const { clock } = this.options;
+    let timer: TimerHandle | null = null;
+    await Promise.race([
+      Promise.all(this.channels.map((channel) => channel.drain())),
+      new Promise<void>((resolve) => {
+        timer = clock.setTimeout(resolve, budgetMs);
+      }),
+    ]);
+    if (timer !== null) clock.clearTimeout(timer);
+    const unsent = this.channels.reduce((sum, channel) => sum + channel.unsent(), 0);
+    this.close();
+    return unsent;
+  }
+
   close(): void {
     for (const stop of this.stops.splice(0)) stop();
     if (this.summaryTimer !== null) this.options.clock.clearTimeout(this.summaryTimer);

@@ -51,6 +51,11 @@ export class WebhookChannel {
   private queue: NotificationEvent[] = [];
   private timer: TimerHandle | null = null;
   private sending = false;
+  private inFlight: Promise<void> = Promise.resolve();
+  private inFlightEvents = 0;
+  /** Set at shutdown: no more batching waits or retries, what is queued goes out once. */
+  private draining = false;
+  private wakeBackoff: (() => void) | null = null;
   private closed = false;
   private readonly sentAt: number[] = [];
   private pendingDropped = 0;
@@ -102,11 +107,38 @@ export class WebhookChannel {
     this.closed = true;
     if (this.timer !== null) this.clock.clearTimeout(this.timer);
     this.timer = null;
+    this.wakeBackoff?.();
+    // Whatever is still queued or in flight is lost with the process: counted, not silently gone.
+    this.counters.droppedEvents += this.unsent();
     this.queue = [];
   }
 
-  private schedule(delayMs: number): void {
+  /** Events queued or in a message not yet answered. */
+  unsent(): number {
+    return this.queue.length + this.inFlightEvents;
+  }
+
+  /**
+   * At shutdown: sends what is queued without waiting for the batch timer, one attempt a
+   * message, while the rate limit allows; the caller bounds it in time and then closes. Events
+   * still queued at `close` are counted as dropped.
+   */
+  async drain(): Promise<void> {
     if (this.closed) return;
+    this.draining = true;
+    if (this.timer !== null) this.clock.clearTimeout(this.timer);
+    this.timer = null;
+    // A message in a backoff wait is tried once more now instead of after the wait.
+    this.wakeBackoff?.();
+    await this.inFlight;
+    while (!this.closed && this.queue.length > 0 && this.rateWait(this.clock.now()) === 0) {
+      this.inFlight = this.sendBatch();
+      await this.inFlight;
+    }
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.closed || this.draining) return;
     if (this.timer !== null) this.clock.clearTimeout(this.timer);
     this.timer = this.clock.setTimeout(() => {
       this.timer = null;
@@ -128,19 +160,27 @@ export class WebhookChannel {
       this.schedule(wait);
       return;
     }
+    this.inFlight = this.sendBatch();
+    await this.inFlight;
+    if (this.queue.length > 0) this.schedule(this.settings.batch_ms);
+  }
+
+  /** Sends up to `max_batch_events` queued events as one message. */
+  private async sendBatch(): Promise<void> {
     this.sending = true;
     const events = this.queue.splice(0, this.settings.max_batch_events);
     const dropped = this.pendingDropped;
     this.pendingDropped = 0;
     const body = webhookBody(this.entry.format, events, dropped);
+    this.inFlightEvents = events.length;
     try {
       // What a message given up held is reported by the next one that gets through.
       if (!(await this.deliver(body, events.length)))
         this.pendingDropped += dropped + events.length;
     } finally {
       this.sending = false;
+      this.inFlightEvents = 0;
     }
-    if (this.queue.length > 0) this.schedule(this.settings.batch_ms);
   }
 
   /** Sends one message, retrying with backoff; resolves true once sent, false once given up. */
@@ -170,13 +210,19 @@ export class WebhookChannel {
       this.counters.failedAttempts += 1;
       this.failuresSinceLog += 1;
       this.noteDown(result.error ?? 'failed');
-      if (attempt === this.settings.max_attempts) break;
+      if (attempt === this.settings.max_attempts || this.draining) break;
       const backoff = Math.min(
         this.settings.retry_base_ms * 2 ** (attempt - 1),
         this.settings.retry_max_ms,
       );
       await new Promise<void>((resolve) => {
-        this.clock.setTimeout(resolve, backoff);
+        const wake = () => {
+          this.clock.clearTimeout(timer);
+          this.wakeBackoff = null;
+          resolve();
+        };
+        const timer = this.clock.setTimeout(wake, backoff);
+        this.wakeBackoff = wake;
       });
     }
     if (!this.closed) {
