@@ -66,7 +66,8 @@ function input(): ReportInput {
 
 describe('the JSON report', () => {
   it('has the documented top-level shape and summary keys, in order', () => {
-    const report = buildReport(input());
+    const base = input();
+    const report = buildReport(base);
     expect(Object.keys(report)).toEqual([
       'schema',
       'schema_version',
@@ -78,8 +79,9 @@ describe('the JSON report', () => {
       'strategies',
       'trades',
       'fills',
+      'lists',
+      'files',
       'charts',
-      'equity',
     ]);
     expect(report.schema).toBe(REPORT_SCHEMA);
     expect(Object.keys(report.summary)).toEqual([
@@ -122,11 +124,19 @@ describe('the JSON report', () => {
     expect(report.metadata.run_at).toBeNull();
     expect(report.trades).toHaveLength(10);
     expect(report.summary.return).toMatch(/^-?\d+\.\d{6}$/);
-    expect(report.equity[0]).toEqual({
-      t: T0,
-      equity: '998.5',
-      drawdown: '0.001500',
+    // Schema 3: no equity list (the chart has the run in buckets, --csv every sample); what
+    // the lists hold is counted.
+    expect(report).not.toHaveProperty('equity');
+    expect(report.lists).toEqual({
+      limit: 1_000,
+      fills: 20,
+      fills_omitted: 0,
+      trades: 10,
+      trades_omitted: 0,
+      equity_samples: report.lists.equity_samples,
     });
+    expect(report.lists.equity_samples).toBe(base.equity.length);
+    expect(report.files).toBeNull();
     // Every fill, in time order, with the same types as the input (decimals as strings).
     expect(report.fills).toHaveLength(20);
     expect(report.fills[0]).toEqual({

@@ -3,8 +3,9 @@
  * (docs/backtesting.md). Three forms:
  *
  * - a backtest: prints the summary (or, with `--json`, the JSON report); `--report FILE` writes
- *   the self-contained HTML page and `--csv DIR` the trades, fills and equity as CSV, and the
- *   paths written are printed (on stderr with `--json`, so stdout stays one JSON document);
+ *   the self-contained HTML page and `--csv DIR` every trade, fill and equity sample as CSV
+ *   (written while the run goes: the report itself keeps only the first and last of them), and
+ *   the paths written are printed (on stderr with `--json`, so stdout stays one JSON document);
  * - `--sweep name=a,b,c` (repeatable): the grid of backtests on worker threads, one table row
  *   (or JSON object) per cell; `--report FILE` writes the comparison page;
  * - `--divergence <session>`: a backtest over the session's public data, compared with the
@@ -42,7 +43,8 @@ import {
   renderReportHtml,
   renderSweepHtml,
   reportToJson,
-  writeReportCsv,
+  openReportCsv,
+  type ReportCsv,
 } from '../../replay/report/index.ts';
 import { Journal } from '../../runtime/journal/index.ts';
 import { executeSearch } from './backtest-search.ts';
@@ -344,6 +346,9 @@ async function execute(
     stdoutIsTerminal: dependencies.interactive,
   });
   let result: BacktestResult;
+  // Every fill, trade and equity sample is written while the run goes, not kept for the end.
+  const csv: ReportCsv | null = options.csv === undefined ? null : openReportCsv(options.csv);
+  let csvPaths: string[] = [];
   const cpuBefore = process.cpuUsage();
   try {
     result = await runBacktest({
@@ -353,9 +358,11 @@ async function execute(
       logger: dependencies.logger(config.logging.level, options.logFormat ?? config.logging.format),
       onProgress: (delivered) => progress.update(delivered),
       skipMissingMarkets: options.skipMissingMarkets === true,
+      reportFiles: csv,
     });
   } finally {
     progress.stop();
+    csvPaths = csv?.close() ?? [];
   }
   const run = runFigures(result, process.cpuUsage(cpuBefore));
   const written: string[] = [];
@@ -363,10 +370,7 @@ async function execute(
     const path = await writePage(options.report, renderReportHtml(result.report));
     written.push(`report written to ${path}`);
   }
-  if (options.csv !== undefined) {
-    const paths = await writeReportCsv(options.csv, result.report);
-    written.push(`CSV written to ${paths.join(', ')}`);
-  }
+  if (csv !== null) written.push(`CSV written to ${csvPaths.join(', ')}`);
   if (options.divergence !== undefined) {
     const journal =
       options.liveJournal === undefined ? null : liveOrderIdsFrom(options.liveJournal);

@@ -8,8 +8,9 @@
  * outlives the run, and the kernel's shutdown cancels every order instead.
  *
  * Each record is delivered when the clock reaches its `t` (`loop.ts`); equity is sampled on a
- * fixed grid of virtual time and at the end; the fills are the venue's. The report is built
- * from those alone, with no clock read, so the same data, config and seed give the same bytes.
+ * fixed grid of virtual time and at the end; the fills are the venue's. The report is collected
+ * from those as the run goes, in bounded memory (`report/collector.ts`), with no clock read, so
+ * the same data, config and seed give the same bytes.
  */
 import { type Subscription, tap } from 'rxjs';
 import { PaperbotError } from '../../core/errors.ts';
@@ -27,15 +28,9 @@ import { type IntentOutcome, intentIdPrefix } from '../../runtime/intents.ts';
 import type { StrategyDefinition } from '../../runtime/strategy/types.ts';
 import type { RecordedEvent } from '../format/records.ts';
 import type { OrderIds } from '../report/divergence.ts';
-import type {
-  EquitySample,
-  MarketSeries,
-  ReportInput,
-  ReportMetadata,
-  StrategyEntry,
-} from '../report/input.ts';
-import { type BacktestReport, buildReport, type ParameterValue } from '../report/report.ts';
-import { BucketedSeries } from '../report/series.ts';
+import { ReportCollector, type ReportFiles } from '../report/collector.ts';
+import type { ReportMetadata, StrategyEntry } from '../report/input.ts';
+import type { BacktestReport, ParameterValue } from '../report/report.ts';
 import { ReplayVenue } from '../venue/replay-venue.ts';
 import { executorSettings, reconcilerSettings, trackerSettings } from '../../runtime/config.ts';
 import type { BacktestConfig, ResolvedStrategy } from './config.ts';
@@ -72,11 +67,12 @@ export interface BacktestRunOptions {
    * refusing the run with BACKTEST_MISSING_MARKET.
    */
   readonly skipMissingMarkets?: boolean;
+  /** Where every fill, trade and equity sample of the report goes as it happens (`--csv`). */
+  readonly reportFiles?: ReportFiles | null;
 }
 
 export interface BacktestResult {
   readonly report: BacktestReport;
-  readonly input: ReportInput;
   readonly fills: readonly Fill[];
   /** The runtime's ids of each venue order that filled (for the divergence report). */
   readonly orderIds: ReadonlyMap<string, OrderIds>;
@@ -268,25 +264,45 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
     const driver = new TimeDriver(clock, [() => venue.activity, () => intents]);
     const running = kernel;
     const outcomeCounts = new Map<string, number>();
-    const series = new Map(
-      source.markets.map((market) => [
-        market.market_id,
-        {
-          price: new BucketedSeries(),
-          buyOrders: new BucketedSeries(),
-          sellOrders: new BucketedSeries(),
-        },
-      ]),
-    );
+    const prefixes = entries.map((entry) => ({
+      id: entry.id,
+      prefix: intentIdPrefix(entry.id, BACKTEST_EPOCH),
+    }));
+    const collector = new ReportCollector({
+      currency: venue.account().settlement_asset,
+      startingBalance: config.venue.starting_balance,
+      startMs,
+      sharpePeriodMs: config.report.sharpe_period_ms,
+      markets: source.markets.map((market) => market.market_id),
+      strategies: entries,
+      metadata: reportMetadata(
+        parsed.filter((strategy) => !skipped.has(strategy.id)),
+        config.seed,
+        source.directories,
+      ),
+      files: options.reportFiles ?? null,
+    });
+    // The venue's new fills, to the report with the strategy whose order filled.
+    let reported = 0;
+    const reportFills = () => {
+      for (; reported < venue.fills.length; reported++) {
+        const fill = venue.fills[reported]!;
+        const clientOrderId =
+          fill.order_id === null
+            ? null
+            : (venue.filledOrderIdsOf(fill.order_id)?.clientOrderId ??
+              venue.exchange.getOrder(venue.accountId, fill.order_id).client_order_id);
+        const owner = prefixes.find((entry) => clientOrderId?.startsWith(entry.prefix) === true);
+        collector.fill(fill, owner?.id);
+      }
+    };
     running.outcomes$.subscribe((outcome) => {
       for (const key of outcomeKey(outcome)) {
         outcomeCounts.set(key, (outcomeCounts.get(key) ?? 0) + 1);
       }
       const intent = outcome.intent.intent;
       if (outcome.status === 'accepted' && intent.kind === 'place' && intent.price !== undefined) {
-        const market = series.get(intent.marketId);
-        const side = intent.side === 'buy' ? market?.buyOrders : market?.sellOrders;
-        side?.add(clock.now(), intent.price);
+        collector.order(intent.marketId, intent.side, clock.now(), intent.price);
       }
     });
     await driver.runUntil(running.start(), START_LIMIT_MS, 'the kernel start');
@@ -298,11 +314,11 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
     });
 
     const interval = config.report.equity_interval_ms;
-    const equity: EquitySample[] = [];
     let nextSample = startMs + interval;
     const nextSampleAt = () => nextSample;
     const sample = (t: number) => {
-      equity.push({ t, equity: venue.equity() });
+      reportFills();
+      collector.equity(t, venue.equity());
       nextSample = t + interval;
     };
 
@@ -322,11 +338,12 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
         }
         if (record.k === 'ticker') {
           const price = record.d.mark_price ?? record.d.last_price;
-          if (price !== null) series.get(record.m)?.price.add(t, price);
+          if (price !== null) collector.price(record.m, t, price);
         }
         const before = driver.mark();
         venue.ingest(record);
         if (driver.mark() !== before) await driver.settle();
+        if (venue.fills.length > reported) reportFills();
       }
       delivered += batch.length;
       options.onProgress?.(delivered);
@@ -345,12 +362,9 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
     );
     stopped = true;
     const endMs = clock.now();
-    const last = equity[equity.length - 1];
-    const closing = { t: endMs, equity: venue.account().total_equity };
-    if (last !== undefined && last.t === endMs) equity[equity.length - 1] = closing;
-    else equity.push(closing);
-
     options.onPhase?.('reporting');
+    reportFills();
+    const report = collector.finish(endMs, venue.account().total_equity);
     const orderIds = new Map<string, OrderIds>();
     for (const fill of venue.fills) {
       if (fill.order_id === null || orderIds.has(fill.order_id)) continue;
@@ -365,49 +379,8 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
         requestId: order.request_id,
       });
     }
-    const prefixes = entries.map((entry) => ({
-      id: entry.id,
-      prefix: intentIdPrefix(entry.id, BACKTEST_EPOCH),
-    }));
-    const fillStrategies = new Map<string, string>();
-    for (const fill of venue.fills) {
-      const clientOrderId =
-        fill.order_id === null ? null : orderIds.get(fill.order_id)?.clientOrderId;
-      const owner = prefixes.find(
-        (candidate) => clientOrderId?.startsWith(candidate.prefix) === true,
-      );
-      if (owner !== undefined) fillStrategies.set(fill.fill_id, owner.id);
-    }
-    const marketSeries = new Map<string, MarketSeries>(
-      [...series.entries()].map(([marketId, value]) => [
-        marketId,
-        {
-          price: value.price.points(),
-          buyOrders: value.buyOrders.points(),
-          sellOrders: value.sellOrders.points(),
-        },
-      ]),
-    );
-    const input: ReportInput = {
-      currency: venue.account().settlement_asset,
-      startingBalance: config.venue.starting_balance,
-      startMs,
-      endMs,
-      fills: venue.fills,
-      equity,
-      metadata: reportMetadata(
-        parsed.filter((strategy) => !skipped.has(strategy.id)),
-        config.seed,
-        source.directories,
-      ),
-      fillStrategies,
-      strategies: entries,
-      marketSeries,
-    };
-    const report = buildReport(input, { sharpePeriodMs: config.report.sharpe_period_ms });
     return {
       report,
-      input,
       fills: venue.fills,
       orderIds,
       records: delivered,

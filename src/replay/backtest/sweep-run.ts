@@ -178,9 +178,9 @@ export async function runSweepCell(
     skipMissingMarkets: input.skipMissingMarkets === true,
   });
   const summary = result.report.summary;
-  const start = { t: result.report.range.start_ms, value: summary.starting_balance };
+  // The report's equity chart (buckets from the run's start) in fewer buckets.
   const equity = bucketed(
-    [start, ...result.report.equity.map((point) => ({ t: point.t, value: point.equity }))],
+    result.report.charts.equity.map(([t, value]) => ({ t, value })),
     SWEEP_EQUITY_POINTS,
   );
   return {

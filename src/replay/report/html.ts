@@ -99,9 +99,10 @@ function tradesTable(report: BacktestReport): string {
             : 'win';
     return `<tr class="${result}">${cell(index + 1)}${cell(trade.market_id, 'text')}${cell(trade.direction, 'text')}${cell(trade.opened_at, 'text')}${cell(trade.closed_at ?? 'open', 'text')}${cell(durationText(trade.duration_ms))}${cell(trade.opened_quantity)}${cell(trade.entry_price)}${cell(trade.exit_price)}${cell(percentText(trade.mae))}${cell(percentText(trade.mfe))}${cell(trade.gross_pnl)}${cell(trade.fees)}${cell(trade.net_pnl, 'pnl')}</tr>`;
   });
+  const shown = Math.min(report.trades.length, MAX_TRADE_ROWS);
   const more =
-    report.trades.length > MAX_TRADE_ROWS
-      ? `<p>${MAX_TRADE_ROWS} of ${report.trades.length} trades shown; the JSON report lists them all.</p>`
+    report.lists.trades > shown
+      ? `<p>The first ${shown} of ${report.lists.trades} trades; --csv writes every one.</p>`
       : '';
   return `<table class="trades">${header}${rows.join('')}</table>${more}`;
 }
@@ -210,7 +211,7 @@ export function renderReportHtml(report: BacktestReport): string {
     ...marketSections,
     '<h2>Trades</h2>',
     tradesTable(report),
-    `<p class="meta">${report.fills.length} fills; the JSON report (--json) lists them all, and --csv writes them with the trades and the equity curve.</p>`,
+    `<p class="meta">${report.lists.fills} fills; the JSON report (--json) lists the first and last ${report.lists.limit}, and --csv writes every one with the trades and the equity curve.</p>`,
     `<script type="application/json" id="report-charts">${scriptJson(specs)}</script>`,
     chartScripts(),
     `<script>${PAGE_SCRIPT}</script>`,

@@ -1,6 +1,7 @@
 /** Backtest reports (statistics, JSON, HTML, CSV), the divergence report and the progress bar. */
 export * from './breakdown.ts';
 export * from './charts.ts';
+export * from './collector.ts';
 export * from './csv.ts';
 export * from './divergence.ts';
 export * from './excursions.ts';
@@ -11,6 +12,7 @@ export * from './input.ts';
 export * from './progress.ts';
 export * from './report.ts';
 export * from './round-trips.ts';
+export * from './running-statistics.ts';
 export * from './series.ts';
 export * from './statistics.ts';
 export * from './style.ts';

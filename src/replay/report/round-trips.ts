@@ -11,6 +11,11 @@
  *
  * For a whole round trip the realized PnL does not depend on the lot method (it is sell notional
  * minus buy notional); FIFO only decides how a still-open trip's realized part is counted.
+ *
+ * `RoundTripBook` takes fills one at a time and hands each trip over as it closes, so a run of
+ * any length holds only the trips still open (one per market) and their lots. A trip keeps the
+ * ids of its first `TRADE_FILL_IDS` fills and counts the rest. It can also follow the market
+ * price while a trip is open (`price`), for its excursions (`excursions.ts`).
  */
 import { type Decimal, parseDecimal, ZERO } from '../../core/decimal.ts';
 import type { Fill } from '../../protocol/index.ts';
@@ -36,9 +41,22 @@ export interface RoundTrip {
   /** Fees paid on the trip's share of its fills. */
   readonly fees: Decimal;
   readonly netPnl: Decimal;
-  /** Fills that took part, in order; a fill that crossed zero is in two trips. */
+  /**
+   * Fills that took part, in order, the first `TRADE_FILL_IDS` of them; a fill that crossed zero
+   * is in two trips.
+   */
   readonly fillIds: readonly string[];
+  /** How many fills took part (all of them, also those beyond `fillIds`). */
+  readonly fillCount: number;
+  /** Lowest and highest market price seen while the trip was open (`RoundTripBook.price`). */
+  readonly priceLow: string | null;
+  readonly priceHigh: string | null;
+  /** Order in which the trip opened, from 0 (the order the report lists trades in). */
+  readonly sequence: number;
 }
+
+/** Fill ids a trip keeps; longer trips count the rest (`fillCount`). */
+export const TRADE_FILL_IDS = 1_000;
 
 interface Lot {
   quantity: Decimal;
@@ -57,7 +75,12 @@ interface OpenTrip {
   grossPnl: Decimal;
   fees: Decimal;
   readonly fillIds: string[];
-  /** Where the finished trip goes in the output (trips are listed in the order they opened). */
+  fillCount: number;
+  priceLow: string | null;
+  lowValue: number;
+  priceHigh: string | null;
+  highValue: number;
+  /** Order of opening (trips are listed in the order they opened). */
   readonly slot: number;
 }
 
@@ -83,59 +106,51 @@ function finish(trip: OpenTrip, closedAt: number | null): RoundTrip {
     fees: trip.fees,
     netPnl: trip.grossPnl.minus(trip.fees),
     fillIds: trip.fillIds,
+    fillCount: trip.fillCount,
+    priceLow: trip.priceLow,
+    priceHigh: trip.priceHigh,
+    sequence: trip.slot,
   };
 }
 
-/** Round trips in the order they opened, with trips still open at the end last in their place. */
-export function reconstructRoundTrips(fills: readonly Fill[]): RoundTrip[] {
-  const output: (RoundTrip | null)[] = [];
-  const open = new Map<string, OpenTrip>();
+/**
+ * Round trips built fill by fill. Fills come in time order (ties in the order given); each trip
+ * goes to `onClosed` as it closes; `open()` lists those still open, in the order they opened.
+ * Trips are grouped by `keyOf` (the market by default: one trip at a time per key).
+ */
+export class RoundTripBook {
+  private readonly trips = new Map<string, OpenTrip>();
+  private opened = 0;
 
-  const start = (
-    marketId: string,
-    direction: TripDirection,
-    t: number,
-    quantity: Decimal,
-    price: Decimal,
-    fee: Decimal,
-    fillId: string,
-  ): void => {
-    const trip: OpenTrip = {
-      marketId,
-      direction,
-      openedAt: t,
-      lots: [{ quantity, price }],
-      openedQuantity: quantity,
-      openedNotional: price.times(quantity),
-      closedQuantity: ZERO,
-      closedNotional: ZERO,
-      grossPnl: ZERO,
-      fees: fee,
-      fillIds: [fillId],
-      slot: output.length,
-    };
-    output.push(null);
-    open.set(marketId, trip);
-  };
+  constructor(private readonly onClosed: (trip: RoundTrip) => void) {}
 
-  for (const fill of fillsInTimeOrder(fills)) {
-    const t = fillTime(fill);
+  /** Trips opened so far. */
+  get count(): number {
+    return this.opened;
+  }
+
+  /** Trips open now (at most one per key). */
+  get openCount(): number {
+    return this.trips.size;
+  }
+
+  add(fill: Fill, t: number = fillTime(fill), key: string = fill.market_id): void {
     const quantity = parseDecimal(fill.quantity);
     const price = parseDecimal(fill.price);
     const fee = parseDecimal(fill.fee);
     const direction: TripDirection = fill.side === 'buy' ? 'long' : 'short';
-    const trip = open.get(fill.market_id);
+    const trip = this.trips.get(key);
     if (!trip) {
-      start(fill.market_id, direction, t, quantity, price, fee, fill.fill_id);
-      continue;
+      this.start(key, fill.market_id, direction, t, quantity, price, fee, fill.fill_id);
+      return;
     }
     if (trip.direction === direction) {
       trip.lots.push({ quantity, price });
       trip.openedQuantity = trip.openedQuantity.plus(quantity);
       trip.openedNotional = trip.openedNotional.plus(price.times(quantity));
       trip.fees = trip.fees.plus(fee);
-      trip.fillIds.push(fill.fill_id);
-      continue;
+      noteFill(trip, fill.fill_id);
+      return;
     }
     const held = trip.openedQuantity.minus(trip.closedQuantity);
     const closing = quantity.lte(held) ? quantity : held;
@@ -153,18 +168,93 @@ export function reconstructRoundTrips(fills: readonly Fill[]): RoundTrip[] {
     trip.closedQuantity = trip.closedQuantity.plus(closing);
     trip.closedNotional = trip.closedNotional.plus(price.times(closing));
     trip.fees = trip.fees.plus(closingFee);
-    trip.fillIds.push(fill.fill_id);
+    noteFill(trip, fill.fill_id);
     if (trip.closedQuantity.eq(trip.openedQuantity)) {
-      output[trip.slot] = finish(trip, t);
-      open.delete(fill.market_id);
+      this.trips.delete(key);
+      this.onClosed(finish(trip, t));
       const rest = quantity.minus(closing);
       if (rest.gt(0)) {
-        start(fill.market_id, direction, t, rest, price, fee.minus(closingFee), fill.fill_id);
+        this.start(
+          key,
+          fill.market_id,
+          direction,
+          t,
+          rest,
+          price,
+          fee.minus(closingFee),
+          fill.fill_id,
+        );
       }
     }
   }
-  for (const trip of open.values()) output[trip.slot] = finish(trip, null);
-  return output as RoundTrip[];
+
+  /** The market price of `key`'s open trip, if any, at one instant (for its excursions). */
+  price(key: string, value: string, numeric: number = Number(value)): void {
+    const trip = this.trips.get(key);
+    if (trip === undefined) return;
+    if (trip.priceLow === null || numeric < trip.lowValue) {
+      trip.priceLow = value;
+      trip.lowValue = numeric;
+    }
+    if (trip.priceHigh === null || numeric > trip.highValue) {
+      trip.priceHigh = value;
+      trip.highValue = numeric;
+    }
+  }
+
+  /** The trips still open, in the order they opened (not closed: the book goes on). */
+  open(): RoundTrip[] {
+    return [...this.trips.values()]
+      .sort((a, b) => a.slot - b.slot)
+      .map((trip) => finish(trip, null));
+  }
+
+  private start(
+    key: string,
+    marketId: string,
+    direction: TripDirection,
+    t: number,
+    quantity: Decimal,
+    price: Decimal,
+    fee: Decimal,
+    fillId: string,
+  ): void {
+    this.trips.set(key, {
+      marketId,
+      direction,
+      openedAt: t,
+      lots: [{ quantity, price }],
+      openedQuantity: quantity,
+      openedNotional: price.times(quantity),
+      closedQuantity: ZERO,
+      closedNotional: ZERO,
+      grossPnl: ZERO,
+      fees: fee,
+      fillIds: [fillId],
+      fillCount: 1,
+      priceLow: null,
+      lowValue: Number.NaN,
+      priceHigh: null,
+      highValue: Number.NaN,
+      slot: this.opened++,
+    });
+  }
+}
+
+function noteFill(trip: OpenTrip, fillId: string): void {
+  trip.fillCount++;
+  if (trip.fillIds.length < TRADE_FILL_IDS) trip.fillIds.push(fillId);
+}
+
+/** Round trips in the order they opened, with trips still open at the end last in their place. */
+export function reconstructRoundTrips(fills: readonly Fill[]): RoundTrip[] {
+  const output: RoundTrip[] = [];
+  const book = new RoundTripBook((trip) => {
+    output[trip.sequence] = trip;
+  });
+  for (const fill of fillsInTimeOrder(fills)) book.add(fill);
+  for (const trip of book.open()) output[trip.sequence] = trip;
+  return output;
 }
 
 /** Signed position per market after each fill, starting flat (long positive). */

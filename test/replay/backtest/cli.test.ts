@@ -57,12 +57,13 @@ describe('paperbot backtest', () => {
     expect(run.intents).toBeLessThan(run.events!);
     expect(run.cpu_ms).toBeGreaterThan(0);
     expect(run.max_rss_mb).toBeGreaterThan(10);
-    expect(Object.keys(rest).at(-1)).toBe('equity');
+    expect(Object.keys(rest).at(-1)).toBe('charts');
     const page = await readFile(html, 'utf8');
     expect(page.startsWith('<!DOCTYPE html>') || page.startsWith('<!doctype html>')).toBe(true);
     expect(page).toContain(report.summary.net_pnl);
     expect(page).not.toMatch(/<script[^>]+src=/);
-    // The JSON lists every fill, with the strategy that placed it.
+    // The JSON lists every fill of a short run (the first and last 1,000 of a long one), with
+    // the strategy that placed it.
     expect(report.fills).toHaveLength(report.summary.fills);
     expect(report.fills.every((fill) => fill.strategy_id === 'mm-btc')).toBe(true);
     expect(report.strategies.map((strategy) => [strategy.strategy_id, strategy.fills])).toEqual([

@@ -11,7 +11,11 @@ import {
 } from '../../../src/replay/backtest/runner.ts';
 import { openReplaySource } from '../../../src/replay/backtest/sources.ts';
 import { openRecording } from '../../../src/replay/format/recording.ts';
-import { renderReportHtml, reportToJson } from '../../../src/replay/report/index.ts';
+import {
+  renderReportHtml,
+  type ReportFiles,
+  reportToJson,
+} from '../../../src/replay/report/index.ts';
 import { defineStrategy } from '../../../src/runtime/strategy/index.ts';
 import { marketMakerDocument, recordSession, SESSION_START, temporaryFolder } from './helpers.ts';
 
@@ -28,17 +32,31 @@ afterAll(async () => {
   await folder.remove();
 });
 
-async function backtest(document: Record<string, unknown>, cache: 'auto' | 'off' = 'auto') {
+async function backtest(
+  document: Record<string, unknown>,
+  cache: 'auto' | 'off' = 'auto',
+  reportFiles: ReportFiles | null = null,
+) {
   const loaded = await resolveBacktestConfig(document);
   const source = await openReplaySource(loaded.config.data, { cache });
-  return runBacktest({ config: loaded.config, strategies: loaded.strategies, source });
+  return runBacktest({ config: loaded.config, strategies: loaded.strategies, source, reportFiles });
 }
 
 describe('backtest runner', () => {
   it("replays every record through the kernel and reports the venue's fills and equity", async () => {
     const recording = await openRecording(session);
-    const result = await backtest(marketMakerDocument([session]));
+    const equityTimes: number[] = [];
+    const fillIds: string[] = [];
+    const result = await backtest(marketMakerDocument([session]), 'auto', {
+      paths: { fills: 'fills.csv', trades: 'trades.csv', equity: 'equity.csv' },
+      fill: (fill) => fillIds.push(fill.fill_id),
+      trade: () => {},
+      equity: (point) => equityTimes.push(point.t),
+    });
     const report = result.report;
+    // Every fill reached the files, in the venue's order.
+    expect(fillIds).toEqual(result.fills.map((fill) => fill.fill_id));
+    expect(report.lists.equity_samples).toBe(equityTimes.length);
     expect(result.records).toBe(recording.manifest.counts.total);
     expect(report.range.start_ms).toBe(SESSION_START);
     expect(report.range.end_ms).toBeGreaterThanOrEqual(recording.manifest.time_range.last_t!);
@@ -46,8 +64,8 @@ describe('backtest runner', () => {
     expect(report.summary.fills).toBe(result.fills.length);
     expect(result.counters.intents).toBeGreaterThan(0);
     expect(result.fills.every((fill) => fill.market_id === 'BTC-PERP')).toBe(true);
-    // Samples on the one-second grid, then one at the end.
-    const times = report.equity.map((point) => point.t);
+    // Samples on the one-second grid, then one at the end (every one in equity.csv).
+    const times = equityTimes;
     expect(times.slice(0, 3)).toEqual([
       SESSION_START + 1_000,
       SESSION_START + 2_000,
