@@ -30,27 +30,23 @@ function unitsOf(digits: string): bigint {
   return digits.length <= 15 ? BigInt(Number(digits)) : BigInt(digits);
 }
 
-/**
- * Conversions of the decimals a hot path reads again and again (a market's tick, a limit, a
- * resting order's quantity): big.js values are never changed in place, so one conversion each.
- */
-const fromDecimalCache = new WeakMap<Decimal, Scaled>();
-
 export function scaledOf(value: Decimal): Scaled {
-  const cached = fromDecimalCache.get(value);
-  if (cached !== undefined) return cached;
   const digits = value.c;
-  let text = '';
-  for (let index = 0; index < digits.length; index++) text += digits[index];
-  let units = unitsOf(text);
+  let units: bigint;
+  if (digits.length <= 15) {
+    // Up to 15 digits are exact in a number, and a number is far cheaper to build than text.
+    let whole = 0;
+    for (let index = 0; index < digits.length; index++) whole = whole * 10 + digits[index]!;
+    units = BigInt(whole);
+  } else {
+    units = BigInt(digits.join(''));
+  }
   let scale = digits.length - 1 - value.e;
   if (scale < 0) {
     units *= powerOfTen(-scale);
     scale = 0;
   }
-  const result: Scaled = { units: value.s < 0 ? -units : units, scale };
-  fromDecimalCache.set(value, result);
-  return result;
+  return { units: value.s < 0 ? -units : units, scale };
 }
 
 /** A decimal string (interface rule 1) as a scaled value; `null` when it is not one. */

@@ -102,6 +102,7 @@ export default async function run(): Promise<void> {
 
   const clock = new VirtualClock(NOW);
   const gate = new RiskGate({ config, clock });
+  let fresh = 0;
   const cases: [string, () => void][] = [
     [
       'evaluateIntent: limit place',
@@ -115,6 +116,33 @@ export default async function run(): Promise<void> {
         // One order per virtual second: the minute window holds 60 entries, as a busy bot's would.
         clock.advanceBy(1000);
         gate.evaluate(stamped, snapshot);
+      },
+    ],
+    [
+      'RiskGate.evaluate: limit place, one new order and a new mark each time',
+      () => {
+        // As in a replay: every intent finds the order the last one placed and a newer ticker.
+        clock.advanceBy(1000);
+        fresh += 1;
+        const newest = {
+          clientOrderId: `fresh-${fresh}`,
+          marketId: 'BTC-PERP',
+          side: 'buy' as const,
+          price: d(`59${500 + (fresh % 400)}`),
+          remainingQuantity: d('0.012'),
+          reduceOnly: false,
+        };
+        const btc = snapshot.markets['BTC-PERP']!;
+        gate.evaluate(stamped, {
+          routeReady: true,
+          markets: {
+            ...snapshot.markets,
+            'BTC-PERP': { ...btc, markPrice: d(`600${fresh % 10}0`) },
+          },
+          positions: snapshot.positions,
+          openOrders: [...snapshot.openOrders.slice(1), newest],
+          equity: snapshot.equity,
+        });
       },
     ],
     [

@@ -20,6 +20,7 @@ import {
   type RiskPositionView,
   type RiskSnapshot,
   riskMarketFromWire,
+  riskMarketWithTicker,
   riskOpenOrdersFromWire,
   riskPositionsFromWire,
 } from '../risk/view.ts';
@@ -32,19 +33,13 @@ export interface RiskSnapshotSources {
 }
 
 interface MarketEntry {
-  readonly market: Market;
+  /** The market as listed, without a ticker: parsed once. */
+  readonly listed: RiskMarketView;
   ticker: Ticker | null;
 }
 
 function marketView(entry: MarketEntry): RiskMarketView {
-  const { market, ticker } = entry;
-  if (ticker === null) return riskMarketFromWire(market);
-  return riskMarketFromWire({
-    ...market,
-    mark_price: ticker.mark_price,
-    data_status: ticker.data_status,
-    observed_at: ticker.occurred_at,
-  });
+  return entry.ticker === null ? entry.listed : riskMarketWithTicker(entry.listed, entry.ticker);
 }
 
 export class RiskSnapshotBuilder {
@@ -157,7 +152,7 @@ export class RiskSnapshotBuilder {
     this.marketList = list;
     for (const market of list) {
       if (this.entries.has(market.market_id)) continue;
-      this.entries.set(market.market_id, { market, ticker: null });
+      this.entries.set(market.market_id, { listed: riskMarketFromWire(market), ticker: null });
       this.dirtyMarkets.add(market.market_id);
     }
   }

@@ -17,7 +17,7 @@
  * converted once each (the conversions are cached by object).
  */
 import { type Decimal, toWire } from '../../core/decimal.ts';
-import { priceRoundingDirection } from '../../core/grid.ts';
+import { priceRoundingDirection, type RoundingDirection } from '../../core/grid.ts';
 import {
   parseScaled,
   type Scaled,
@@ -466,53 +466,93 @@ function evaluateOrder(
   return { quantity, price, effect };
 }
 
+/** What differs between rounding a quantity onto its step and a price onto its tick. */
+interface GridField {
+  readonly name: 'quantity' | 'price';
+  readonly invalidRule: RiskRuleName;
+  readonly gridRule: RiskRuleName;
+  /** The increment as the market publishes it. */
+  readonly increment: 'quantity step' | 'price tick';
+  /** How a value that rounds to 0 is named: only a buy price rounds down among prices. */
+  readonly roundsToZero: string;
+}
+
+const QUANTITY_FIELD: GridField = {
+  name: 'quantity',
+  invalidRule: RiskRule.invalidQuantity,
+  gridRule: RiskRule.quantityStep,
+  increment: 'quantity step',
+  roundsToZero: 'quantity',
+};
+
+const PRICE_FIELD: GridField = {
+  name: 'price',
+  invalidRule: RiskRule.invalidPrice,
+  gridRule: RiskRule.priceTick,
+  increment: 'price tick',
+  roundsToZero: 'buy price',
+};
+
+/** A requested quantity or price on the market's grid, or null with the reason among the denials. */
+function roundOntoGrid(
+  field: GridField,
+  text: string,
+  increment: Decimal | null,
+  direction: RoundingDirection,
+  marketId: string,
+  denials: Denial[],
+): Scaled | null {
+  const requested = decimalOrNull(text);
+  if (!requested || scaledSign(requested) <= 0) {
+    denials.push(
+      deny(
+        field.invalidRule,
+        'a positive decimal string',
+        text,
+        `${field.name} must be a positive decimal string, got ${JSON.stringify(text)}`,
+      ),
+    );
+    return null;
+  }
+  if (!increment) {
+    denials.push(
+      deny(
+        field.gridRule,
+        `a ${field.increment}`,
+        'none',
+        `market ${marketId} publishes no ${field.increment} to round to`,
+      ),
+    );
+    return null;
+  }
+  const rounded = scaledRoundToIncrement(requested, scaledOf(increment), direction);
+  if (scaledSign(rounded) > 0) return rounded;
+  const observed = scaledToWire(requested);
+  const word = field.increment === 'quantity step' ? 'step' : 'tick';
+  denials.push(
+    deny(
+      field.gridRule,
+      toWire(increment),
+      observed,
+      `${field.roundsToZero} ${observed} rounds down to 0 on the ${word} ${toWire(increment)}`,
+    ),
+  );
+  return null;
+}
+
 function roundOrder(
   order: OrderShape,
   market: RiskMarketView,
   denials: Denial[],
 ): { quantity: Scaled | null; price: Scaled | null } {
-  let quantity: Scaled | null = null;
-  const requestedQuantity = decimalOrNull(order.quantityText);
-  if (!requestedQuantity || scaledSign(requestedQuantity) <= 0) {
-    denials.push(
-      deny(
-        RiskRule.invalidQuantity,
-        'a positive decimal string',
-        order.quantityText,
-        `quantity must be a positive decimal string, got ${JSON.stringify(order.quantityText)}`,
-      ),
-    );
-  } else if (!market.quantityStep) {
-    denials.push(
-      deny(
-        RiskRule.quantityStep,
-        'a quantity step',
-        'none',
-        `market ${order.marketId} publishes no quantity step to round to`,
-      ),
-    );
-  } else {
-    const rounded = scaledRoundToIncrement(
-      requestedQuantity,
-      scaledOf(market.quantityStep),
-      'down',
-    );
-    if (scaledSign(rounded) <= 0) {
-      const requested = scaledToWire(requestedQuantity);
-      denials.push(
-        deny(
-          RiskRule.quantityStep,
-          toWire(market.quantityStep),
-          requested,
-          `quantity ${requested} rounds down to 0 on the step ${toWire(market.quantityStep)}`,
-        ),
-      );
-    } else {
-      quantity = rounded;
-    }
-  }
-
-  let price: Scaled | null = null;
+  const quantity = roundOntoGrid(
+    QUANTITY_FIELD,
+    order.quantityText,
+    market.quantityStep,
+    'down',
+    order.marketId,
+    denials,
+  );
   if (order.type === 'market') {
     if (order.priceText !== undefined) {
       denials.push(
@@ -524,51 +564,20 @@ function roundOrder(
         ),
       );
     }
-    return { quantity, price };
+    return { quantity, price: null };
   }
   if (order.priceText === undefined) {
     denials.push(deny(RiskRule.priceRequired, 'a price', 'none', 'a limit order needs a price'));
-    return { quantity, price };
+    return { quantity, price: null };
   }
-  const requestedPrice = decimalOrNull(order.priceText);
-  if (!requestedPrice || scaledSign(requestedPrice) <= 0) {
-    denials.push(
-      deny(
-        RiskRule.invalidPrice,
-        'a positive decimal string',
-        order.priceText,
-        `price must be a positive decimal string, got ${JSON.stringify(order.priceText)}`,
-      ),
-    );
-  } else if (!market.priceTick) {
-    denials.push(
-      deny(
-        RiskRule.priceTick,
-        'a price tick',
-        'none',
-        `market ${order.marketId} publishes no price tick to round to`,
-      ),
-    );
-  } else {
-    const rounded = scaledRoundToIncrement(
-      requestedPrice,
-      scaledOf(market.priceTick),
-      priceRoundingDirection(order.side),
-    );
-    if (scaledSign(rounded) <= 0) {
-      const requested = scaledToWire(requestedPrice);
-      denials.push(
-        deny(
-          RiskRule.priceTick,
-          toWire(market.priceTick),
-          requested,
-          `buy price ${requested} rounds down to 0 on the tick ${toWire(market.priceTick)}`,
-        ),
-      );
-    } else {
-      price = rounded;
-    }
-  }
+  const price = roundOntoGrid(
+    PRICE_FIELD,
+    order.priceText,
+    market.priceTick,
+    priceRoundingDirection(order.side),
+    order.marketId,
+    denials,
+  );
   return { quantity, price };
 }
 
