@@ -14,7 +14,8 @@
  *
  * Arithmetic. Every figure is a scaled integer (src/core/scaled.ts): exact like big.js, with the
  * same rounded prices and quantities, without its digit arrays. The view's decimals are
- * converted once each (the conversions are cached by object).
+ * converted as they are read: a conversion costs less than one big.js addition, and a cache
+ * by object cost more than it saved when the orders and marks change between intents.
  */
 import { type Decimal, toWire } from '../../core/decimal.ts';
 import { priceRoundingDirection, type RoundingDirection } from '../../core/grid.ts';
