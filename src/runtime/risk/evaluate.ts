@@ -687,6 +687,36 @@ function limitBelow(limit: Decimal | null, value: Scaled): boolean {
   return limit !== null && scaledCompare(scaledOf(limit), value) < 0;
 }
 
+/**
+ * Denies `value` when it is below a market minimum (`below`) or above a configured limit on the
+ * market (`above`); nothing when the bound is not set.
+ */
+function checkBound(
+  rule: RiskRuleName,
+  bound: Decimal | null,
+  breaks: 'below' | 'above',
+  what: string,
+  value: Scaled,
+  marketId: string,
+  denials: Denial[],
+): void {
+  if (!bound) return;
+  const comparison = scaledCompare(value, scaledOf(bound));
+  if (breaks === 'below' ? comparison >= 0 : comparison <= 0) return;
+  const observed = scaledToWire(value);
+  const limit = toWire(bound);
+  denials.push(
+    deny(
+      rule,
+      limit,
+      observed,
+      breaks === 'below'
+        ? `${what} ${observed} is below the market minimum ${limit}`
+        : `${what} ${observed} exceeds the limit ${limit} on ${marketId}`,
+    ),
+  );
+}
+
 function checkSize(
   order: OrderShape,
   market: RiskMarketView,
@@ -695,56 +725,45 @@ function checkSize(
   valuedAt: Scaled | null,
   denials: Denial[],
 ): void {
-  const minimumQuantity = market.minimumQuantity;
-  if (minimumQuantity && scaledCompare(quantity, scaledOf(minimumQuantity)) < 0) {
-    const observed = scaledToWire(quantity);
-    denials.push(
-      deny(
-        RiskRule.minimumQuantity,
-        toWire(minimumQuantity),
-        observed,
-        `quantity ${observed} is below the market minimum ${toWire(minimumQuantity)}`,
-      ),
-    );
-  }
-  const maximumQuantity = limits.max_order_quantity;
-  if (maximumQuantity && limitBelow(maximumQuantity, quantity)) {
-    const observed = scaledToWire(quantity);
-    denials.push(
-      deny(
-        RiskRule.maxOrderQuantity,
-        toWire(maximumQuantity),
-        observed,
-        `quantity ${observed} exceeds the limit ${toWire(maximumQuantity)} on ${order.marketId}`,
-      ),
-    );
-  }
+  const marketId = order.marketId;
+  checkBound(
+    RiskRule.minimumQuantity,
+    market.minimumQuantity,
+    'below',
+    'quantity',
+    quantity,
+    marketId,
+    denials,
+  );
+  checkBound(
+    RiskRule.maxOrderQuantity,
+    limits.max_order_quantity,
+    'above',
+    'quantity',
+    quantity,
+    marketId,
+    denials,
+  );
   if (!valuedAt) return;
   const notional = scaledTimes(quantity, valuedAt);
-  const minimumNotional = market.minimumNotional;
-  if (minimumNotional && scaledCompare(notional, scaledOf(minimumNotional)) < 0) {
-    const observed = scaledToWire(notional);
-    denials.push(
-      deny(
-        RiskRule.minimumNotional,
-        toWire(minimumNotional),
-        observed,
-        `notional ${observed} is below the market minimum ${toWire(minimumNotional)}`,
-      ),
-    );
-  }
-  const maximumNotional = limits.max_order_notional;
-  if (maximumNotional && limitBelow(maximumNotional, notional)) {
-    const observed = scaledToWire(notional);
-    denials.push(
-      deny(
-        RiskRule.maxOrderNotional,
-        toWire(maximumNotional),
-        observed,
-        `order notional ${observed} exceeds the limit ${toWire(maximumNotional)} on ${order.marketId}`,
-      ),
-    );
-  }
+  checkBound(
+    RiskRule.minimumNotional,
+    market.minimumNotional,
+    'below',
+    'notional',
+    notional,
+    marketId,
+    denials,
+  );
+  checkBound(
+    RiskRule.maxOrderNotional,
+    limits.max_order_notional,
+    'above',
+    'order notional',
+    notional,
+    marketId,
+    denials,
+  );
 }
 
 function checkExposure(
