@@ -118,11 +118,6 @@ export function scaledTimes(a: Scaled, b: Scaled): Scaled {
   return { units: a.units * b.units, scale: a.scale + b.scale };
 }
 
-/** `a` times a whole number. */
-export function scaledTimesInteger(a: Scaled, factor: bigint): Scaled {
-  return { units: a.units * factor, scale: a.scale };
-}
-
 export function scaledNegate(a: Scaled): Scaled {
   return { units: -a.units, scale: a.scale };
 }
@@ -197,21 +192,17 @@ export function scaledRoundToIncrement(
 }
 
 /**
- * `a / b` rounded to `places` decimal places away from zero when not exact (big.js
- * `a.div(b).round(places, Big.roundUp)` for a at or above zero and b above zero, which never
- * differ: big.js divides to 36 places first, and a quotient with more than 36 places is handed
- * to big.js).
+ * `a / b` rounded to `places` decimal places, up (away from zero) or down (toward zero): big.js
+ * `a.div(b).round(places, Big.roundUp or Big.roundDown)`, the same digits. big.js divides to 36
+ * places first; where that can decide the result, and for a negative dividend or a divisor not
+ * above zero, big.js computes it.
  */
-export function scaledDivideRoundUp(a: Scaled, b: Scaled, places: number): Scaled {
-  return scaledDivide(a, b, places, 'up');
-}
-
-/** As `scaledDivideRoundUp`, rounding toward zero (`Big.roundDown`). */
-export function scaledDivideRoundDown(a: Scaled, b: Scaled, places: number): Scaled {
-  return scaledDivide(a, b, places, 'down');
-}
-
-function scaledDivide(a: Scaled, b: Scaled, places: number, direction: 'up' | 'down'): Scaled {
+export function scaledDivide(
+  a: Scaled,
+  b: Scaled,
+  places: number,
+  direction: 'up' | 'down',
+): Scaled {
   // a / b * 10^places = (a.units * 10^(b.scale + places)) / (b.units * 10^a.scale)
   const numerator = a.units * powerOfTen(b.scale + places);
   const denominator = b.units * powerOfTen(a.scale);

@@ -12,8 +12,7 @@ import {
   parseScaledStrict,
   scaledAbs,
   scaledCompare,
-  scaledDivideRoundDown,
-  scaledDivideRoundUp,
+  scaledDivide,
   scaledMinus,
   scaledNegate,
   scaledOf,
@@ -152,25 +151,29 @@ describe('scaled decimals (against big.js)', () => {
           const b = parseDecimal(divisor);
           expect(
             scaledToWire(
-              scaledDivideRoundUp(parseScaledStrict(dividend), parseScaledStrict(divisor), places),
+              scaledDivide(parseScaledStrict(dividend), parseScaledStrict(divisor), places, 'up'),
             ),
           ).toBe(wire(a.div(b).round(places, Big.roundUp)));
           expect(
             scaledToWire(
-              scaledDivideRoundDown(
-                parseScaledStrict(dividend),
-                parseScaledStrict(divisor),
-                places,
-              ),
+              scaledDivide(parseScaledStrict(dividend), parseScaledStrict(divisor), places, 'down'),
             ),
           ).toBe(wire(a.div(b).round(places, Big.roundDown)));
         },
       ),
       { numRuns: 2000 },
     );
-    // A quotient whose 37th place decides: big.js rounds at 36 places first.
+    // Quotients whose 37th place decides: big.js rounds at 36 places first.
+    const small = parseScaledStrict(`0.${'0'.repeat(39)}1`);
+    expect(scaledToWire(scaledDivide(small, parseScaledStrict('1'), 4, 'up'))).toBe(
+      wire(
+        parseDecimal(`0.${'0'.repeat(39)}1`)
+          .div(1)
+          .round(4, Big.roundUp),
+      ),
+    );
     const tiny = parseScaledStrict(`0.${'9'.repeat(40)}`);
-    expect(scaledToWire(scaledDivideRoundDown(tiny, parseScaledStrict('1'), 4))).toBe(
+    expect(scaledToWire(scaledDivide(tiny, parseScaledStrict('1'), 4, 'down'))).toBe(
       wire(
         parseDecimal(`0.${'9'.repeat(40)}`)
           .div(1)

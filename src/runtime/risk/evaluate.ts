@@ -25,7 +25,7 @@ import {
   SCALED_ZERO,
   scaledAbs,
   scaledCompare,
-  scaledDivideRoundUp,
+  scaledDivide,
   scaledMinus,
   scaledNegate,
   scaledOf,
@@ -853,7 +853,7 @@ function checkExposure(
         ),
       );
     } else if (scaledCompare(gross, scaledTimes(scaledOf(maximumLeverage), equity)) > 0) {
-      const leverage = scaledToWire(scaledDivideRoundUp(gross, equity, 6));
+      const leverage = scaledToWire(scaledDivide(gross, equity, 6, 'up'));
       denials.push(
         deny(
           RiskRule.maxAccountLeverage,
@@ -963,7 +963,7 @@ function checkPriceBand(
 ): void {
   const distance = scaledTimes(scaledAbs(scaledMinus(price, mark)), HUNDRED);
   if (scaledCompare(distance, scaledTimes(bandPercent, mark)) > 0) {
-    const percent = scaledToWire(scaledDivideRoundUp(distance, mark, 4));
+    const percent = scaledToWire(scaledDivide(distance, mark, 4, 'up'));
     const band = scaledToWire(bandPercent);
     denials.push(
       deny(
