@@ -4,9 +4,11 @@
  * src/core/decimal.ts sets big.js) and `roundToIncrement` is the one of src/core/grid.ts, which
  * starts with such a division. big.js divides digit by digit to all 36 places, which made these
  * the largest arithmetic cost of quoting: a strategy and the risk gate round every quote, and
- * the market maker sizes every quote with a division.
+ * the market maker sizes every quote with a division. The rounding itself is src/core/scaled.ts's,
+ * which the risk gate uses on scaled values directly.
  */
 import { Big, type Decimal, ZERO } from '../core/decimal.ts';
+import { powerOfTen, scaledOf, scaledRoundToIncrement, scaledToDecimal } from '../core/scaled.ts';
 import {
   type RoundingDirection,
   roundToIncrement as roundToIncrementSlowly,
@@ -16,19 +18,12 @@ import {
 const PLACES = Big.DP;
 const PLACES_FACTOR = 10n ** BigInt(PLACES);
 
-/** A value at or above zero as `units / 10^scale`. */
-function scaled(value: Decimal): { readonly units: bigint; readonly scale: number } {
-  const units = BigInt(value.c.join(''));
-  const scale = value.c.length - 1 - value.e;
-  return scale >= 0 ? { units, scale } : { units: units * 10n ** BigInt(-scale), scale: 0 };
-}
-
 /** `a / b` to 36 places, half-even, scaled by 10^36 (a at or above zero, b above zero). */
 function scaledQuotient(a: Decimal, b: Decimal): bigint {
-  const dividend = scaled(a);
-  const divisor = scaled(b);
-  const numerator = dividend.units * 10n ** BigInt(divisor.scale) * PLACES_FACTOR;
-  const denominator = divisor.units * 10n ** BigInt(dividend.scale);
+  const dividend = scaledOf(a);
+  const divisor = scaledOf(b);
+  const numerator = dividend.units * powerOfTen(divisor.scale) * PLACES_FACTOR;
+  const denominator = divisor.units * powerOfTen(dividend.scale);
   let quotient = numerator / denominator;
   const twice = (numerator % denominator) * 2n;
   if (twice > denominator || (twice === denominator && quotient % 2n === 1n)) quotient += 1n;
@@ -62,16 +57,5 @@ export function roundToIncrement(
   if (value.s < 0 || increment.s < 0 || increment.eq(ZERO)) {
     return roundToIncrementSlowly(value, increment, direction);
   }
-  // The quotient to 36 places, then to a whole number of increments, as big.js rounds it.
-  const units = scaledQuotient(value, increment);
-  let whole = units / PLACES_FACTOR;
-  const rest = units % PLACES_FACTOR;
-  if (rest !== 0n) {
-    if (direction === 'up') whole += 1n;
-    else if (direction === 'nearest') {
-      const twice = rest * 2n;
-      if (twice > PLACES_FACTOR || (twice === PLACES_FACTOR && whole % 2n === 1n)) whole += 1n;
-    }
-  }
-  return new Big(whole.toString()).times(increment);
+  return scaledToDecimal(scaledRoundToIncrement(scaledOf(value), scaledOf(increment), direction));
 }

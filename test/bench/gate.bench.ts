@@ -1,7 +1,9 @@
 /**
  * Risk gate throughput: evaluations per second of a typical limit order, through the pure
  * `evaluateIntent` and through the stateful `RiskGate` (rate windows included), on a view
- * with a few markets, positions and resting orders.
+ * with a few markets, positions and resting orders. Beside tinybench's wall-clock figures, each
+ * case is timed in CPU time (process.cpuUsage, user + system) over a fixed number of calls after
+ * tinybench has warmed it up, since the machine may be shared.
  */
 import { Bench } from 'tinybench';
 import { VirtualClock } from '../../src/core/clock.ts';
@@ -79,6 +81,16 @@ const stamped: StampedIntent = {
   },
 };
 
+const CPU_CALLS = 50_000;
+
+/** CPU microseconds per call of `work`, over `CPU_CALLS` calls. */
+function cpuMicrosecondsPerCall(work: () => void): number {
+  const start = process.cpuUsage();
+  for (let call = 0; call < CPU_CALLS; call++) work();
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / CPU_CALLS;
+}
+
 export default async function run(): Promise<void> {
   const view: RiskView = {
     ...snapshot,
@@ -90,20 +102,69 @@ export default async function run(): Promise<void> {
 
   const clock = new VirtualClock(NOW);
   const gate = new RiskGate({ config, clock });
+  let fresh = 0;
+  const cases: [string, () => void][] = [
+    [
+      'evaluateIntent: limit place',
+      () => {
+        evaluateIntent(stamped, view, config);
+      },
+    ],
+    [
+      'RiskGate.evaluate: limit place (rate windows)',
+      () => {
+        // One order per virtual second: the minute window holds 60 entries, as a busy bot's would.
+        clock.advanceBy(1000);
+        gate.evaluate(stamped, snapshot);
+      },
+    ],
+    [
+      'RiskGate.evaluate: limit place, one new order and a new mark each time',
+      () => {
+        // As in a replay: every intent finds the order the last one placed and a newer ticker.
+        clock.advanceBy(1000);
+        fresh += 1;
+        const newest = {
+          clientOrderId: `fresh-${fresh}`,
+          marketId: 'BTC-PERP',
+          side: 'buy' as const,
+          price: d(`59${500 + (fresh % 400)}`),
+          remainingQuantity: d('0.012'),
+          reduceOnly: false,
+        };
+        const btc = snapshot.markets['BTC-PERP']!;
+        gate.evaluate(stamped, {
+          routeReady: true,
+          markets: {
+            ...snapshot.markets,
+            'BTC-PERP': { ...btc, markPrice: d(`600${fresh % 10}0`) },
+          },
+          positions: snapshot.positions,
+          openOrders: [...snapshot.openOrders.slice(1), newest],
+          equity: snapshot.equity,
+        });
+      },
+    ],
+    [
+      'evaluateIntent: cancel',
+      () => {
+        evaluateIntent(
+          { ...stamped, intent: { kind: 'cancel', clientOrderId: 'x' } },
+          view,
+          config,
+        );
+      },
+    ],
+  ];
   const bench = new Bench({ time: 500 });
-  bench
-    .add('evaluateIntent: limit place', () => {
-      evaluateIntent(stamped, view, config);
-    })
-    .add('RiskGate.evaluate: limit place (rate windows)', () => {
-      // One order per virtual second: the minute window holds 60 entries, as a busy bot's would.
-      clock.advanceBy(1000);
-      gate.evaluate(stamped, snapshot);
-    })
-    .add('evaluateIntent: cancel', () => {
-      evaluateIntent({ ...stamped, intent: { kind: 'cancel', clientOrderId: 'x' } }, view, config);
-    });
+  for (const [name, work] of cases) bench.add(name, work);
   await bench.run();
-  gate.dispose();
   printBench(bench);
+  console.table(
+    cases.map(([name, work]) => ({
+      task: name,
+      'CPU us per call': cpuMicrosecondsPerCall(work).toFixed(2),
+    })),
+  );
+  gate.dispose();
 }

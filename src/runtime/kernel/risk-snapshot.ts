@@ -20,6 +20,7 @@ import {
   type RiskPositionView,
   type RiskSnapshot,
   riskMarketFromWire,
+  riskMarketWithTicker,
   riskOpenOrdersFromWire,
   riskPositionsFromWire,
 } from '../risk/view.ts';
@@ -32,19 +33,13 @@ export interface RiskSnapshotSources {
 }
 
 interface MarketEntry {
-  readonly market: Market;
+  /** The market as listed, without a ticker: parsed once. */
+  readonly listed: RiskMarketView;
   ticker: Ticker | null;
 }
 
 function marketView(entry: MarketEntry): RiskMarketView {
-  const { market, ticker } = entry;
-  if (ticker === null) return riskMarketFromWire(market);
-  return riskMarketFromWire({
-    ...market,
-    mark_price: ticker.mark_price,
-    data_status: ticker.data_status,
-    observed_at: ticker.occurred_at,
-  });
+  return entry.ticker === null ? entry.listed : riskMarketWithTicker(entry.listed, entry.ticker);
 }
 
 export class RiskSnapshotBuilder {
@@ -54,6 +49,10 @@ export class RiskSnapshotBuilder {
   private readonly dirtyMarkets = new Set<string>();
   private marketViews: Readonly<Record<string, RiskMarketView>> = {};
   private positionViews: Readonly<Record<string, RiskPositionView>> | null = null;
+  /** The tracker's open orders as views, and their client order ids; null after they changed. */
+  private trackedViews: readonly RiskOpenOrderView[] | null = null;
+  private trackedIds = new Set<string | null>();
+  /** The tracked views and the pending placements the tracker does not hold yet. */
   private orderViews: readonly RiskOpenOrderView[] | null = null;
   private readonly pending = new Map<string, RiskOpenOrderView>();
   private equity: Decimal | null = null;
@@ -79,6 +78,7 @@ export class RiskSnapshotBuilder {
 
   /** The tracker's orders changed. */
   invalidateOrders(): void {
+    this.trackedViews = null;
     this.orderViews = null;
   }
 
@@ -136,10 +136,15 @@ export class RiskSnapshotBuilder {
     }
     this.positionViews ??= Object.freeze(riskPositionsFromWire(this.sources.positions()));
     if (this.orderViews === null) {
-      const tracked = riskOpenOrdersFromWire(this.sources.openOrders());
-      const known = new Set(tracked.map((order) => order.clientOrderId));
+      // A placement let through or answered changes only the pending part: the tracker's
+      // orders are read again only after the tracker's orders changed.
+      if (this.trackedViews === null) {
+        this.trackedViews = riskOpenOrdersFromWire(this.sources.openOrders());
+        this.trackedIds = new Set(this.trackedViews.map((order) => order.clientOrderId));
+      }
+      const known = this.trackedIds;
       const pending = [...this.pending.values()].filter((order) => !known.has(order.clientOrderId));
-      this.orderViews = Object.freeze([...tracked, ...pending]);
+      this.orderViews = Object.freeze([...this.trackedViews, ...pending]);
     }
     return {
       routeReady: this.permitted && this.routeReady,
@@ -157,7 +162,7 @@ export class RiskSnapshotBuilder {
     this.marketList = list;
     for (const market of list) {
       if (this.entries.has(market.market_id)) continue;
-      this.entries.set(market.market_id, { market, ticker: null });
+      this.entries.set(market.market_id, { listed: riskMarketFromWire(market), ticker: null });
       this.dirtyMarkets.add(market.market_id);
     }
   }

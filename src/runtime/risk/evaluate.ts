@@ -11,17 +11,30 @@
  * allows cancels, plus closes and reduce-only orders when the configuration says so. Stale or
  * unavailable market data, a disabled market and a route that is not ready block only orders
  * that add exposure.
+ *
+ * Arithmetic. Every figure is a scaled integer (src/core/scaled.ts): exact like big.js, with the
+ * same rounded prices and quantities, without its digit arrays. The view's decimals are
+ * converted as they are read: a conversion costs less than one big.js addition, and a cache
+ * by object cost more than it saved when the orders and marks change between intents.
  */
+import { type Decimal, toWire } from '../../core/decimal.ts';
+import { priceRoundingDirection, type RoundingDirection } from '../../core/grid.ts';
 import {
-  Big,
-  type Decimal,
-  isDecimalString,
-  parseDecimal,
-  toWire,
-  ZERO,
-} from '../../core/decimal.ts';
-import { priceRoundingDirection } from '../../core/grid.ts';
-import { roundToIncrement } from '../decimal-division.ts';
+  parseScaled,
+  type Scaled,
+  SCALED_ZERO,
+  scaledAbs,
+  scaledCompare,
+  scaledDivide,
+  scaledMinus,
+  scaledNegate,
+  scaledOf,
+  scaledPlus,
+  scaledRoundToIncrement,
+  scaledSign,
+  scaledTimes,
+  scaledToWire,
+} from '../../core/scaled.ts';
 import type {
   AmendIntent,
   ClosePositionIntent,
@@ -84,8 +97,8 @@ export type GateDecision =
 
 /** The interface's own bounds (practice-trading-service.md, Limits). */
 const VENUE_MAXIMUM_LEVERAGE = 200;
-const MAXIMUM_SLIPPAGE_PERCENT = parseDecimal('2');
-const HUNDRED = parseDecimal('100');
+const MAXIMUM_SLIPPAGE_PERCENT: Scaled = { units: 2n, scale: 0 };
+const HUNDRED: Scaled = { units: 100n, scale: 0 };
 const SECOND_MS = 1000;
 const MINUTE_MS = 60_000;
 
@@ -128,18 +141,22 @@ function deny(rule: RiskRuleName, limit: string, observed: string, message: stri
   return { rule, limit, observed, message };
 }
 
-function decimalOrNull(text: string | undefined): Decimal | null {
-  return text !== undefined && isDecimalString(text) ? parseDecimal(text) : null;
+function decimalOrNull(text: string | undefined): Scaled | null {
+  return text === undefined ? null : parseScaled(text);
+}
+
+/** Whether `value` is missing, at or below zero, or above `maximum`. */
+function outsideRange(value: Scaled | null, maximum: Scaled): boolean {
+  return !value || scaledSign(value) <= 0 || scaledCompare(value, maximum) > 0;
 }
 
 function checkSlippage(text: string | undefined, denials: Denial[]): void {
   if (text === undefined) return;
-  const value = decimalOrNull(text);
-  if (!value || value.lte(ZERO) || value.gt(MAXIMUM_SLIPPAGE_PERCENT)) {
+  if (outsideRange(decimalOrNull(text), MAXIMUM_SLIPPAGE_PERCENT)) {
     denials.push(
       deny(
         RiskRule.maxSlippagePercent,
-        toWire(MAXIMUM_SLIPPAGE_PERCENT),
+        scaledToWire(MAXIMUM_SLIPPAGE_PERCENT),
         text,
         `max slippage percent must be greater than 0 and at most 2, got ${JSON.stringify(text)}`,
       ),
@@ -165,14 +182,13 @@ function evaluateClose(
     );
   }
   const position = lookup(view.positions, intent.marketId);
-  if (!position || position.quantity.eq(ZERO)) {
+  if (!position || scaledSign(scaledOf(position.quantity)) === 0) {
     denials.push(
       deny(RiskRule.noPosition, 'a position', '0', `no position to close on ${intent.marketId}`),
     );
   }
   if (intent.quantityPercent !== undefined) {
-    const percent = decimalOrNull(intent.quantityPercent);
-    if (!percent || percent.lte(ZERO) || percent.gt(HUNDRED)) {
+    if (outsideRange(decimalOrNull(intent.quantityPercent), HUNDRED)) {
       denials.push(
         deny(
           RiskRule.closeQuantityPercent,
@@ -204,8 +220,8 @@ interface OrderShape {
 }
 
 interface RoundedOrder {
-  readonly price: Decimal | null;
-  readonly quantity: Decimal;
+  readonly price: Scaled | null;
+  readonly quantity: Scaled;
   readonly effect: ExposureEffect;
 }
 
@@ -233,11 +249,11 @@ function evaluatePlace(
     denials,
   );
   if (!rounded || denials.length > 0) return { allowed: false, denials };
-  const quantity = toWire(rounded.quantity);
+  const quantity = scaledToWire(rounded.quantity);
   const placed: PlaceIntent =
     rounded.price === null
       ? { ...intent, quantity }
-      : { ...intent, quantity, price: toWire(rounded.price) };
+      : { ...intent, quantity, price: scaledToWire(rounded.price) };
   return { allowed: true, intent: { ...stamped, intent: placed }, effect: rounded.effect };
 }
 
@@ -286,9 +302,11 @@ function evaluateAmend(
   // Only the fields the amend carried are rounded; the others stay absent.
   let amended: AmendIntent = intent;
   if (intent.price !== undefined && rounded.price) {
-    amended = { ...amended, price: toWire(rounded.price) };
+    amended = { ...amended, price: scaledToWire(rounded.price) };
   }
-  if (intent.quantity !== undefined) amended = { ...amended, quantity: toWire(rounded.quantity) };
+  if (intent.quantity !== undefined) {
+    amended = { ...amended, quantity: scaledToWire(rounded.quantity) };
+  }
   return { allowed: true, intent: { ...stamped, intent: amended }, effect: rounded.effect };
 }
 
@@ -305,24 +323,24 @@ function haltedDenial(config: RiskConfig, reduceOnly: boolean): Denial {
 
 /** Per-market sums the exposure rules need, the amended order left out. */
 interface MarketBook {
-  position: Decimal;
+  position: Scaled;
   /** Remaining quantity of resting buys and sells that may add exposure (not reduce-only). */
-  addingBuys: Decimal;
-  addingSells: Decimal;
+  addingBuys: Scaled;
+  addingSells: Scaled;
   /** Remaining quantity of every resting order on each side (reduce-only included). */
-  allBuys: Decimal;
-  allSells: Decimal;
+  allBuys: Scaled;
+  allSells: Scaled;
   openOrders: number;
-  highestOrderPrice: Decimal | null;
+  highestOrderPrice: Scaled | null;
 }
 
-function emptyBook(position: Decimal): MarketBook {
+function emptyBook(position: Scaled): MarketBook {
   return {
     position,
-    addingBuys: ZERO,
-    addingSells: ZERO,
-    allBuys: ZERO,
-    allSells: ZERO,
+    addingBuys: SCALED_ZERO,
+    addingSells: SCALED_ZERO,
+    allBuys: SCALED_ZERO,
+    allSells: SCALED_ZERO,
     openOrders: 0,
     highestOrderPrice: null,
   };
@@ -332,41 +350,47 @@ function marketBooks(view: RiskView, replaces: RiskOpenOrderView | null): Map<st
   const books = new Map<string, MarketBook>();
   for (const marketId of Object.keys(view.positions)) {
     const position = view.positions[marketId];
-    if (position) books.set(marketId, emptyBook(position.quantity));
+    if (position) books.set(marketId, emptyBook(scaledOf(position.quantity)));
   }
   for (const order of view.openOrders) {
     if (order === replaces) continue;
     let book = books.get(order.marketId);
     if (!book) {
-      book = emptyBook(ZERO);
+      book = emptyBook(SCALED_ZERO);
       books.set(order.marketId, book);
     }
     book.openOrders += 1;
+    const remaining = scaledOf(order.remainingQuantity);
     if (order.side === 'buy') {
-      book.allBuys = book.allBuys.plus(order.remainingQuantity);
-      if (!order.reduceOnly) book.addingBuys = book.addingBuys.plus(order.remainingQuantity);
+      book.allBuys = scaledPlus(book.allBuys, remaining);
+      if (!order.reduceOnly) book.addingBuys = scaledPlus(book.addingBuys, remaining);
     } else {
-      book.allSells = book.allSells.plus(order.remainingQuantity);
-      if (!order.reduceOnly) book.addingSells = book.addingSells.plus(order.remainingQuantity);
+      book.allSells = scaledPlus(book.allSells, remaining);
+      if (!order.reduceOnly) book.addingSells = scaledPlus(book.addingSells, remaining);
     }
-    if (order.price && (!book.highestOrderPrice || order.price.gt(book.highestOrderPrice))) {
-      book.highestOrderPrice = order.price;
+    if (order.price) {
+      const price = scaledOf(order.price);
+      if (!book.highestOrderPrice || scaledCompare(price, book.highestOrderPrice) > 0) {
+        book.highestOrderPrice = price;
+      }
     }
   }
   return books;
 }
 
 /** The largest absolute position the market can reach if every adding order fills. */
-function worstCasePosition(book: MarketBook): Decimal {
-  const long = book.position.plus(book.addingBuys).abs();
-  const short = book.position.minus(book.addingSells).abs();
-  return long.gt(short) ? long : short;
+function worstCasePosition(book: MarketBook): Scaled {
+  const long = scaledAbs(scaledPlus(book.position, book.addingBuys));
+  const short = scaledAbs(scaledMinus(book.position, book.addingSells));
+  return scaledCompare(long, short) > 0 ? long : short;
 }
 
-function referencePrice(view: RiskView, marketId: string, book: MarketBook): Decimal {
+function referencePrice(view: RiskView, marketId: string, book: MarketBook): Scaled {
   const mark = lookup(view.markets, marketId)?.markPrice;
-  if (mark) return mark;
-  return lookup(view.positions, marketId)?.entryPrice ?? book.highestOrderPrice ?? ZERO;
+  if (mark) return scaledOf(mark);
+  const entry = lookup(view.positions, marketId)?.entryPrice;
+  if (entry) return scaledOf(entry);
+  return book.highestOrderPrice ?? SCALED_ZERO;
 }
 
 function countSince(times: readonly number[], from: number): number {
@@ -405,12 +429,12 @@ function evaluateOrder(
   const { quantity, price } = roundOrder(order, market, denials);
 
   const books = marketBooks(view, order.replaces);
-  const book = books.get(order.marketId) ?? emptyBook(ZERO);
+  const book = books.get(order.marketId) ?? emptyBook(SCALED_ZERO);
   const effect = classify(order, book, quantity);
   checkTradingState(order, effect, view, config, denials);
   if (order.reduceOnly) checkReduceOnly(order, book, denials);
 
-  const mark = market.markPrice;
+  const mark = market.markPrice ? scaledOf(market.markPrice) : null;
   if (effect === 'adds_exposure')
     checkMarketReadiness(order, market, limits, view, config, denials);
   if (!mark && (order.type === 'market' || effect === 'adds_exposure')) {
@@ -435,7 +459,7 @@ function evaluateOrder(
   checkOpenOrders(order, view, config, limits, book, denials);
   checkRates(view, config, denials);
   if (price && mark && limits.price_band_percent) {
-    checkPriceBand(order, price, mark, limits.price_band_percent, denials);
+    checkPriceBand(order, price, mark, scaledOf(limits.price_band_percent), denials);
   }
   if (order.type === 'market') checkSlippage(order.maxSlippagePercent, denials);
 
@@ -443,48 +467,93 @@ function evaluateOrder(
   return { quantity, price, effect };
 }
 
+/** What differs between rounding a quantity onto its step and a price onto its tick. */
+interface GridField {
+  readonly name: 'quantity' | 'price';
+  readonly invalidRule: RiskRuleName;
+  readonly gridRule: RiskRuleName;
+  /** The increment as the market publishes it. */
+  readonly increment: 'quantity step' | 'price tick';
+  /** How a value that rounds to 0 is named: only a buy price rounds down among prices. */
+  readonly roundsToZero: string;
+}
+
+const QUANTITY_FIELD: GridField = {
+  name: 'quantity',
+  invalidRule: RiskRule.invalidQuantity,
+  gridRule: RiskRule.quantityStep,
+  increment: 'quantity step',
+  roundsToZero: 'quantity',
+};
+
+const PRICE_FIELD: GridField = {
+  name: 'price',
+  invalidRule: RiskRule.invalidPrice,
+  gridRule: RiskRule.priceTick,
+  increment: 'price tick',
+  roundsToZero: 'buy price',
+};
+
+/** A requested quantity or price on the market's grid, or null with the reason among the denials. */
+function roundOntoGrid(
+  field: GridField,
+  text: string,
+  increment: Decimal | null,
+  direction: RoundingDirection,
+  marketId: string,
+  denials: Denial[],
+): Scaled | null {
+  const requested = decimalOrNull(text);
+  if (!requested || scaledSign(requested) <= 0) {
+    denials.push(
+      deny(
+        field.invalidRule,
+        'a positive decimal string',
+        text,
+        `${field.name} must be a positive decimal string, got ${JSON.stringify(text)}`,
+      ),
+    );
+    return null;
+  }
+  if (!increment) {
+    denials.push(
+      deny(
+        field.gridRule,
+        `a ${field.increment}`,
+        'none',
+        `market ${marketId} publishes no ${field.increment} to round to`,
+      ),
+    );
+    return null;
+  }
+  const rounded = scaledRoundToIncrement(requested, scaledOf(increment), direction);
+  if (scaledSign(rounded) > 0) return rounded;
+  const observed = scaledToWire(requested);
+  const word = field.increment === 'quantity step' ? 'step' : 'tick';
+  denials.push(
+    deny(
+      field.gridRule,
+      toWire(increment),
+      observed,
+      `${field.roundsToZero} ${observed} rounds down to 0 on the ${word} ${toWire(increment)}`,
+    ),
+  );
+  return null;
+}
+
 function roundOrder(
   order: OrderShape,
   market: RiskMarketView,
   denials: Denial[],
-): { quantity: Decimal | null; price: Decimal | null } {
-  let quantity: Decimal | null = null;
-  const requestedQuantity = decimalOrNull(order.quantityText);
-  if (!requestedQuantity || requestedQuantity.lte(ZERO)) {
-    denials.push(
-      deny(
-        RiskRule.invalidQuantity,
-        'a positive decimal string',
-        order.quantityText,
-        `quantity must be a positive decimal string, got ${JSON.stringify(order.quantityText)}`,
-      ),
-    );
-  } else if (!market.quantityStep) {
-    denials.push(
-      deny(
-        RiskRule.quantityStep,
-        'a quantity step',
-        'none',
-        `market ${order.marketId} publishes no quantity step to round to`,
-      ),
-    );
-  } else {
-    const rounded = roundToIncrement(requestedQuantity, market.quantityStep, 'down');
-    if (rounded.lte(ZERO)) {
-      denials.push(
-        deny(
-          RiskRule.quantityStep,
-          toWire(market.quantityStep),
-          toWire(requestedQuantity),
-          `quantity ${toWire(requestedQuantity)} rounds down to 0 on the step ${toWire(market.quantityStep)}`,
-        ),
-      );
-    } else {
-      quantity = rounded;
-    }
-  }
-
-  let price: Decimal | null = null;
+): { quantity: Scaled | null; price: Scaled | null } {
+  const quantity = roundOntoGrid(
+    QUANTITY_FIELD,
+    order.quantityText,
+    market.quantityStep,
+    'down',
+    order.marketId,
+    denials,
+  );
   if (order.type === 'market') {
     if (order.priceText !== undefined) {
       denials.push(
@@ -496,62 +565,34 @@ function roundOrder(
         ),
       );
     }
-    return { quantity, price };
+    return { quantity, price: null };
   }
   if (order.priceText === undefined) {
     denials.push(deny(RiskRule.priceRequired, 'a price', 'none', 'a limit order needs a price'));
-    return { quantity, price };
+    return { quantity, price: null };
   }
-  const requestedPrice = decimalOrNull(order.priceText);
-  if (!requestedPrice || requestedPrice.lte(ZERO)) {
-    denials.push(
-      deny(
-        RiskRule.invalidPrice,
-        'a positive decimal string',
-        order.priceText,
-        `price must be a positive decimal string, got ${JSON.stringify(order.priceText)}`,
-      ),
-    );
-  } else if (!market.priceTick) {
-    denials.push(
-      deny(
-        RiskRule.priceTick,
-        'a price tick',
-        'none',
-        `market ${order.marketId} publishes no price tick to round to`,
-      ),
-    );
-  } else {
-    const rounded = roundToIncrement(
-      requestedPrice,
-      market.priceTick,
-      priceRoundingDirection(order.side),
-    );
-    if (rounded.lte(ZERO)) {
-      denials.push(
-        deny(
-          RiskRule.priceTick,
-          toWire(market.priceTick),
-          toWire(requestedPrice),
-          `buy price ${toWire(requestedPrice)} rounds down to 0 on the tick ${toWire(market.priceTick)}`,
-        ),
-      );
-    } else {
-      price = rounded;
-    }
-  }
+  const price = roundOntoGrid(
+    PRICE_FIELD,
+    order.priceText,
+    market.priceTick,
+    priceRoundingDirection(order.side),
+    order.marketId,
+    denials,
+  );
   return { quantity, price };
 }
 
-function classify(order: OrderShape, book: MarketBook, quantity: Decimal | null): ExposureEffect {
+function classify(order: OrderShape, book: MarketBook, quantity: Scaled | null): ExposureEffect {
   if (order.reduceOnly) return 'reduces_exposure';
   if (!quantity) return 'adds_exposure';
   // What is left of the position once every resting order on this side has filled.
   const left =
     order.side === 'buy'
-      ? book.position.neg().minus(book.allBuys)
-      : book.position.minus(book.allSells);
-  return left.gt(ZERO) && quantity.lte(left) ? 'reduces_exposure' : 'adds_exposure';
+      ? scaledMinus(scaledNegate(book.position), book.allBuys)
+      : scaledMinus(book.position, book.allSells);
+  return scaledSign(left) > 0 && scaledCompare(quantity, left) <= 0
+    ? 'reduces_exposure'
+    : 'adds_exposure';
 }
 
 function checkTradingState(
@@ -578,13 +619,14 @@ function checkTradingState(
 }
 
 function checkReduceOnly(order: OrderShape, book: MarketBook, denials: Denial[]): void {
-  const reducible = order.side === 'buy' ? book.position.lt(ZERO) : book.position.gt(ZERO);
+  const sign = scaledSign(book.position);
+  const reducible = order.side === 'buy' ? sign < 0 : sign > 0;
   if (!reducible) {
     denials.push(
       deny(
         RiskRule.reduceOnly,
         order.side === 'buy' ? 'a short position' : 'a long position',
-        toWire(book.position),
+        scaledToWire(book.position),
         `a reduce-only ${order.side} has no ${order.side === 'buy' ? 'short' : 'long'} position to reduce on ${order.marketId}`,
       ),
     );
@@ -640,56 +682,88 @@ function checkMarketReadiness(
   }
 }
 
+/** Whether a configured limit is below `value` (`false` when there is no limit). */
+function limitBelow(limit: Decimal | null, value: Scaled): boolean {
+  return limit !== null && scaledCompare(scaledOf(limit), value) < 0;
+}
+
+/**
+ * Denies `value` when it is below a market minimum (`below`) or above a configured limit on the
+ * market (`above`); nothing when the bound is not set.
+ */
+function checkBound(
+  rule: RiskRuleName,
+  bound: Decimal | null,
+  breaks: 'below' | 'above',
+  what: string,
+  value: Scaled,
+  marketId: string,
+  denials: Denial[],
+): void {
+  if (!bound) return;
+  const comparison = scaledCompare(value, scaledOf(bound));
+  if (breaks === 'below' ? comparison >= 0 : comparison <= 0) return;
+  const observed = scaledToWire(value);
+  const limit = toWire(bound);
+  denials.push(
+    deny(
+      rule,
+      limit,
+      observed,
+      breaks === 'below'
+        ? `${what} ${observed} is below the market minimum ${limit}`
+        : `${what} ${observed} exceeds the limit ${limit} on ${marketId}`,
+    ),
+  );
+}
+
 function checkSize(
   order: OrderShape,
   market: RiskMarketView,
   limits: MarketLimits,
-  quantity: Decimal,
-  valuedAt: Decimal | null,
+  quantity: Scaled,
+  valuedAt: Scaled | null,
   denials: Denial[],
 ): void {
-  if (market.minimumQuantity && quantity.lt(market.minimumQuantity)) {
-    denials.push(
-      deny(
-        RiskRule.minimumQuantity,
-        toWire(market.minimumQuantity),
-        toWire(quantity),
-        `quantity ${toWire(quantity)} is below the market minimum ${toWire(market.minimumQuantity)}`,
-      ),
-    );
-  }
-  if (limits.max_order_quantity && quantity.gt(limits.max_order_quantity)) {
-    denials.push(
-      deny(
-        RiskRule.maxOrderQuantity,
-        toWire(limits.max_order_quantity),
-        toWire(quantity),
-        `quantity ${toWire(quantity)} exceeds the limit ${toWire(limits.max_order_quantity)} on ${order.marketId}`,
-      ),
-    );
-  }
+  const marketId = order.marketId;
+  checkBound(
+    RiskRule.minimumQuantity,
+    market.minimumQuantity,
+    'below',
+    'quantity',
+    quantity,
+    marketId,
+    denials,
+  );
+  checkBound(
+    RiskRule.maxOrderQuantity,
+    limits.max_order_quantity,
+    'above',
+    'quantity',
+    quantity,
+    marketId,
+    denials,
+  );
   if (!valuedAt) return;
-  const notional = quantity.times(valuedAt);
-  if (market.minimumNotional && notional.lt(market.minimumNotional)) {
-    denials.push(
-      deny(
-        RiskRule.minimumNotional,
-        toWire(market.minimumNotional),
-        toWire(notional),
-        `notional ${toWire(notional)} is below the market minimum ${toWire(market.minimumNotional)}`,
-      ),
-    );
-  }
-  if (limits.max_order_notional && notional.gt(limits.max_order_notional)) {
-    denials.push(
-      deny(
-        RiskRule.maxOrderNotional,
-        toWire(limits.max_order_notional),
-        toWire(notional),
-        `order notional ${toWire(notional)} exceeds the limit ${toWire(limits.max_order_notional)} on ${order.marketId}`,
-      ),
-    );
-  }
+  const notional = scaledTimes(quantity, valuedAt);
+  checkBound(
+    RiskRule.minimumNotional,
+    market.minimumNotional,
+    'below',
+    'notional',
+    notional,
+    marketId,
+    denials,
+  );
+  checkBound(
+    RiskRule.maxOrderNotional,
+    limits.max_order_notional,
+    'above',
+    'order notional',
+    notional,
+    marketId,
+    denials,
+  );
 }
 
 function checkExposure(
@@ -699,65 +773,77 @@ function checkExposure(
   limits: MarketLimits,
   books: ReadonlyMap<string, MarketBook>,
   book: MarketBook,
-  quantity: Decimal,
-  mark: Decimal,
+  quantity: Scaled,
+  mark: Scaled,
   denials: Denial[],
 ): void {
   // The position this market reaches, in the order's direction, if this order and every resting
   // order that adds on the same side fill.
   const reached =
     order.side === 'buy'
-      ? book.position.plus(book.addingBuys).plus(quantity)
-      : book.position.minus(book.addingSells).minus(quantity);
-  const extendsPosition = order.side === 'buy' ? reached.gt(ZERO) : reached.lt(ZERO);
-  const reachedSize = reached.abs();
-  if (extendsPosition && limits.max_position_quantity?.lt(reachedSize)) {
+      ? scaledPlus(scaledPlus(book.position, book.addingBuys), quantity)
+      : scaledMinus(scaledMinus(book.position, book.addingSells), quantity);
+  const extendsPosition = order.side === 'buy' ? scaledSign(reached) > 0 : scaledSign(reached) < 0;
+  const reachedSize = scaledAbs(reached);
+  const maximumQuantity = limits.max_position_quantity;
+  if (extendsPosition && maximumQuantity && limitBelow(maximumQuantity, reachedSize)) {
+    const observed = scaledToWire(reachedSize);
     denials.push(
       deny(
         RiskRule.maxPositionQuantity,
-        toWire(limits.max_position_quantity),
-        toWire(reachedSize),
-        `position on ${order.marketId} could reach ${toWire(reachedSize)}, above the limit ${toWire(limits.max_position_quantity)}`,
+        toWire(maximumQuantity),
+        observed,
+        `position on ${order.marketId} could reach ${observed}, above the limit ${toWire(maximumQuantity)}`,
       ),
     );
   }
-  const reachedNotional = reachedSize.times(mark);
-  if (extendsPosition && limits.max_position_notional?.lt(reachedNotional)) {
-    denials.push(
-      deny(
-        RiskRule.maxPositionNotional,
-        toWire(limits.max_position_notional),
-        toWire(reachedNotional),
-        `position notional on ${order.marketId} could reach ${toWire(reachedNotional)}, above the limit ${toWire(limits.max_position_notional)}`,
-      ),
-    );
+  const maximumNotional = limits.max_position_notional;
+  if (extendsPosition && maximumNotional) {
+    const reachedNotional = scaledTimes(reachedSize, mark);
+    if (limitBelow(maximumNotional, reachedNotional)) {
+      const observed = scaledToWire(reachedNotional);
+      denials.push(
+        deny(
+          RiskRule.maxPositionNotional,
+          toWire(maximumNotional),
+          observed,
+          `position notional on ${order.marketId} could reach ${observed}, above the limit ${toWire(maximumNotional)}`,
+        ),
+      );
+    }
   }
   if (!config.max_gross_exposure && !config.max_account_leverage) return;
 
-  let gross = ZERO;
+  let gross = SCALED_ZERO;
   for (const [marketId, other] of books) {
     if (marketId === order.marketId) continue;
-    gross = gross.plus(worstCasePosition(other).times(referencePrice(view, marketId, other)));
+    gross = scaledPlus(
+      gross,
+      scaledTimes(worstCasePosition(other), referencePrice(view, marketId, other)),
+    );
   }
   const after: MarketBook =
     order.side === 'buy'
-      ? { ...book, addingBuys: book.addingBuys.plus(quantity) }
-      : { ...book, addingSells: book.addingSells.plus(quantity) };
-  gross = gross.plus(worstCasePosition(after).times(mark));
+      ? { ...book, addingBuys: scaledPlus(book.addingBuys, quantity) }
+      : { ...book, addingSells: scaledPlus(book.addingSells, quantity) };
+  gross = scaledPlus(gross, scaledTimes(worstCasePosition(after), mark));
 
-  if (config.max_gross_exposure?.lt(gross)) {
+  const maximumGross = config.max_gross_exposure;
+  if (maximumGross && limitBelow(maximumGross, gross)) {
+    const observed = scaledToWire(gross);
     denials.push(
       deny(
         RiskRule.maxGrossExposure,
-        toWire(config.max_gross_exposure),
-        toWire(gross),
-        `gross exposure could reach ${toWire(gross)}, above the limit ${toWire(config.max_gross_exposure)}`,
+        toWire(maximumGross),
+        observed,
+        `gross exposure could reach ${observed}, above the limit ${toWire(maximumGross)}`,
       ),
     );
   }
   const maximumLeverage = config.max_account_leverage;
   if (maximumLeverage) {
-    if (!view.equity || view.equity.lte(ZERO)) {
+    const equity = view.equity ? scaledOf(view.equity) : null;
+    if (!view.equity || !equity || scaledSign(equity) <= 0) {
       denials.push(
         deny(
           RiskRule.maxAccountLeverage,
@@ -766,18 +852,16 @@ function checkExposure(
           'account leverage cannot be bounded without a positive equity',
         ),
       );
-    } else {
-      const leverage = gross.div(view.equity).round(6, Big.roundUp);
-      if (gross.gt(maximumLeverage.times(view.equity))) {
-        denials.push(
-          deny(
-            RiskRule.maxAccountLeverage,
-            toWire(maximumLeverage),
-            toWire(leverage),
-            `account leverage could reach ${toWire(leverage)}, above the limit ${toWire(maximumLeverage)}`,
-          ),
-        );
-      }
+    } else if (scaledCompare(gross, scaledTimes(scaledOf(maximumLeverage), equity)) > 0) {
+      const leverage = scaledToWire(scaledDivide(gross, equity, 6, 'up'));
+      denials.push(
+        deny(
+          RiskRule.maxAccountLeverage,
+          toWire(maximumLeverage),
+          leverage,
+          `account leverage could reach ${leverage}, above the limit ${toWire(maximumLeverage)}`,
+        ),
+      );
     }
   }
 }
@@ -872,20 +956,21 @@ function checkRates(view: RiskView, config: RiskConfig, denials: Denial[]): void
 
 function checkPriceBand(
   order: OrderShape,
-  price: Decimal,
-  mark: Decimal,
-  bandPercent: Decimal,
+  price: Scaled,
+  mark: Scaled,
+  bandPercent: Scaled,
   denials: Denial[],
 ): void {
-  const distance = price.minus(mark).abs();
-  if (distance.times(HUNDRED).gt(bandPercent.times(mark))) {
-    const percent = distance.times(HUNDRED).div(mark).round(4, Big.roundUp);
+  const distance = scaledTimes(scaledAbs(scaledMinus(price, mark)), HUNDRED);
+  if (scaledCompare(distance, scaledTimes(bandPercent, mark)) > 0) {
+    const percent = scaledToWire(scaledDivide(distance, mark, 4, 'up'));
+    const band = scaledToWire(bandPercent);
     denials.push(
       deny(
         RiskRule.priceBand,
-        toWire(bandPercent),
-        toWire(percent),
-        `price ${toWire(price)} is ${toWire(percent)}% from the mark ${toWire(mark)} on ${order.marketId}, beyond the band of ${toWire(bandPercent)}%`,
+        band,
+        percent,
+        `price ${scaledToWire(price)} is ${percent}% from the mark ${scaledToWire(mark)} on ${order.marketId}, beyond the band of ${band}%`,
       ),
     );
   }

@@ -30,40 +30,39 @@ export function nextTradingDayStart(now: number, dayStartUtc: string): number {
   return tradingDayStart(now, dayStartUtc) + DAY_MS;
 }
 
-export interface LossTracking {
+/** Loss tracking with its equities as `T`: decimals in the gate, text in the journal. */
+interface EquityTracking<T> {
   /** Start of the trading day the daily loss counts from. */
   readonly dayStartedAt: number;
-  readonly dayStartEquity: Decimal | null;
-  readonly peakEquity: Decimal | null;
-  readonly lastEquity: Decimal | null;
+  readonly dayStartEquity: T | null;
+  readonly peakEquity: T | null;
+  readonly lastEquity: T | null;
 }
 
+export type LossTracking = EquityTracking<Decimal>;
+
 /** LossTracking as plain JSON, for the journal across restarts (so a restart resets nothing). */
-export interface LossTrackingRecord {
-  readonly dayStartedAt: number;
-  readonly dayStartEquity: string | null;
-  readonly peakEquity: string | null;
-  readonly lastEquity: string | null;
+export type LossTrackingRecord = EquityTracking<string>;
+
+function convertEquities<A, B>(
+  tracking: EquityTracking<A>,
+  convert: (value: A) => B,
+): EquityTracking<B> {
+  const each = (value: A | null) => (value === null ? null : convert(value));
+  return {
+    dayStartedAt: tracking.dayStartedAt,
+    dayStartEquity: each(tracking.dayStartEquity),
+    peakEquity: each(tracking.peakEquity),
+    lastEquity: each(tracking.lastEquity),
+  };
 }
 
 export function lossTrackingToRecord(tracking: LossTracking): LossTrackingRecord {
-  const text = (value: Decimal | null) => (value === null ? null : toWire(value));
-  return {
-    dayStartedAt: tracking.dayStartedAt,
-    dayStartEquity: text(tracking.dayStartEquity),
-    peakEquity: text(tracking.peakEquity),
-    lastEquity: text(tracking.lastEquity),
-  };
+  return convertEquities(tracking, toWire);
 }
 
 export function lossTrackingFromRecord(record: LossTrackingRecord): LossTracking {
-  const value = (text: string | null) => (text === null ? null : parseDecimal(text));
-  return {
-    dayStartedAt: record.dayStartedAt,
-    dayStartEquity: value(record.dayStartEquity),
-    peakEquity: value(record.peakEquity),
-    lastEquity: value(record.lastEquity),
-  };
+  return convertEquities(record, parseDecimal);
 }
 
 /** Tracking as it stands after a new equity figure at `now` (rolling the day first if due). */

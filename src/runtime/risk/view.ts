@@ -89,7 +89,6 @@ export interface MarketFields {
 }
 
 export function riskMarketFromWire(market: MarketFields): RiskMarketView {
-  const status = market.data_status;
   return {
     marketId: market.market_id,
     priceTick: optionalDecimal(market.price_tick),
@@ -98,9 +97,38 @@ export function riskMarketFromWire(market: MarketFields): RiskMarketView {
     minimumNotional: optionalDecimal(market.minimum_notional),
     maximumLeverage: market.maximum_leverage,
     markPrice: optionalDecimal(market.mark_price),
-    // An unrecognised status is treated as unavailable: the gate then adds no exposure on it.
-    dataStatus: status === 'live' || status === 'stale' ? status : 'unavailable',
+    dataStatus: dataStatusOf(market.data_status),
     observedAt: Date.parse(market.observed_at),
+  };
+}
+
+/** An unrecognised status is treated as unavailable: the gate then adds no exposure on it. */
+function dataStatusOf(status: string): MarketDataStatus {
+  return status === 'live' || status === 'stale' ? status : 'unavailable';
+}
+
+/** A ticker's fields the gate uses. */
+export interface TickerFields {
+  readonly mark_price: string | null;
+  readonly data_status: string;
+  readonly occurred_at: string;
+}
+
+/**
+ * `market` with a ticker's mark, data status and time laid over it; the grids and minimums are
+ * the same objects, parsed once per market rather than once per ticker.
+ */
+export function riskMarketWithTicker(market: RiskMarketView, ticker: TickerFields): RiskMarketView {
+  return {
+    marketId: market.marketId,
+    priceTick: market.priceTick,
+    quantityStep: market.quantityStep,
+    minimumQuantity: market.minimumQuantity,
+    minimumNotional: market.minimumNotional,
+    maximumLeverage: market.maximumLeverage,
+    markPrice: optionalDecimal(ticker.mark_price),
+    dataStatus: dataStatusOf(ticker.data_status),
+    observedAt: Date.parse(ticker.occurred_at),
   };
 }
 

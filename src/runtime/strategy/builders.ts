@@ -4,6 +4,7 @@
  * out the options that were not given.
  */
 import { type Decimal, decimal, toWire } from '../../core/decimal.ts';
+import { parseScaledStrict, scaledToWire } from '../../core/scaled.ts';
 import type {
   BracketIntent,
   BracketLeg,
@@ -22,12 +23,18 @@ import type {
 type Amount = Decimal | string;
 
 function text(value: Amount): string {
-  return toWire(decimal(value));
+  // Text is normalised without building a big.js value (the same wire form, the same error).
+  return typeof value === 'string'
+    ? scaledToWire(parseScaledStrict(value))
+    : toWire(decimal(value));
 }
 
 function compact<T extends object>(value: T): T {
   const result: Record<string, unknown> = {};
-  for (const [key, field] of Object.entries(value)) {
+  const fields = value as Record<string, unknown>;
+  // for-in rather than Object.entries: no array of pairs per intent. Literals inherit no keys.
+  for (const key in fields) {
+    const field = fields[key];
     if (field !== undefined) result[key] = field;
   }
   return result as T;

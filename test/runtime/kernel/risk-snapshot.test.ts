@@ -1,0 +1,122 @@
+/**
+ * The kernel's risk snapshot is kept up to date part by part: a ticker changes only its market's
+ * mark, data status and time (the grids stay the objects parsed once), a placement let through
+ * changes only the pending part, and the tracker's orders are read again only after they changed.
+ */
+import { describe, expect, it } from 'vitest';
+import { toWire } from '../../../src/core/decimal.ts';
+import type { StampedIntent } from '../../../src/runtime/intents.ts';
+import { RiskSnapshotBuilder } from '../../../src/runtime/kernel/risk-snapshot.ts';
+import type { Market, Order } from '../../../src/protocol/index.ts';
+import type { Ticker } from '../../../src/runtime/strategy/types.ts';
+
+const market = {
+  market_id: 'BTC-PERP',
+  price_tick: '0.5',
+  quantity_step: '0.001',
+  minimum_quantity: '0.001',
+  minimum_notional: '10',
+  maximum_leverage: 50,
+  mark_price: '60000',
+  data_status: 'live',
+  observed_at: '2025-01-15T12:00:00Z',
+} as unknown as Market;
+
+function restingOrder(clientOrderId: string): Order {
+  return Object.freeze({
+    client_order_id: clientOrderId,
+    market_id: 'BTC-PERP',
+    side: 'buy',
+    price: '59000',
+    quantity: '0.010',
+    filled_quantity: '0.002',
+    reduce_only: false,
+    status: 'OPEN',
+  }) as unknown as Order;
+}
+
+function placement(requestId: string, clientOrderId: string): StampedIntent {
+  return {
+    strategyId: 's',
+    sequence: 1,
+    requestId,
+    clientOrderId,
+    emittedAt: 0,
+    intent: {
+      kind: 'place',
+      marketId: 'BTC-PERP',
+      side: 'sell',
+      type: 'limit',
+      quantity: '0.02',
+      price: '61000',
+    },
+  };
+}
+
+describe('RiskSnapshotBuilder', () => {
+  it('reads the tracker again only after its orders changed, and counts pending placements once', () => {
+    let reads = 0;
+    let tracked: Order[] = [restingOrder('a')];
+    const builder = new RiskSnapshotBuilder({
+      markets: () => [market],
+      positions: () => [],
+      openOrders: () => {
+        reads++;
+        return tracked;
+      },
+    });
+    expect(builder.snapshot().openOrders.map((order) => order.clientOrderId)).toEqual(['a']);
+    expect(toWire(builder.snapshot().openOrders[0]!.remainingQuantity)).toBe('0.008');
+    builder.addPending(placement('r1', 'b'));
+    builder.addPending(placement('r2', 'c'));
+    expect(builder.snapshot().openOrders.map((order) => order.clientOrderId)).toEqual([
+      'a',
+      'b',
+      'c',
+    ]);
+    builder.removePending('r2');
+    expect(builder.snapshot().openOrders.map((order) => order.clientOrderId)).toEqual(['a', 'b']);
+    expect(reads).toBe(1);
+
+    // The venue answered b: the tracker holds it now, and it is not counted twice.
+    tracked = [restingOrder('a'), restingOrder('b')];
+    builder.invalidateOrders();
+    const after = builder.snapshot().openOrders;
+    expect(after.map((order) => order.clientOrderId)).toEqual(['a', 'b']);
+    expect(toWire(after[1]!.remainingQuantity)).toBe('0.008');
+    expect(reads).toBe(2);
+    expect(Object.isFrozen(after)).toBe(true);
+  });
+
+  it('lays a ticker over its market and keeps the grids parsed once', () => {
+    const builder = new RiskSnapshotBuilder({
+      markets: () => [market],
+      positions: () => [],
+      openOrders: () => [],
+    });
+    const listed = builder.snapshot().markets['BTC-PERP']!;
+    expect(toWire(listed.markPrice!)).toBe('60000');
+    builder.onTicker({
+      market_id: 'BTC-PERP',
+      mark_price: '60100.5',
+      data_status: 'stale',
+      occurred_at: '2025-01-15T12:00:05Z',
+    } as unknown as Ticker);
+    const ticked = builder.snapshot().markets['BTC-PERP']!;
+    expect(toWire(ticked.markPrice!)).toBe('60100.5');
+    expect(ticked.dataStatus).toBe('stale');
+    expect(ticked.observedAt).toBe(Date.UTC(2025, 0, 15, 12, 0, 5));
+    expect(ticked.priceTick).toBe(listed.priceTick);
+    expect(ticked.quantityStep).toBe(listed.quantityStep);
+    expect(toWire(ticked.minimumNotional!)).toBe('10');
+    builder.onTicker({
+      market_id: 'BTC-PERP',
+      mark_price: null,
+      data_status: 'halted',
+      occurred_at: '2025-01-15T12:00:06Z',
+    } as unknown as Ticker);
+    const unknownStatus = builder.snapshot().markets['BTC-PERP']!;
+    expect(unknownStatus.markPrice).toBeNull();
+    expect(unknownStatus.dataStatus).toBe('unavailable');
+  });
+});
