@@ -23,8 +23,10 @@ export {
 } from './errors.ts';
 export {
   ClientRateLimiter,
+  OPERATOR_ENDPOINTS,
   PUBLIC_RATE_LIMIT_KEY,
   type RateLimiterOptions,
+  type RequestPriority,
   type RateLimitState,
   RateLimitTracker,
 } from './rate-limit.ts';

@@ -87,14 +87,36 @@ export class RateLimitTracker {
 export interface RateLimiterOptions {
   /** Requests to leave unused in each window, for other users of the same key. Default 0. */
   readonly reserve?: number;
+  /**
+   * The share of each window's quota (0 to 1, rounded down to whole requests) that ordinary
+   * requests leave to operator requests, so order flow cannot starve the dead-man refresh or a
+   * cancel. Default 0.1: a quota of 60 keeps 6 for operators; one under 10 keeps none.
+   */
+  readonly operatorShare?: number;
 }
 
 /**
+ * Who asks: `operator` requests only take risk off (the dead-man deadline, cancels, cancel-all)
+ * and may spend the operators' part of the quota; everything else is `ordinary`.
+ */
+export type RequestPriority = 'operator' | 'ordinary';
+
+/** The endpoints whose requests are `operator` requests. */
+export const OPERATOR_ENDPOINTS: ReadonlySet<string> = new Set([
+  'setCancelAllAfter',
+  'cancelAllOrders',
+  'cancelOrder',
+]);
+
+/**
  * Waits, on the injected clock, while a key has no quota left in its current window. It
- * trusts the service's numbers; with no numbers yet it lets requests through.
+ * trusts the service's numbers; with no numbers yet it lets requests through. Ordinary requests
+ * stop short of the operators' share, so operator requests still pass when order flow has spent
+ * the rest of the window.
  */
 export class ClientRateLimiter {
   private readonly reserve: number;
+  private readonly operatorShare: number;
 
   constructor(
     private readonly tracker: RateLimitTracker,
@@ -102,19 +124,61 @@ export class ClientRateLimiter {
     options: RateLimiterOptions = {},
   ) {
     this.reserve = Math.max(0, options.reserve ?? 0);
+    const share = options.operatorShare ?? 0.1;
+    if (!(share >= 0 && share <= 1)) {
+      throw new RangeError(`operatorShare is between 0 and 1, got ${share}`);
+    }
+    this.operatorShare = share;
   }
 
-  async acquire(keyId: string, signal?: AbortSignal): Promise<void> {
+  /**
+   * Spends one request of the key's quota. Returns undefined when it was spent at once (no wait,
+   * no promise), or a promise that settles once the window allowed it.
+   */
+  acquire(
+    keyId: string,
+    signal?: AbortSignal,
+    priority: RequestPriority = 'ordinary',
+  ): Promise<void> | undefined {
+    if (this.tryAcquire(keyId, priority)) return undefined;
+    return this.waitAndAcquire(keyId, signal, priority);
+  }
+
+  private async waitAndAcquire(
+    keyId: string,
+    signal: AbortSignal | undefined,
+    priority: RequestPriority,
+  ): Promise<void> {
+    // Refused: the window is spent for this priority and resets later (tryAcquire).
     for (;;) {
-      const state = this.tracker.get(keyId);
-      if (state === null || state.remaining === null || state.remaining > this.reserve) break;
       const now = this.clock.now();
-      if (state.resetAtMs === null || state.resetAtMs <= now) {
-        this.tracker.refill(keyId);
-        break;
-      }
-      await sleep(this.clock, state.resetAtMs - now, signal);
+      await sleep(this.clock, (this.tracker.get(keyId)?.resetAtMs ?? now) - now, signal);
+      if (this.tryAcquire(keyId, priority)) return;
     }
-    this.tracker.spend(keyId);
+  }
+
+  /** Spends one request when the window has room for this priority now. */
+  private tryAcquire(keyId: string, priority: RequestPriority): boolean {
+    const state = this.tracker.get(keyId);
+    if (
+      state === null ||
+      state.remaining === null ||
+      state.remaining > this.floor(state, priority)
+    ) {
+      this.tracker.spend(keyId);
+      return true;
+    }
+    if (state.resetAtMs === null || state.resetAtMs <= this.clock.now()) {
+      this.tracker.refill(keyId);
+      this.tracker.spend(keyId);
+      return true;
+    }
+    return false;
+  }
+
+  /** Requests this priority leaves unused in the window. */
+  private floor(state: RateLimitState, priority: RequestPriority): number {
+    if (priority === 'operator' || state.limit === null) return this.reserve;
+    return this.reserve + Math.floor(state.limit * this.operatorShare);
   }
 }

@@ -50,6 +50,7 @@ import {
 import { isVenueError, type MutationOutcome, VenueError } from './errors.ts';
 import {
   ClientRateLimiter,
+  OPERATOR_ENDPOINTS,
   PUBLIC_RATE_LIMIT_KEY,
   type RateLimiterOptions,
   type RateLimitState,
@@ -336,7 +337,10 @@ export class RestClient {
         };
       }
     }
-    const offset = this.offset as ClockOffsetEstimate;
+    return this.timestampNow(this.offset as ClockOffsetEstimate);
+  }
+
+  private timestampNow(offset: ClockOffsetEstimate): number {
     assertClockUsable(offset, this.maxClockOffsetMs);
     return Math.round(this.clock.now() + offset.offsetMs);
   }
@@ -851,10 +855,18 @@ export class RestClient {
       : PUBLIC_RATE_LIMIT_KEY;
 
     try {
-      if (this.limiter !== null) await this.limiter.acquire(keyId, options.signal);
+      // Both steps are synchronous when nothing needs waiting for: no event-loop hop before the
+      // request is written (the common case on the order path).
+      const waited = this.limiter?.acquire(
+        keyId,
+        options.signal,
+        OPERATOR_ENDPOINTS.has(endpoint) ? 'operator' : 'ordinary',
+      );
+      if (waited !== undefined) await waited;
       if (signed) {
         const { credential, signer } = this.requireCredential(endpoint);
-        const timestampMs = await this.signingTimestamp();
+        const timestampMs =
+          this.offset === null ? await this.signingTimestamp() : this.timestampNow(this.offset);
         if (options.signal?.aborted) {
           throw notSent('REQUEST_ABORTED', 'the call was aborted by its caller');
         }

@@ -12,11 +12,15 @@
  *     reads; one intent per ticker through host and gate (allowed, then answered at once in
  *     place of an executor); and the real kernel with trading halted, so each intent is
  *     stamped, its sequence journaled, denied and answered.
+ *
+ * `--tick-to-place` runs (a) alone (normal, then full); `--breakdown` runs (a) traced: each
+ * placement's stages from the WebSocket frame to the journaled outcome (wall and process CPU per
+ * stage) and the journal statements and commits per phase, taken by wrappers in this file only.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, get as httpGet, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { EMPTY, filter, map, mergeMap, type Observable, Subject } from 'rxjs';
@@ -64,15 +68,30 @@ const openRisk = parseRiskConfig({
 });
 
 /** A venue that notes when each placement is handed over (performance.now). */
-function timedVenue(inner: ExecutionVenue, sentAt: Map<string, number>): ExecutionVenue {
+function timedVenue(
+  inner: ExecutionVenue,
+  sentAt: Map<string, number>,
+  trace: PipelineTrace | null,
+): ExecutionVenue {
   return new Proxy(inner, {
     get(target, property, receiver) {
       if (property === 'send') {
         const send: ExecutionVenue['send'] = (prepared, signal) => {
           if (prepared.endpoint === 'placeOrder') sentAt.set(prepared.requestId, performance.now());
-          return target.send(prepared, signal);
+          if (trace === null) return target.send(prepared, signal);
+          trace.sendStarted(prepared.endpoint);
+          return target.send(prepared, signal).finally(() => trace.sendEnded(prepared.endpoint));
         };
         return send;
+      }
+      if (property === 'prepare' && trace !== null) {
+        const prepare: ExecutionVenue['prepare'] = (command) => {
+          trace.mark(`prepare ${command.endpoint}`);
+          const prepared = target.prepare(command);
+          trace.mark(`prepared ${command.endpoint}`);
+          return prepared;
+        };
+        return prepare;
       }
       const value = Reflect.get(target, property, receiver) as unknown;
       return typeof value === 'function' ? value.bind(target) : value;
@@ -80,7 +99,267 @@ function timedVenue(inner: ExecutionVenue, sentAt: Map<string, number>): Executi
   });
 }
 
-function bidder(): StrategyDefinition<unknown> {
+// The breakdown (`--breakdown`): marks taken by wrappers around the parts, in the bench only.
+
+interface Mark {
+  readonly wall: number;
+  /** Process CPU (user + system), ms. */
+  readonly cpu: number;
+}
+
+function markNow(): Mark {
+  const usage = process.cpuUsage();
+  return { wall: performance.now(), cpu: (usage.user + usage.system) / 1000 };
+}
+
+type Phase = 'before simulate' | 'before place' | 'after place';
+
+/** Per placement: named marks and the journal's statements and commits in each phase. */
+interface Trace {
+  readonly marks: Map<string, Mark>;
+  phase: Phase;
+  readonly statements: Record<Phase, number>;
+  readonly commits: Record<Phase, number>;
+}
+
+class PipelineTrace {
+  private lastFrame: Mark | null = null;
+  private readonly byTag = new Map<string, Trace>();
+  private current: Trace | null = null;
+  private sending: string | null = null;
+  readonly finished: Trace[] = [];
+
+  frameArrived(): void {
+    this.lastFrame = markNow();
+  }
+
+  ticked(tag: string): void {
+    const marks = new Map<string, Mark>();
+    if (this.lastFrame !== null) marks.set('frame', this.lastFrame);
+    marks.set('tick', markNow());
+    const zero = { 'before simulate': 0, 'before place': 0, 'after place': 0 };
+    this.byTag.set(tag, {
+      marks,
+      phase: 'before simulate',
+      statements: { ...zero },
+      commits: { ...zero },
+    });
+    if (this.byTag.size > 64) this.byTag.delete(this.byTag.keys().next().value as string);
+  }
+
+  decided(tag: string): void {
+    const trace = this.byTag.get(tag);
+    if (trace === undefined) return;
+    this.byTag.delete(tag);
+    trace.marks.set('intent', markNow());
+    this.current = trace;
+  }
+
+  /** Notes `name` once per placement (the first time). */
+  mark(name: string): void {
+    const trace = this.current;
+    if (trace !== null && !trace.marks.has(name)) trace.marks.set(name, markNow());
+  }
+
+  /** A mark taken only while the named endpoint's send is under way. */
+  markInSend(name: string): void {
+    if (this.sending !== null) this.mark(`${name} ${this.sending}`);
+  }
+
+  sendStarted(endpoint: string): void {
+    const trace = this.current;
+    if (trace === null) return;
+    this.mark(`send ${endpoint}`);
+    this.sending = endpoint;
+    if (endpoint === 'simulateOrder') trace.phase = 'before place';
+    if (endpoint === 'placeOrder') trace.phase = 'after place';
+  }
+
+  sendEnded(endpoint: string): void {
+    this.mark(`sent ${endpoint}`);
+    this.sending = null;
+  }
+
+  /** The placement's outcome is journaled: its trace is complete. */
+  finish(): void {
+    if (this.current !== null) this.finished.push(this.current);
+    this.current = null;
+  }
+
+  statement(commit: boolean): void {
+    const trace = this.current;
+    if (trace === null) return;
+    trace.statements[trace.phase] += 1;
+    if (commit) trace.commits[trace.phase] += 1;
+  }
+
+  transaction(): void {
+    const trace = this.current;
+    if (trace !== null) trace.commits[trace.phase] += 1;
+  }
+}
+
+/** Wraps the journal's public steps (marks) and its statements and transactions (counts). */
+function traceJournal(journal: Journal, trace: PipelineTrace): void {
+  const inner = journal as unknown as {
+    database: { inTransaction: boolean };
+    sql: Record<string, object>;
+    runInTransaction: ((work: () => unknown) => unknown) & {
+      immediate: (work: () => unknown) => unknown;
+    };
+  } & Record<string, unknown>;
+  for (const name of [
+    'noteSequence',
+    'recordIntent',
+    'recordCommand',
+    'recordSimulation',
+    'recordCommandAndSimulation',
+    'recordSendAttempt',
+    'recordAccepted',
+  ]) {
+    const method = inner[name] as ((...args: unknown[]) => unknown) | undefined;
+    // A journal without the step (an older one, compared back to back) is left as it is.
+    if (method === undefined) continue;
+    inner[name] = (...args: unknown[]) => {
+      trace.mark(`${name}`);
+      const result = method.apply(journal, args);
+      trace.mark(`${name} done`);
+      if (name === 'recordAccepted') trace.finish();
+      return result;
+    };
+  }
+  for (const [key, statement] of Object.entries(inner.sql)) {
+    inner.sql[key] = new Proxy(statement, {
+      get(target, property) {
+        const value = Reflect.get(target, property, target) as unknown;
+        if (typeof value !== 'function') return value;
+        if (property === 'run' || property === 'get' || property === 'all') {
+          return (...args: unknown[]) => {
+            // A write outside a transaction commits on its own (INSERT ... RETURNING included).
+            const writes = !(target as { readonly: boolean }).readonly;
+            trace.statement(writes && !inner.database.inTransaction);
+            return (value as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        }
+        return (value as (...a: unknown[]) => unknown).bind(target);
+      },
+    });
+  }
+  const run = inner.runInTransaction;
+  inner.runInTransaction = Object.assign(
+    (work: () => unknown) => {
+      trace.transaction();
+      return run(work);
+    },
+    {
+      immediate: (work: () => unknown) => {
+        trace.transaction();
+        return run.immediate(work);
+      },
+    },
+  );
+}
+
+/** Wraps the REST client's signer and connection pool: when signing and the HTTP exchange run. */
+function traceRest(rest: RestClient, trace: PipelineTrace): void {
+  const inner = rest as unknown as {
+    signer: { sign: (message: Uint8Array) => Uint8Array };
+    pool: { request: (options: unknown) => Promise<unknown> };
+  };
+  const signer = inner.signer;
+  const sign = signer.sign.bind(signer);
+  signer.sign = (message) => {
+    trace.markInSend('sign');
+    const signature = sign(message);
+    trace.markInSend('signed');
+    return signature;
+  };
+  const pool = inner.pool;
+  const request = pool.request.bind(pool);
+  pool.request = (options) => {
+    trace.markInSend('http');
+    return request(options).then((response) => {
+      trace.markInSend('headers');
+      return response;
+    });
+  };
+}
+
+const STAGES: readonly (readonly [string, string, string])[] = [
+  ['stream: frame decode and fan-out', 'frame', 'tick'],
+  ['strategy', 'tick', 'intent'],
+  ['host, sequence note, gate', 'intent', 'recordIntent'],
+  ['  of which journal.noteSequence', 'noteSequence', 'noteSequence done'],
+  ['journal.recordIntent', 'recordIntent', 'recordIntent done'],
+  ['wait: submit to lane task', 'recordIntent done', 'prepare placeOrder'],
+  ['serialize + hash place', 'prepare placeOrder', 'prepared placeOrder'],
+  ['journal.recordCommand', 'recordCommand', 'recordCommand done'],
+  ['serialize + hash simulate', 'prepare simulateOrder', 'prepared simulateOrder'],
+  ['journal.recordSimulation', 'recordSimulation', 'recordSimulation done'],
+  [
+    'journal.recordCommandAndSimulation',
+    'recordCommandAndSimulation',
+    'recordCommandAndSimulation done',
+  ],
+  ['simulate: send to sign (limiter, timestamp)', 'send simulateOrder', 'sign simulateOrder'],
+  ['simulate: sign', 'sign simulateOrder', 'signed simulateOrder'],
+  ['simulate: HTTP to headers', 'http simulateOrder', 'headers simulateOrder'],
+  ['simulate: body, parse, back to executor', 'headers simulateOrder', 'sent simulateOrder'],
+  ['simulate: whole send', 'send simulateOrder', 'sent simulateOrder'],
+  ['wait: simulate answer to send attempt', 'sent simulateOrder', 'recordSendAttempt'],
+  ['journal.recordSendAttempt', 'recordSendAttempt', 'recordSendAttempt done'],
+  ['wait: to place send', 'recordSendAttempt done', 'send placeOrder'],
+  ['TICK TO PLACE SENT (the headline)', 'tick', 'send placeOrder'],
+  ['frame to place sent', 'frame', 'send placeOrder'],
+  ['place: sign', 'sign placeOrder', 'signed placeOrder'],
+  ['place: HTTP to headers', 'http placeOrder', 'headers placeOrder'],
+  ['place: whole send', 'send placeOrder', 'sent placeOrder'],
+  ['FRAME TO PLACE ANSWERED', 'frame', 'sent placeOrder'],
+  ['journal.recordAccepted', 'recordAccepted', 'recordAccepted done'],
+];
+
+function printBreakdown(title: string, traces: readonly Trace[]): void {
+  const quantile = (values: number[], q: number) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
+  };
+  const rows = STAGES.map(([stage, from, to]) => {
+    const wall: number[] = [];
+    const cpu: number[] = [];
+    for (const trace of traces) {
+      const start = trace.marks.get(from);
+      const end = trace.marks.get(to);
+      if (start === undefined || end === undefined) continue;
+      wall.push((end.wall - start.wall) * 1000);
+      cpu.push((end.cpu - start.cpu) * 1000);
+    }
+    return {
+      stage,
+      n: wall.length,
+      'p50 wall (us)': quantile(wall, 0.5).toFixed(0),
+      'p99 wall (us)': quantile(wall, 0.99).toFixed(0),
+      'p50 CPU (us)': quantile(cpu, 0.5).toFixed(0),
+    };
+  });
+  console.log(`\nbreakdown: ${title} (${traces.length} placements)`);
+  console.table(rows);
+  const phases: Phase[] = ['before simulate', 'before place', 'after place'];
+  console.table(
+    phases.map((phase) => ({
+      'journal, per placement': phase,
+      'statements p50': quantile(
+        traces.map((trace) => trace.statements[phase]),
+        0.5,
+      ),
+      'commits p50 (each an fsync at full)': quantile(
+        traces.map((trace) => trace.commits[phase]),
+        0.5,
+      ),
+    })),
+  );
+}
+
+function bidder(onIntent: (tag: string) => void = () => {}): StrategyDefinition<unknown> {
   return defineStrategy({
     name: 'bidder',
     description: 'a resting bid on every Nth ticker, tagged with the ticker time',
@@ -92,6 +371,7 @@ function bidder(): StrategyDefinition<unknown> {
           count += 1;
           if (count % PLACE_EVERY !== 0 || ticker.mark_price === null) return [];
           const bid = Math.floor(Number(ticker.mark_price) * 0.98);
+          onIntent(ticker.occurred_at);
           return [
             {
               kind: 'place',
@@ -171,7 +451,12 @@ async function attachOperatorViews(
   };
 }
 
-async function tickToPlace(durability: 'full' | 'normal', operatorViews = false): Promise<void> {
+async function tickToPlace(
+  durability: 'full' | 'normal',
+  operatorViews = false,
+  breakdown = false,
+): Promise<void> {
+  const trace = breakdown ? new PipelineTrace() : null;
   const folder = mkdtempSync(join(tmpdir(), 'paperbot-bench-'));
   const defaults = defaultEmulatorConfig();
   const emulator = await startEmulator({
@@ -190,6 +475,7 @@ async function tickToPlace(durability: 'full' | 'normal', operatorViews = false)
   // Subscribed first, so this is the first observer each frame reaches.
   const ticks = stream.ticker$('BTC-PERP').subscribe((frame) => {
     tickAt.set(frame.occurred_at, performance.now());
+    trace?.ticked(frame.occurred_at);
   });
   const live = createLiveVenue({
     rest,
@@ -203,13 +489,27 @@ async function tickToPlace(durability: 'full' | 'normal', operatorViews = false)
     now: () => systemClock.now(),
     durability,
   });
+  if (trace !== null) {
+    traceJournal(journal, trace);
+    traceRest(rest, trace);
+    const socket = (
+      stream as unknown as { socket: { prependListener: (e: string, f: () => void) => void } }
+    ).socket;
+    socket.prependListener('message', () => trace.frameArrived());
+  }
   const sentAt = new Map<string, number>();
   const kernel = Kernel.create({
     clock: systemClock,
-    venue: timedVenue(live.venue, sentAt),
+    venue: timedVenue(live.venue, sentAt, trace),
     marketData: live.marketData,
     journal,
-    strategies: [{ id: 'bidder', definition: bidder(), params: {} }],
+    strategies: [
+      {
+        id: 'bidder',
+        definition: bidder((tag) => trace?.decided(tag)),
+        params: {},
+      },
+    ],
     risk: openRisk,
     routeReady$: live.routeReady$,
     logger: silentKernelLogger,
@@ -217,6 +517,9 @@ async function tickToPlace(durability: 'full' | 'normal', operatorViews = false)
   const samples: number[] = [];
   const kernelSamples: number[] = [];
   let failures = 0;
+  // Process CPU over the measured placements: the bot's side and the emulator's (one process).
+  let cpuFrom = process.cpuUsage();
+  let cpuUsed = { user: 0, system: 0 };
   const done = new Promise<void>((resolve) => {
     kernel.intentLatency$.subscribe((latency) => {
       if (latency.tickToPlaceMs !== null) kernelSamples.push(latency.tickToPlaceMs);
@@ -230,7 +533,11 @@ async function tickToPlace(durability: 'full' | 'normal', operatorViews = false)
       const tick = intent.kind === 'place' && intent.tag ? tickAt.get(intent.tag) : undefined;
       const sent = sentAt.get(outcome.intent.requestId);
       if (tick !== undefined && sent !== undefined) samples.push(sent - tick);
-      if (samples.length >= SAMPLES + WARMUP_SAMPLES) resolve();
+      if (samples.length === WARMUP_SAMPLES) cpuFrom = process.cpuUsage();
+      if (samples.length >= SAMPLES + WARMUP_SAMPLES) {
+        cpuUsed = process.cpuUsage(cpuFrom);
+        resolve();
+      }
     });
   });
   const detach = operatorViews ? await attachOperatorViews(kernel, stream, live) : () => {};
@@ -246,11 +553,19 @@ async function tickToPlace(durability: 'full' | 'normal', operatorViews = false)
   await emulator.close();
   rmSync(folder, { recursive: true, force: true });
   const views = operatorViews ? ', dashboard and webhooks attached' : '';
-  printLatency(`tick to place, journal ${durability}${views}`, samples.slice(WARMUP_SAMPLES), {
+  const name = `tick to place, journal ${durability}${views}${breakdown ? ', traced' : ''}`;
+  if (trace !== null) printBreakdown(name, trace.finished.slice(WARMUP_SAMPLES));
+  printLatency(name, samples.slice(WARMUP_SAMPLES), {
     'kernel p50 (ms, clock)': String(
       [...kernelSamples].sort((a, b) => a - b)[Math.floor(kernelSamples.length / 2)] ?? '',
     ),
     'not accepted': String(failures),
+    'CPU per placement (ms, bot + emulator)': (
+      (cpuUsed.user + cpuUsed.system) /
+      1000 /
+      SAMPLES
+    ).toFixed(3),
+    'load avg': loadavg()[0]!.toFixed(1),
   });
 }
 
@@ -457,6 +772,16 @@ async function inProcess(): Promise<void> {
 }
 
 export default async function (): Promise<void> {
+  if (process.argv.includes('--breakdown')) {
+    await tickToPlace('normal', false, true);
+    await tickToPlace('full', false, true);
+    return;
+  }
+  if (process.argv.includes('--tick-to-place')) {
+    await tickToPlace('normal');
+    await tickToPlace('full');
+    return;
+  }
   await tickToPlace('full');
   await tickToPlace('normal');
   await tickToPlace('normal', true);

@@ -174,6 +174,45 @@ describe('429 storms', () => {
     }
     expect(rest.rateLimit()?.limit).toBe(3);
   });
+
+  it('order flow leaves the operators their share: a cancel and a dead-man refresh pass while placements wait', async () => {
+    environment = await Environment.start({
+      emulator: { rateLimit: { quota: 20, windowMs: 60_000 } },
+    });
+    // On the test's clock itself (no auto-advance): a wait lasts until the test moves time.
+    const rest = environment.restClient({
+      rateLimiter: true,
+      retry: { maxAttempts: 1 },
+      clock: environment.clock,
+      clockSync: 'manual',
+    });
+    const placed: Order[] = [];
+    // 20 a window, a tenth kept for operators: order flow stops with 2 left.
+    while (rest.rateLimit()?.remaining !== 2) {
+      placed.push(await rest.placeOrder(limitBuy('40000')));
+      expect(placed.length).toBeLessThan(20);
+    }
+    const held = track(rest.placeOrder(limitBuy('40000')));
+    for (let index = 0; index < 20; index += 1) await turn();
+    expect(held.settled()).toBe(false);
+    const first = placed[0]!;
+    const cancelled = await rest.cancelOrder(
+      { order_id: first.order_id },
+      { request_id: requestId('cxl') },
+    );
+    expect(cancelled.status).toBe('CANCELLED');
+    const armed = await rest.setCancelAllAfter({
+      request_id: requestId('dms'),
+      timeout_seconds: 30,
+    });
+    expect(armed.deadline_at).toBe(new Date(environment.clock.now() + 30_000).toISOString());
+    expect(rest.rateLimit()?.remaining).toBe(0);
+    expect(held.settled()).toBe(false);
+    // The window resets: the held placement goes out, still without a 429.
+    environment.clock.advanceBy(60_000);
+    const late = await held.promise;
+    expect(late.status).not.toBe('REJECTED');
+  });
 });
 
 describe('5xx answers', () => {

@@ -16,6 +16,12 @@ import {
 import { VirtualClock } from '../../src/core/clock.ts';
 import { track, turn } from './helpers.ts';
 
+/** A limiter's answer that has to wait: a promise, tracked. */
+function waiting(wait: Promise<void> | undefined) {
+  expect(wait).toBeInstanceOf(Promise);
+  return track(wait as Promise<void>);
+}
+
 function codeOf(action: () => unknown): string | undefined {
   try {
     action();
@@ -221,7 +227,7 @@ describe('rate limits', () => {
     await limiter.acquire('key');
     await limiter.acquire('key');
     expect(tracker.get('key')?.remaining).toBe(0);
-    const third = track(limiter.acquire('key'));
+    const third = waiting(limiter.acquire('key'));
     await turn();
     expect(third.settled()).toBe(false);
     clock.advanceTo(9_999);
@@ -230,6 +236,54 @@ describe('rate limits', () => {
     clock.advanceTo(10_000);
     await third.promise;
     expect(tracker.get('key')?.remaining).toBe(2);
+  });
+
+  it('leaves the operators their share: order flow waits, a cancel or dead-man refresh passes', async () => {
+    const clock = new VirtualClock(0);
+    const tracker = new RateLimitTracker();
+    // A quota of 20: ordinary requests leave 2 (a tenth) to operator requests.
+    const limiter = new ClientRateLimiter(tracker, clock);
+    tracker.observe(
+      'key',
+      { 'ratelimit-limit': '20', 'ratelimit-remaining': '4', 'ratelimit-reset': '10' },
+      0,
+    );
+    expect(limiter.acquire('key')).toBeUndefined();
+    expect(limiter.acquire('key')).toBeUndefined();
+    expect(tracker.get('key')?.remaining).toBe(2);
+    const order = waiting(limiter.acquire('key'));
+    await turn();
+    expect(order.settled()).toBe(false);
+    // The order flow is held; operator requests spend the share at once.
+    expect(limiter.acquire('key', undefined, 'operator')).toBeUndefined();
+    expect(limiter.acquire('key', undefined, 'operator')).toBeUndefined();
+    expect(tracker.get('key')?.remaining).toBe(0);
+    const operator = waiting(limiter.acquire('key', undefined, 'operator'));
+    await turn();
+    expect(operator.settled()).toBe(false);
+    clock.advanceTo(10_000);
+    await order.promise;
+    await operator.promise;
+    expect(tracker.get('key')?.remaining).toBe(18);
+  });
+
+  it('keeps no operators share under a quota of 10, nor with operatorShare 0', async () => {
+    const clock = new VirtualClock(0);
+    const tracker = new RateLimitTracker();
+    tracker.observe(
+      'small',
+      { 'ratelimit-limit': '9', 'ratelimit-remaining': '1', 'ratelimit-reset': '10' },
+      0,
+    );
+    tracker.observe(
+      'off',
+      { 'ratelimit-limit': '100', 'ratelimit-remaining': '1', 'ratelimit-reset': '10' },
+      0,
+    );
+    expect(new ClientRateLimiter(tracker, clock).acquire('small')).toBeUndefined();
+    const off = new ClientRateLimiter(tracker, clock, { operatorShare: 0 });
+    expect(off.acquire('off')).toBeUndefined();
+    expect(() => new ClientRateLimiter(tracker, clock, { operatorShare: 2 })).toThrow(RangeError);
   });
 
   it('keeps a reserve when asked', async () => {
@@ -245,10 +299,10 @@ describe('rate limits', () => {
       },
       0,
     );
-    const waiting = track(limiter.acquire('key'));
+    const held = waiting(limiter.acquire('key'));
     await turn();
-    expect(waiting.settled()).toBe(false);
+    expect(held.settled()).toBe(false);
     clock.advanceTo(1_000);
-    await waiting.promise;
+    await held.promise;
   });
 });

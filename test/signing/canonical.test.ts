@@ -11,6 +11,7 @@ import {
   NONCE_ALPHABET,
   parseTimestampHeader,
 } from '../../src/signing/index.ts';
+import { pooledRandomBytes } from '../../src/signing/nonce.ts';
 
 const fields = {
   method: 'GET',
@@ -195,6 +196,20 @@ describe('nonce generator', () => {
       expect(isValidNonce(nonce)).toBe(true);
     }
     expect(generateNonce()).not.toBe(generateNonce());
+  });
+
+  it('draws nonces from a pool of CSPRNG output without handing a byte out twice', () => {
+    // More than one pool (4 KiB) of nonces: the refill is crossed, and no nonce repeats.
+    const nonces = new Set(Array.from({ length: 300 }, () => generateNonce()));
+    expect(nonces.size).toBe(300);
+    const first = pooledRandomBytes(64);
+    const copy = Uint8Array.from(first);
+    pooledRandomBytes(4096);
+    // A copy: what was handed out does not change when the pool moves on or refills.
+    expect(first).toEqual(copy);
+    expect(pooledRandomBytes(5000)).toHaveLength(5000);
+    // Uniform enough that all 64 characters turn up among 300 x 32 draws.
+    expect(new Set([...nonces].join('')).size).toBe(64);
   });
 
   it('refuses lengths outside 16..64', () => {

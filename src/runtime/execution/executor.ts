@@ -124,6 +124,12 @@ export interface SettlementReport {
   readonly unresolved: readonly string[];
 }
 
+/** An intent's command, prepared and not journaled yet: it is journaled with the step after it. */
+interface PendingCommand {
+  readonly prepared: PreparedCommand;
+  readonly context: IntentContext;
+}
+
 type Finish =
   | {
       readonly status: 'accepted';
@@ -388,9 +394,13 @@ export class Executor {
       body,
     });
     if (prepared === null) return;
-    this.journal.recordCommand(record.requestId, prepared);
-    if (this.config.simulate.place && !(await this.simulate(record, body))) return;
-    await this.sendFirst(record, prepared);
+    const command: PendingCommand = { prepared, context: {} };
+    if (this.config.simulate.place) {
+      if (!(await this.simulate(record, body, command))) return;
+      await this.sendFirst(record, prepared);
+      return;
+    }
+    await this.sendFirst(record, prepared, undefined, command);
   }
 
   /** The order an intent names, or null once the intent is denied (`unknown_order`, `rule`). */
@@ -439,10 +449,10 @@ export class Executor {
       body: { request_id: record.requestId },
     });
     if (prepared === null) return;
-    this.journal.recordCommand(record.requestId, prepared, {
-      targetOrderId: target.orderId,
+    await this.sendFirst(record, prepared, undefined, {
+      prepared,
+      context: { targetOrderId: target.orderId },
     });
-    await this.sendFirst(record, prepared);
   }
 
   private async executeCancelAll(record: IntentRecord, intent: CancelAllIntent): Promise<void> {
@@ -454,8 +464,7 @@ export class Executor {
       },
     });
     if (prepared === null) return;
-    this.journal.recordCommand(record.requestId, prepared);
-    await this.sendFirst(record, prepared);
+    await this.sendFirst(record, prepared, undefined, { prepared, context: {} });
   }
 
   /**
@@ -516,11 +525,11 @@ export class Executor {
         body: { request_id: record.requestId },
       });
       if (prepared === null) return;
-      this.journal.recordCommand(record.requestId, prepared, context);
       await this.sendFirst(
         record,
         prepared,
         `order ${order.order_id} had filled ${order.filled_quantity} of the new size ${totalText}; the replacement was dropped and the rest cancelled`,
+        { prepared, context },
       );
       return;
     }
@@ -535,7 +544,7 @@ export class Executor {
       },
     });
     if (prepared === null) return;
-    this.journal.recordCommand(record.requestId, prepared, context);
+    let command: PendingCommand | undefined = { prepared, context };
     if (this.config.simulate.amend) {
       const original = this.originalPlacement(intent.clientOrderId);
       const simulation: OrderRequestInput = {
@@ -558,12 +567,13 @@ export class Executor {
         reduce_only: order.reduce_only,
         margin_mode: original?.marginMode ?? this.config.defaultMarginMode,
       };
-      if (!(await this.simulate(record, simulation))) return;
+      if (!(await this.simulate(record, simulation, command))) return;
+      command = undefined;
     }
     const note = filled.gt(ZERO)
       ? `order ${order.order_id} had filled ${order.filled_quantity}; the replacement was sized to ${toWire(remaining)}`
       : undefined;
-    await this.sendFirst(record, prepared, note);
+    await this.sendFirst(record, prepared, note, command);
   }
 
   private async executeClose(record: IntentRecord, intent: ClosePositionIntent): Promise<void> {
@@ -607,9 +617,10 @@ export class Executor {
       },
     });
     if (prepared === null) return;
-    this.journal.recordCommand(record.requestId, prepared, {
-      positionId: position.position_id,
-    });
+    let command: PendingCommand | undefined = {
+      prepared,
+      context: { positionId: position.position_id },
+    };
     if (this.config.simulate.closePosition) {
       const quantity = this.closeQuantity(position, quantityPercent);
       if (quantity !== null) {
@@ -632,10 +643,11 @@ export class Executor {
             ? { position_id: position.position_id }
             : {}),
         };
-        if (!(await this.simulate(record, simulation))) return;
+        if (!(await this.simulate(record, simulation, command))) return;
+        command = undefined;
       }
     }
-    await this.sendFirst(record, prepared);
+    await this.sendFirst(record, prepared, undefined, command);
   }
 
   private closeQuantity(position: Position, percent: string): Decimal | null {
@@ -647,8 +659,15 @@ export class Executor {
 
   // Simulation
 
-  /** True when the venue answered READY; otherwise the intent is finished rejected. */
-  private async simulate(record: IntentRecord, body: OrderRequestInput): Promise<boolean> {
+  /**
+   * True when the venue answered READY; otherwise the intent is finished rejected. `command`, the
+   * intent's own command, is journaled with the first attempt (one commit before it goes out).
+   */
+  private async simulate(
+    record: IntentRecord,
+    body: OrderRequestInput,
+    command: PendingCommand,
+  ): Promise<boolean> {
     let last: FailureClass | null = null;
     for (let attempt = 1; attempt <= this.config.simulationAttempts; attempt++) {
       const simulateRequestId = `${record.requestId}:s${attempt}`;
@@ -662,7 +681,17 @@ export class Executor {
         this.finishRejectedLocally(record, codeOf(error), messageOf(error));
         return false;
       }
-      this.journal.recordSimulation(record.requestId, simulateRequestId, attempt);
+      if (attempt === 1) {
+        this.journal.recordCommandAndSimulation(
+          record.requestId,
+          command.prepared,
+          command.context,
+          simulateRequestId,
+          attempt,
+        );
+      } else {
+        this.journal.recordSimulation(record.requestId, simulateRequestId, attempt);
+      }
       try {
         const result = await this.sendCommand(prepared);
         if (result.decision === 'READY') return true;
@@ -727,25 +756,37 @@ export class Executor {
     }
   }
 
+  /**
+   * Sends an intent's command the first time. `command`: not journaled yet (no simulation went
+   * first); the bytes and the send attempt are then journaled together, in one commit.
+   */
   private async sendFirst(
     record: IntentRecord,
     prepared: PreparedCommand,
     note?: string,
+    command?: PendingCommand,
   ): Promise<void> {
+    if (command !== undefined) {
+      this.journal.recordCommandAndSendAttempt(record.requestId, command.prepared, command.context);
+    }
     // Read once, with the command and its context as journaled; sending changes neither.
     const journaled = this.journal.requireIntent(record.requestId);
-    const finish = await this.send(journaled, prepared, note);
+    const finish = await this.send(journaled, prepared, note, command === undefined);
     this.finish(journaled, finish);
   }
 
-  /** Sends the journaled bytes once and says how it ended (nothing is recorded here). */
+  /**
+   * Sends the journaled bytes once and says how it ended (nothing is recorded here but the
+   * attempt, unless the caller journaled it already).
+   */
   private async send(
     record: IntentRecord,
     prepared: PreparedCommand,
     note: string | undefined,
+    countAttempt = true,
   ): Promise<Finish> {
     const requestId = record.requestId;
-    this.journal.recordSendAttempt(requestId);
+    if (countAttempt) this.journal.recordSendAttempt(requestId);
     try {
       const response = await this.sendCommand(prepared);
       return this.accepted(record, prepared.endpoint, response, note);

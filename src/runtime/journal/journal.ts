@@ -350,6 +350,17 @@ function prepareStatements(database: Database.Database) {
       `UPDATE intents SET command_endpoint = ?, command_path = ?, command_body = ?,
          command_sha256 = ?, context_json = ?, updated_at = ? WHERE request_id = ?`,
     ),
+    // The command with the step that follows it at once, in one statement (one commit).
+    recordCommandSimulating: prepare(
+      `UPDATE intents SET command_endpoint = ?, command_path = ?, command_body = ?,
+         command_sha256 = ?, context_json = ?, state = 'simulating', simulate_request_id = ?,
+         simulate_attempt = ?, updated_at = ? WHERE request_id = ?`,
+    ),
+    recordCommandSending: prepare(
+      `UPDATE intents SET command_endpoint = ?, command_path = ?, command_body = ?,
+         command_sha256 = ?, context_json = ?, state = 'sending',
+         send_attempts = send_attempts + 1, updated_at = ? WHERE request_id = ?`,
+    ),
     recordSendAttempt: prepare(
       `UPDATE intents SET state = CASE WHEN state = 'unknown' THEN 'unknown' ELSE 'sending' END,
          send_attempts = send_attempts + 1, updated_at = ? WHERE request_id = ?`,
@@ -1173,6 +1184,41 @@ export class Journal {
    * Refuses to replace bytes already journaled: an intent has one command for life.
    */
   recordCommand(requestId: string, command: JournaledCommand, context: IntentContext = {}): void {
+    this.writeCommand(requestId, command, context, null);
+  }
+
+  /**
+   * `recordCommand` and `recordSimulation` of the first simulation in one statement: the live
+   * path commits (and, at durability `full`, syncs) once before the simulation goes out.
+   */
+  recordCommandAndSimulation(
+    requestId: string,
+    command: JournaledCommand,
+    context: IntentContext,
+    simulateRequestId: string,
+    attempt: number,
+  ): void {
+    this.writeCommand(requestId, command, context, { simulateRequestId, attempt });
+  }
+
+  /**
+   * `recordCommand` and the first `recordSendAttempt` in one statement, for a command sent
+   * without a simulation: the bytes and `sending` are durable together before the request leaves.
+   */
+  recordCommandAndSendAttempt(
+    requestId: string,
+    command: JournaledCommand,
+    context: IntentContext = {},
+  ): void {
+    this.writeCommand(requestId, command, context, 'sending');
+  }
+
+  private writeCommand(
+    requestId: string,
+    command: JournaledCommand,
+    context: IntentContext,
+    then: { readonly simulateRequestId: string; readonly attempt: number } | 'sending' | null,
+  ): void {
     const cached = this.recentIntents.get(requestId);
     let hasCommand: boolean;
     if (cached !== undefined) {
@@ -1194,10 +1240,24 @@ export class Journal {
     const contextJson = JSON.stringify(context);
     // One copy of the bytes, as a read of the row would give: the caller's stay the caller's.
     let copy: Uint8Array | undefined;
+    const values: unknown[] = [
+      command.endpoint,
+      command.path,
+      body,
+      command.bodySha256,
+      contextJson,
+    ];
+    let statement = this.sql.recordCommand;
+    if (then === 'sending') {
+      statement = this.sql.recordCommandSending;
+    } else if (then !== null) {
+      statement = this.sql.recordCommandSimulating;
+      values.push(then.simulateRequestId, then.attempt);
+    }
     this.updateIntent(
       requestId,
-      this.sql.recordCommand,
-      [command.endpoint, command.path, body, command.bodySha256, contextJson],
+      statement,
+      values,
       (current, updatedAt) => ({
         ...current,
         command: {
@@ -1207,16 +1267,38 @@ export class Journal {
           bodySha256: command.bodySha256,
         },
         context: JSON.parse(contextJson) as IntentContext,
+        ...(then === 'sending'
+          ? { state: 'sending' as const, sendAttempts: current.sendAttempts + 1 }
+          : then === null
+            ? {}
+            : {
+                state: 'simulating' as const,
+                simulateRequestId: then.simulateRequestId,
+                simulateAttempt: then.attempt,
+              }),
         updatedAt,
       }),
-      () => ({
-        command_endpoint: command.endpoint,
-        command_path: command.path,
-        // Written later: the copy, as the bytes are now.
-        command_body: toBuffer((copy ??= Uint8Array.from(command.bodyBytes))),
-        command_sha256: command.bodySha256,
-        context_json: contextJson,
-      }),
+      (current) => {
+        // An attempt that is no integer is refused by the row: that refusal has to happen now.
+        if (then !== null && then !== 'sending' && !Number.isSafeInteger(then.attempt)) return null;
+        return {
+          command_endpoint: command.endpoint,
+          command_path: command.path,
+          // Written later: the copy, as the bytes are now.
+          command_body: toBuffer((copy ??= Uint8Array.from(command.bodyBytes))),
+          command_sha256: command.bodySha256,
+          context_json: contextJson,
+          ...(then === 'sending'
+            ? { state: 'sending', send_attempts: current.sendAttempts + 1 }
+            : then === null
+              ? {}
+              : {
+                  state: 'simulating',
+                  simulate_request_id: then.simulateRequestId,
+                  simulate_attempt: then.attempt,
+                }),
+        };
+      },
     );
   }
 

@@ -203,6 +203,41 @@ describe('journal first, simulate, place', () => {
     expect(reads).toEqual([intent.requestId]);
   });
 
+  it('journals the bytes with the simulation in one write, and the send attempt before the placement', async () => {
+    const h = harness();
+    const intent = stamp(limitBuy(), 1);
+    const writes: string[] = [];
+    for (const name of [
+      'recordCommand',
+      'recordSimulation',
+      'recordCommandAndSimulation',
+      'recordSendAttempt',
+      'recordCommandAndSendAttempt',
+    ] as const) {
+      const original = h.journal[name].bind(h.journal) as (...args: unknown[]) => void;
+      vi.spyOn(h.journal, name).mockImplementation((...args: unknown[]) => {
+        writes.push(name);
+        original(...args);
+      });
+    }
+    h.venue
+      .expectSend('simulateOrder', { value: simulation('READY') }, () => {
+        expect(writes).toEqual(['recordCommandAndSimulation']);
+      })
+      .expectSend('placeOrder', {
+        value: order({ order_id: 'o-1', client_order_id: intent.requestId }),
+      });
+    h.executor.submit(intent);
+    await h.executor.idle();
+    h.venue.verify();
+    expect(writes).toEqual(['recordCommandAndSimulation', 'recordSendAttempt']);
+    expect(h.journal.requireIntent(intent.requestId)).toMatchObject({
+      state: 'accepted',
+      sendAttempts: 1,
+      simulateAttempt: 1,
+    });
+  });
+
   it('ends Rejected with the issues when the simulation is not READY, and places nothing', async () => {
     const h = harness();
     const issues = [{ code: 'INSUFFICIENT_MARGIN', message: 'margin too low', field: null }];
@@ -572,6 +607,42 @@ describe('cancel, cancel-all and close', () => {
     h.venue.verify();
     expect(h.outcomes).toMatchObject([{ status: 'accepted', orderId: 'o-1' }]);
     expect(h.tracker.openOrders()).toHaveLength(0);
+  });
+
+  it("journals a cancel's bytes and its send attempt in one write, before it is sent", async () => {
+    const h = harness();
+    const placed = order({
+      order_id: 'o-1',
+      client_order_id: 'alpha:testepoch01:1',
+      status: 'OPEN',
+    });
+    h.tracker.applyOrder(placed);
+    const cancel = stamp({ kind: 'cancel', clientOrderId: 'alpha:testepoch01:1' }, 2);
+    const writes: string[] = [];
+    for (const name of [
+      'recordCommand',
+      'recordSendAttempt',
+      'recordCommandAndSendAttempt',
+    ] as const) {
+      const original = h.journal[name].bind(h.journal) as (...args: unknown[]) => void;
+      vi.spyOn(h.journal, name).mockImplementation((...args: unknown[]) => {
+        writes.push(name);
+        original(...args);
+      });
+    }
+    h.venue.expectSend('cancelOrder', { value: { ...placed, status: 'CANCELLED' } }, (prepared) => {
+      const record = h.journal.requireIntent(cancel.requestId);
+      expect(record.state).toBe('sending');
+      expect(record.sendAttempts).toBe(1);
+      expect(record.context.targetOrderId).toBe('o-1');
+      expect(Buffer.from(record.command?.bodyBytes ?? [])).toEqual(Buffer.from(prepared.bodyBytes));
+    });
+    h.executor.submit(cancel);
+    await h.executor.idle();
+    h.venue.verify();
+    expect(writes).toEqual(['recordCommandAndSendAttempt']);
+    expect(h.outcomes).toMatchObject([{ status: 'accepted', orderId: 'o-1' }]);
+    expect(h.journal.requireIntent(cancel.requestId).sendAttempts).toBe(1);
   });
 
   it('denies a cancel of an order nobody knows', async () => {

@@ -1,0 +1,137 @@
+/**
+ * The command journaled together with the step after it (`recordCommandAndSimulation`,
+ * `recordCommandAndSendAttempt`): one statement, the same row as the two steps one after the
+ * other, durable across a reopen, at every durability (held rows included), and the command
+ * still written once for life.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { VirtualClock } from '../../../src/core/clock.ts';
+import { Journal } from '../../../src/runtime/journal/journal.ts';
+import type { IntentRecord } from '../../../src/runtime/journal/journal.ts';
+import { limitBuy, placeCommand, START, stamp, tempJournalPath } from '../execution/fixtures.ts';
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const cleanup of cleanups.splice(0).reverse()) cleanup();
+});
+
+type Durability = 'full' | 'normal' | 'none';
+
+function open(durability: Durability, path?: string): { journal: Journal; path: string } {
+  let file = path;
+  if (file === undefined) {
+    if (durability === 'none') {
+      file = ':memory:';
+    } else {
+      const temp = tempJournalPath();
+      cleanups.push(temp.cleanup);
+      file = temp.path;
+    }
+  }
+  const clock = new VirtualClock(START);
+  const journal = Journal.open(file, { now: () => clock.now(), durability });
+  cleanups.push(() => {
+    if (journal.isOpen) journal.close();
+  });
+  return { journal, path: file };
+}
+
+/** The fields the two ways must agree on (times aside). */
+function essentials(record: IntentRecord) {
+  return {
+    state: record.state,
+    sendAttempts: record.sendAttempts,
+    simulateRequestId: record.simulateRequestId,
+    simulateAttempt: record.simulateAttempt,
+    context: record.context,
+    endpoint: record.command?.endpoint,
+    path: record.command?.path,
+    body: Buffer.from(record.command?.bodyBytes ?? []).toString('utf8'),
+    sha: record.command?.bodySha256,
+  };
+}
+
+describe.each<Durability>(['full', 'normal', 'none'])('journal durability %s', (durability) => {
+  it('journals the command with the first simulation as the two steps would', () => {
+    const { journal: combined } = open(durability);
+    const { journal: stepwise } = open(durability);
+    const intent = stamp(limitBuy(), 1);
+    const command = placeCommand(intent.requestId);
+    for (const journal of [combined, stepwise]) journal.recordIntent(intent);
+    combined.recordCommandAndSimulation(intent.requestId, command, {}, `${intent.requestId}:s1`, 1);
+    stepwise.recordCommand(intent.requestId, command, {});
+    stepwise.recordSimulation(intent.requestId, `${intent.requestId}:s1`, 1);
+    const expected = essentials(stepwise.requireIntent(intent.requestId));
+    expect(expected.state).toBe('simulating');
+    expect(essentials(combined.requireIntent(intent.requestId))).toEqual(expected);
+    expect(combined.openIntents().map(essentials)).toEqual([expected]);
+    // Then the same send attempt on both: still the same rows.
+    combined.recordSendAttempt(intent.requestId);
+    stepwise.recordSendAttempt(intent.requestId);
+    expect(essentials(combined.requireIntent(intent.requestId))).toEqual(
+      essentials(stepwise.requireIntent(intent.requestId)),
+    );
+  });
+
+  it('journals the command with the first send attempt as the two steps would', () => {
+    const { journal: combined } = open(durability);
+    const { journal: stepwise } = open(durability);
+    const intent = stamp(limitBuy(), 1);
+    const command = placeCommand(intent.requestId);
+    for (const journal of [combined, stepwise]) journal.recordIntent(intent);
+    combined.recordCommandAndSendAttempt(intent.requestId, command, { positionId: 'p-1' });
+    stepwise.recordCommand(intent.requestId, command, { positionId: 'p-1' });
+    stepwise.recordSendAttempt(intent.requestId);
+    const expected = essentials(stepwise.requireIntent(intent.requestId));
+    expect(expected).toMatchObject({ state: 'sending', sendAttempts: 1 });
+    expect(essentials(combined.requireIntent(intent.requestId))).toEqual(expected);
+    // The rows themselves (held ones written first), not the kept records.
+    const [row] = combined.openIntents();
+    expect(essentials(row!)).toEqual(expected);
+  });
+
+  it('refuses a second command, whichever way it comes', () => {
+    const { journal } = open(durability);
+    const intent = stamp(limitBuy(), 1);
+    const command = placeCommand(intent.requestId);
+    journal.recordIntent(intent);
+    journal.recordCommandAndSendAttempt(intent.requestId, command);
+    expect(() =>
+      journal.recordCommandAndSimulation(intent.requestId, command, {}, 'x:s1', 1),
+    ).toThrow(expect.objectContaining({ code: 'JOURNAL_COMMAND_EXISTS' }));
+    expect(() => journal.recordCommandAndSendAttempt(intent.requestId, command)).toThrow(
+      expect.objectContaining({ code: 'JOURNAL_COMMAND_EXISTS' }),
+    );
+    expect(journal.requireIntent(intent.requestId).sendAttempts).toBe(1);
+  });
+});
+
+describe('journal file', () => {
+  it('keeps the command and its step across a reopen: what recovery reads after a crash', () => {
+    const { journal, path } = open('full');
+    const simulated = stamp(limitBuy(), 1);
+    const sent = stamp(limitBuy(), 2);
+    journal.recordIntent(simulated);
+    journal.recordIntent(sent);
+    journal.recordCommandAndSimulation(
+      simulated.requestId,
+      placeCommand(simulated.requestId),
+      {},
+      `${simulated.requestId}:s1`,
+      1,
+    );
+    journal.recordCommandAndSendAttempt(sent.requestId, placeCommand(sent.requestId));
+    journal.close();
+    const { journal: reopened } = open('full', path);
+    expect(reopened.requireIntent(simulated.requestId)).toMatchObject({
+      state: 'simulating',
+      simulateAttempt: 1,
+      command: { endpoint: 'placeOrder' },
+    });
+    expect(reopened.requireIntent(sent.requestId)).toMatchObject({
+      state: 'sending',
+      sendAttempts: 1,
+      command: { endpoint: 'placeOrder', bodySha256: placeCommand(sent.requestId).bodySha256 },
+    });
+  });
+});
