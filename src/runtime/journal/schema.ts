@@ -38,6 +38,10 @@ export const INTERNAL_COMMAND_STATES = [
 ] as const;
 export type InternalCommandState = (typeof INTERNAL_COMMAND_STATES)[number];
 
+/** Where a fill came from: `stream` (the stream or the event log), `rest` (GET /v1/fills). */
+export const FILL_SOURCES = ['stream', 'rest'] as const;
+export type FillSource = (typeof FILL_SOURCES)[number];
+
 const quoted = (values: readonly string[]) => values.map((value) => `'${value}'`).join(', ');
 
 const version1 = `
@@ -139,7 +143,7 @@ CREATE TABLE deadman (
  */
 const version2 = `
 ALTER TABLE seen_fills ADD COLUMN sequence INTEGER;
-ALTER TABLE seen_fills ADD COLUMN source TEXT CHECK (source IN ('stream', 'rest'));
+ALTER TABLE seen_fills ADD COLUMN source TEXT CHECK (source IN (${quoted(FILL_SOURCES)}));
 ALTER TABLE seen_fills ADD COLUMN fill_json TEXT;
 
 CREATE TABLE order_events (
