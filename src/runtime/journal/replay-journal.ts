@@ -9,9 +9,9 @@
  * With `intentWindow`, settled intents older than the window leave (`intent-window.ts`), so a
  * replay of days of data holds a window of intents, not every one.
  *
- * What is rare in a replay (fills read back, order events, the private cursor, the runtime's
- * own commands, meta values, the dead-man state, emulated exits) goes to a SQLite journal in
- * memory, whose intents table stays empty.
+ * Fills are told apart by id in a bounded window. What is rare in a replay (order events, the
+ * private cursor, the runtime's own commands, meta values, the dead-man state, emulated exits)
+ * goes to a SQLite journal in memory, whose intents and fills tables stay empty.
  */
 import { PaperbotError } from '../../core/errors.ts';
 import { type Fill, type OrderStatusEvent, TERMINAL_ORDER_STATUSES } from '../../protocol/index.ts';
@@ -133,6 +133,9 @@ function copyOf(record: IntentRecord, updatedAt: number): Changed {
   };
 }
 
+/** Fill ids a replay's journal remembers (see `recordFill`). */
+export const FILL_IDS_KEPT = 100_000;
+
 const OPEN_STATES: ReadonlySet<IntentState> = new Set(OPEN_INTENT_STATES);
 
 /** Counted apart: unknown, with automatic resolution attempts exhausted. */
@@ -172,6 +175,9 @@ export class ReplayJournal implements IntentJournal {
   private exhaustedUnknown = 0;
   private readonly byOrderId = new IdIndex();
   private readonly byClientOrderId = new IdIndex();
+  /** The latest fill ids seen, oldest first, and how many fills were seen in all. */
+  private readonly fillIds = new Set<string>();
+  private fillsSeen = 0;
 
   private constructor(ledger: Journal, now: () => number, window: IntentWindow | null) {
     this.ledger = ledger;
@@ -504,16 +510,32 @@ export class ReplayJournal implements IntentJournal {
     return applied;
   }
 
+  /**
+   * Fills are told apart by `fill_id` among the latest `FILL_IDS_KEPT`: a replay's venue hands
+   * each fill over once, so a window of ids answers as the whole table would, in bounded memory.
+   */
   recordFill(
     fill: Fill,
     delivery: { readonly sequence: number | null; readonly source: 'stream' | 'rest' },
     eventAt: string | null = null,
   ): boolean {
-    return this.ledger.recordFill(fill, delivery, eventAt);
+    this.requireOpen();
+    // The sequence first: refused, it leaves the fill unrecorded, as the SQLite transaction does.
+    if (delivery.sequence !== null) {
+      this.ledger.advancePrivateSequence(delivery.sequence, eventAt ?? fill.occurred_at);
+    }
+    if (this.fillIds.has(fill.fill_id)) return false;
+    this.fillIds.add(fill.fill_id);
+    this.fillsSeen += 1;
+    if (this.fillIds.size > FILL_IDS_KEPT) {
+      const oldest = this.fillIds.values().next();
+      if (oldest.done !== true) this.fillIds.delete(oldest.value);
+    }
+    return true;
   }
 
   fillCount(): number {
-    return this.ledger.fillCount();
+    return this.fillsSeen;
   }
 
   privateCursor(): PrivateCursor | null {

@@ -7,8 +7,8 @@ import { describe, expect, it } from 'vitest';
 import type { OrderIntent } from '../../../src/runtime/intents.ts';
 import type { IntentJournal } from '../../../src/runtime/journal/intent-journal.ts';
 import { Journal } from '../../../src/runtime/journal/journal.ts';
-import { ReplayJournal } from '../../../src/runtime/journal/replay-journal.ts';
-import { limitBuy, placeCommand, START, stamp } from '../execution/fixtures.ts';
+import { FILL_IDS_KEPT, ReplayJournal } from '../../../src/runtime/journal/replay-journal.ts';
+import { fill, limitBuy, placeCommand, START, stamp } from '../execution/fixtures.ts';
 
 type Operation =
   | { readonly kind: 'intent'; readonly index: number; readonly cancel: boolean }
@@ -21,6 +21,7 @@ type Operation =
   | { readonly kind: 'resolution'; readonly index: number }
   | { readonly kind: 'resolved'; readonly index: number; readonly order: number | null }
   | { readonly kind: 'fill'; readonly index: number }
+  | { readonly kind: 'venueFill'; readonly fill: number; readonly sequence: number | null }
   | { readonly kind: 'sequence'; readonly sequence: number }
   | { readonly kind: 'read'; readonly index: number; readonly order: number }
   | { readonly kind: 'tick'; readonly milliseconds: number };
@@ -42,6 +43,11 @@ const operation: fc.Arbitrary<Operation> = fc.oneof(
   fc.record({ kind: fc.constant('resolution' as const), index }),
   fc.record({ kind: fc.constant('resolved' as const), index, order: orderNumber }),
   fc.record({ kind: fc.constant('fill' as const), index }),
+  fc.record({
+    kind: fc.constant('venueFill' as const),
+    fill: fc.integer({ min: 1, max: 4 }),
+    sequence: fc.option(fc.integer({ min: -1, max: 20 }), { nil: null }),
+  }),
   fc.record({ kind: fc.constant('sequence' as const), sequence: fc.integer({ min: 1, max: 20 }) }),
   fc.record({ kind: fc.constant('read' as const), index, order: fc.integer({ min: 1, max: 6 }) }),
   fc.record({ kind: fc.constant('tick' as const), milliseconds: fc.integer({ min: 0, max: 50 }) }),
@@ -135,6 +141,15 @@ function apply(journal: IntentJournal, step: Operation): unknown {
       );
     case 'fill':
       return outcome(() => journal.markFillReported(requestId));
+    case 'venueFill':
+      return outcome(() => ({
+        added: journal.recordFill(fill({ fill_id: `f-${step.fill}` }), {
+          sequence: step.sequence,
+          source: step.sequence === null ? 'rest' : 'stream',
+        }),
+        count: journal.fillCount(),
+        cursor: journal.privateCursor(),
+      }));
     case 'sequence':
       return outcome(() => journal.noteSequence('alpha', step.sequence));
     case 'read':
@@ -187,5 +202,22 @@ describe('replay journal', () => {
       fc.property(fc.array(operation, { maxLength: 60 }), (steps) => run(steps, 300)),
       { numRuns: 8 },
     );
+  });
+
+  it('tells fills apart among a bounded window of the latest fill ids', () => {
+    const journal = ReplayJournal.open({ now: () => START, epoch: 'replay12' });
+    try {
+      const rest = { sequence: null, source: 'rest' } as const;
+      for (let index = 0; index <= FILL_IDS_KEPT; index++) {
+        expect(journal.recordFill(fill({ fill_id: `f-${index}` }), rest)).toBe(true);
+      }
+      expect(journal.fillCount()).toBe(FILL_IDS_KEPT + 1);
+      // The newest are known; the oldest left the window.
+      expect(journal.recordFill(fill({ fill_id: `f-${FILL_IDS_KEPT}` }), rest)).toBe(false);
+      expect(journal.recordFill(fill({ fill_id: 'f-1' }), rest)).toBe(false);
+      expect(journal.recordFill(fill({ fill_id: 'f-0' }), rest)).toBe(true);
+    } finally {
+      journal.close();
+    }
   });
 });
