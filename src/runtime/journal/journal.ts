@@ -14,7 +14,6 @@
  * A replay does not need any of that crash safety: it uses `ReplayJournal`
  * (`replay-journal.ts`), behind the same `IntentJournal` interface.
  */
-import { randomBytes } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { PaperbotError } from '../../core/errors.ts';
 import type { Fill, OrderStatusEvent } from '../../protocol/index.ts';
@@ -53,8 +52,7 @@ import {
 import {
   type IntentState,
   type InternalCommandState,
-  JOURNAL_SCHEMA_VERSION,
-  migrations,
+  migrate,
   OPEN_INTENT_STATES,
 } from './schema.ts';
 import { prepareStatements, type Statements } from './statements.ts';
@@ -80,8 +78,6 @@ export interface JournalOptions {
 
 /** Meta keys the journal writes itself; `writeMeta` never replaces them. */
 const RESERVED_META_KEYS: ReadonlySet<string> = new Set(['epoch', 'created_at']);
-
-const EPOCH_PATTERN = /^[A-Za-z0-9_-]{4,16}$/;
 
 /** Private sequences whose order events the ledger keeps (see `JournalOptions`). */
 export const DEFAULT_ORDER_EVENT_WINDOW = 100_000;
@@ -165,7 +161,7 @@ export class Journal implements IntentJournal {
       const synchronous = { full: 'FULL', normal: 'NORMAL' }[options.durability ?? 'full'];
       database.pragma(`synchronous = ${synchronous}`);
       database.pragma('foreign_keys = ON');
-      const epoch = Journal.migrate(database, options);
+      const epoch = migrate(database, options);
       const journal = new Journal(
         path,
         database,
@@ -187,46 +183,6 @@ export class Journal implements IntentJournal {
       }
       throw error;
     }
-  }
-
-  private static migrate(database: Database.Database, options: JournalOptions): string {
-    // BEGIN IMMEDIATE takes the write lock at once, which EXCLUSIVE mode then keeps until close.
-    return database
-      .transaction(() => {
-        const version = database.pragma('user_version', {
-          simple: true,
-        }) as number;
-        if (version > JOURNAL_SCHEMA_VERSION) {
-          throw new PaperbotError(
-            'JOURNAL_SCHEMA_TOO_NEW',
-            `journal schema version ${version} is newer than this paperbot's ${JOURNAL_SCHEMA_VERSION}`,
-            { details: { version, supported: JOURNAL_SCHEMA_VERSION } },
-          );
-        }
-        for (let current = version; current < JOURNAL_SCHEMA_VERSION; current++) {
-          const migration = migrations[current];
-          if (migration === undefined) {
-            throw new PaperbotError(
-              'JOURNAL_SCHEMA_INVALID',
-              `no migration from version ${current}`,
-            );
-          }
-          migration(database);
-          database.pragma(`user_version = ${current + 1}`);
-        }
-        const stored = database.prepare("SELECT value FROM meta WHERE key = 'epoch'").get() as
-          { value: string } | undefined;
-        if (stored !== undefined) return stored.value;
-        const epoch = options.epoch ?? randomBytes(6).toString('hex');
-        if (!EPOCH_PATTERN.test(epoch)) {
-          throw new PaperbotError('JOURNAL_SCHEMA_INVALID', `epoch ${epoch} is not 4..16 id chars`);
-        }
-        const insert = database.prepare('INSERT INTO meta (key, value) VALUES (?, ?)');
-        insert.run('epoch', epoch);
-        insert.run('created_at', String(options.now()));
-        return epoch;
-      })
-      .immediate();
   }
 
   get schemaVersion(): number {
