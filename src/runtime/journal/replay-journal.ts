@@ -49,6 +49,8 @@ export interface ReplayJournalOptions {
 interface Slot {
   record: IntentRecord;
   readonly position: number;
+  /** Let go by the window: the record is no longer held. */
+  gone: boolean;
 }
 
 /** Intents by an id they carry (order id, client order id), for the latest-by-id lookups. */
@@ -136,6 +138,11 @@ function copyOf(record: IntentRecord, updatedAt: number): Changed {
 /** Fill ids a replay's journal remembers (see `recordFill`). */
 export const FILL_IDS_KEPT = 100_000;
 
+/** A held intent's record, for the window's sweep. */
+function recordOf(slot: Slot): IntentRecord | undefined {
+  return slot.gone ? undefined : slot.record;
+}
+
 const OPEN_STATES: ReadonlySet<IntentState> = new Set(OPEN_INTENT_STATES);
 
 /** Counted apart: unknown, with automatic resolution attempts exhausted. */
@@ -163,7 +170,7 @@ export class ReplayJournal implements IntentJournal {
   /** Everything but intents and sequences: a SQLite journal in memory. */
   private readonly ledger: Journal;
   private readonly now: () => number;
-  private readonly window: IntentWindow | null;
+  private readonly window: IntentWindow<Slot> | null;
   private readonly slots = new Map<string, Slot>();
   private nextPosition = 0;
   /** Sequences of the intents held, per strategy: one intent per sequence. */
@@ -179,7 +186,7 @@ export class ReplayJournal implements IntentJournal {
   private readonly fillIds = new Set<string>();
   private fillsSeen = 0;
 
-  private constructor(ledger: Journal, now: () => number, window: IntentWindow | null) {
+  private constructor(ledger: Journal, now: () => number, window: IntentWindow<Slot> | null) {
     this.ledger = ledger;
     this.now = now;
     this.window = window;
@@ -198,7 +205,7 @@ export class ReplayJournal implements IntentJournal {
     return new ReplayJournal(
       ledger,
       options.now,
-      size === undefined ? null : new IntentWindow(size),
+      size === undefined ? null : new IntentWindow<Slot>(size),
     );
   }
 
@@ -255,7 +262,7 @@ export class ReplayJournal implements IntentJournal {
     }
     // The stamped intent is frozen: the record holds it, not a copy.
     const record = newIntentRecord(stamped, stamped, now);
-    const slot: Slot = { record, position: this.nextPosition++ };
+    const slot: Slot = { record, position: this.nextPosition++, gone: false };
     this.slots.set(record.requestId, slot);
     if (taken === undefined) {
       taken = new Set();
@@ -268,7 +275,7 @@ export class ReplayJournal implements IntentJournal {
     if ((this.sequences.get(record.strategyId) ?? 0) < record.sequence) {
       this.sequences.set(record.strategyId, record.sequence);
     }
-    if (this.window?.noteIntent(record.requestId) === true) this.sweep();
+    if (this.window?.noteIntent(slot) === true) this.sweep();
     return { record, created: true };
   }
 
@@ -480,8 +487,9 @@ export class ReplayJournal implements IntentJournal {
   private sweep(): void {
     const window = this.window;
     if (window === null) return;
-    for (const record of window.sweep((requestId) => this.slots.get(requestId)?.record)) {
+    for (const record of window.sweep(recordOf)) {
       const slot = this.slots.get(record.requestId)!;
+      slot.gone = true;
       this.slots.delete(record.requestId);
       this.takenSequences.get(record.strategyId)?.delete(record.sequence);
       this.count(record, -1);
