@@ -336,7 +336,7 @@ export class ReplayJournal implements IntentJournal {
     next.command = {
       endpoint: command.endpoint,
       path: command.path,
-      // One copy, as the SQLite journal's record holds: the caller's bytes stay the caller's.
+      // The prepared bytes themselves, not a copy: nothing changes them once they are hashed.
       bodyBytes: command.bodyBytes,
       bodySha256: command.bodySha256,
     };
