@@ -16,7 +16,7 @@ import { type Subscription, tap } from 'rxjs';
 import { PaperbotError } from '../../core/errors.ts';
 import type { Fill } from '../../protocol/index.ts';
 import type { ShutdownReport } from '../../runtime/deadman/heartbeat.ts';
-import { Journal } from '../../runtime/journal/index.ts';
+import { ReplayJournal } from '../../runtime/journal/index.ts';
 import {
   type IntentCounters,
   Kernel,
@@ -228,10 +228,9 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
     seed: config.seed,
     candleHistory: source.candleHistory,
   });
-  const journal = Journal.open(':memory:', {
+  const journal = ReplayJournal.open({
     now: () => clock.now(),
     epoch: BACKTEST_EPOCH,
-    durability: 'none',
     intentWindow: JOURNAL_INTENT_WINDOW,
   });
   let intents = 0;

@@ -39,7 +39,7 @@ import {
 } from '../execution/internal-command.ts';
 import { ConcurrentLane } from '../execution/lane.ts';
 import { type ExecutionLogger, silentLogger } from '../execution/logger.ts';
-import type { Journal } from '../journal/journal.ts';
+import type { IntentJournal } from '../journal/intent-journal.ts';
 import type { ExecutionVenue, RiskEvent } from '../venue.ts';
 import { type DeadmanConfig, type ResolvedDeadmanConfig, resolveDeadmanConfig } from './config.ts';
 import {
@@ -82,7 +82,7 @@ export interface ShutdownOptions {
 
 export interface DeadmanOptions {
   readonly venue: ExecutionVenue;
-  readonly journal: Journal;
+  readonly journal: IntentJournal;
   readonly clock: Clock;
   /** Reconciles after a fired deadline; resolves true on success. */
   readonly recover: () => Promise<boolean>;
@@ -95,7 +95,7 @@ export class DeadmanSwitch {
   readonly mayTrade$: Observable<boolean>;
 
   private readonly venue: ExecutionVenue;
-  private readonly journal: Journal;
+  private readonly journal: IntentJournal;
   private readonly clock: Clock;
   private readonly recover: () => Promise<boolean>;
   private readonly logger: ExecutionLogger;

@@ -20,7 +20,7 @@ import { backoffDelay } from '../execution/classify.ts';
 import { withDeadline } from '../execution/deadline.ts';
 import { type RetryBudget, sendInternalCommandWithRetries } from '../execution/internal-command.ts';
 import { type ExecutionLogger, silentLogger } from '../execution/logger.ts';
-import type { Journal } from '../journal/journal.ts';
+import type { IntentJournal } from '../journal/intent-journal.ts';
 import type { ExecutionVenue } from '../venue.ts';
 
 export interface ShutdownConfig {
@@ -60,7 +60,7 @@ export interface CloseOutReport {
 
 export interface CloseOutOptions {
   readonly venue: ExecutionVenue;
-  readonly journal: Journal;
+  readonly journal: IntentJournal;
   readonly clock: Clock;
   readonly logger?: ExecutionLogger | undefined;
   readonly config: ShutdownConfig;

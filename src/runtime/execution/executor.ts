@@ -39,13 +39,13 @@ import type {
   PlaceIntent,
   StampedIntent,
 } from '../intents.ts';
+import type { IntentJournal } from '../journal/intent-journal.ts';
 import type {
   IntentContext,
   IntentRecord,
-  Journal,
   JournaledCommand,
   OutcomeRecord,
-} from '../journal/journal.ts';
+} from '../journal/records.ts';
 import type { CommandEndpoint, ExecutionVenue, PreparedCommand, VenueCommandOf } from '../venue.ts';
 import { backoffDelay, classifyFailure, type FailureClass } from './classify.ts';
 import { withDeadline } from './deadline.ts';
@@ -102,7 +102,7 @@ export const defaultExecutorConfig: ExecutorConfig = Object.freeze({
 
 export interface ExecutorOptions {
   readonly venue: ExecutionVenue;
-  readonly journal: Journal;
+  readonly journal: IntentJournal;
   readonly tracker: OrderTracker;
   readonly clock: Clock;
   /**
@@ -192,7 +192,7 @@ export class Executor {
   readonly unknownCount$: Observable<number>;
 
   private readonly venue: ExecutionVenue;
-  private readonly journal: Journal;
+  private readonly journal: IntentJournal;
   private readonly tracker: OrderTracker;
   private readonly clock: Clock;
   private readonly logger: ExecutionLogger;

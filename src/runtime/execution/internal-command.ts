@@ -9,7 +9,7 @@ import type { Clock } from '../../core/clock.ts';
 import { isPaperbotError } from '../../core/errors.ts';
 import type { ResponseOf } from '../../protocol/index.ts';
 import { internalRequestId } from '../intents.ts';
-import type { Journal } from '../journal/journal.ts';
+import type { IntentJournal } from '../journal/intent-journal.ts';
 import type { CommandEndpoint, ExecutionVenue, PreparedCommand, VenueCommandOf } from '../venue.ts';
 import { backoffDelay, classifyFailure } from './classify.ts';
 import { withDeadline } from './deadline.ts';
@@ -33,7 +33,7 @@ export type InternalCommandResult<E extends CommandEndpoint> =
 
 export interface InternalCommandContext {
   readonly venue: ExecutionVenue;
-  readonly journal: Journal;
+  readonly journal: IntentJournal;
   readonly clock: Clock;
   /** Give up waiting after this long (the outcome is then unknown); null waits for the venue. */
   readonly timeoutMs: number | null;

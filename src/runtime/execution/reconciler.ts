@@ -26,7 +26,7 @@ import type { Clock, TimerHandle } from '../../core/clock.ts';
 import { parseDecimal, ZERO } from '../../core/decimal.ts';
 import { isPaperbotError } from '../../core/errors.ts';
 import type { Account, Order, Position } from '../../protocol/index.ts';
-import type { Journal } from '../journal/journal.ts';
+import type { IntentJournal } from '../journal/intent-journal.ts';
 import type { ExecutionVenue } from '../venue.ts';
 import { backoffDelay } from './classify.ts';
 import { withDeadline } from './deadline.ts';
@@ -115,7 +115,7 @@ export const defaultReconcilerConfig: ReconcilerConfig = Object.freeze({
 
 export interface ReconcilerOptions {
   readonly venue: ExecutionVenue;
-  readonly journal: Journal;
+  readonly journal: IntentJournal;
   readonly tracker: OrderTracker;
   readonly execution: ReconcilerExecution;
   readonly clock: Clock;
@@ -180,7 +180,7 @@ export class Reconciler {
   readonly reports$: Observable<ReconciliationReport>;
 
   private readonly venue: ExecutionVenue;
-  private readonly journal: Journal;
+  private readonly journal: IntentJournal;
   private readonly tracker: OrderTracker;
   private readonly execution: ReconcilerExecution;
   private readonly clock: Clock;

@@ -35,7 +35,7 @@ import {
   type Position,
   TERMINAL_ORDER_STATUSES,
 } from '../../protocol/index.ts';
-import type { Journal } from '../journal/journal.ts';
+import type { IntentJournal } from '../journal/intent-journal.ts';
 import type { ExecutionVenue, FillReadBack, PrivateStreamItem } from '../venue.ts';
 import { withDeadline } from './deadline.ts';
 import { type ExecutionLogger, silentLogger } from './logger.ts';
@@ -77,7 +77,7 @@ export const defaultOrderTrackerConfig: OrderTrackerConfig = Object.freeze({
 
 export interface OrderTrackerOptions {
   readonly venue: ExecutionVenue;
-  readonly journal: Journal;
+  readonly journal: IntentJournal;
   readonly clock: Clock;
   readonly logger?: ExecutionLogger | undefined;
   readonly config?: Partial<OrderTrackerConfig> | undefined;
@@ -117,7 +117,7 @@ export class OrderTracker {
   readonly account$: Observable<Account>;
 
   private readonly venue: ExecutionVenue;
-  private readonly journal: Journal;
+  private readonly journal: IntentJournal;
   private readonly clock: Clock;
   private readonly logger: ExecutionLogger;
   private readonly config: OrderTrackerConfig;

@@ -27,9 +27,13 @@ const SWEEP_EVERY = 1_024;
 /** Kinds whose rows are found by the order they made. */
 const ORDER_KINDS: ReadonlySet<string> = new Set(['place', 'amend', 'close_position']);
 
-export class IntentWindow {
-  /** Request ids in journal order from `head` (a queue; the array is compacted now and then). */
-  private queue: string[] = [];
+/**
+ * `Item` is how the journal names an intent to itself (the replay journal's slot of a record),
+ * so a sweep reads each intent without a lookup by request id.
+ */
+export class IntentWindow<Item> {
+  /** Intents in journal order from `head` (a queue; the array is compacted now and then). */
+  private queue: Item[] = [];
   private head = 0;
   private sinceSweep = 0;
   /** Orders that reached a terminal status while an intent of theirs may still be held. */
@@ -38,8 +42,8 @@ export class IntentWindow {
   constructor(readonly size: number) {}
 
   /** Notes a new intent; true when a sweep is due. */
-  noteIntent(requestId: string): boolean {
-    this.queue.push(requestId);
+  noteIntent(item: Item): boolean {
+    this.queue.push(item);
     this.sinceSweep += 1;
     return this.sinceSweep >= SWEEP_EVERY && this.queue.length - this.head > this.size;
   }
@@ -64,24 +68,24 @@ export class IntentWindow {
   }
 
   /**
-   * The request ids beyond the window that may leave, oldest first; `read` gives the current
+   * The intents beyond the window that may leave, oldest first; `read` gives an intent's current
    * record (undefined: already gone). The ones that must stay are queued again.
    */
-  sweep<Intent extends WindowedIntent>(read: (requestId: string) => Intent | undefined): Intent[] {
+  sweep<Intent extends WindowedIntent>(read: (item: Item) => Intent | undefined): Intent[] {
     this.sinceSweep = 0;
     const leaving: Intent[] = [];
     // Bounded work per sweep: intents that must stay are looked at again at every sweep.
     const excess = Math.min(this.queue.length - this.head - this.size, 4 * SWEEP_EVERY);
     for (let index = 0; index < excess; index++) {
-      const requestId = this.queue[this.head]!;
+      const item = this.queue[this.head]!;
       this.head += 1;
-      const record = read(requestId);
+      const record = read(item);
       if (record === undefined) continue;
       if (this.mayLeave(record)) {
         leaving.push(record);
         if (record.orderId !== null) this.closedOrders.delete(record.orderId);
       } else {
-        this.queue.push(requestId);
+        this.queue.push(item);
       }
     }
     if (this.head > this.queue.length / 2) {

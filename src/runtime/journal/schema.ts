@@ -3,7 +3,9 @@
  * `user_version`; `migrations[n]` takes a journal from version n to n + 1. A journal written by
  * a newer paperbot is refused rather than guessed at.
  */
+import { randomBytes } from 'node:crypto';
 import type BetterSqlite3 from 'better-sqlite3';
+import { PaperbotError } from '../../core/errors.ts';
 import { EMULATED_EXITS_SCHEMA } from './exits.ts';
 
 export const JOURNAL_SCHEMA_VERSION = 3;
@@ -37,6 +39,10 @@ export const INTERNAL_COMMAND_STATES = [
   'abandoned',
 ] as const;
 export type InternalCommandState = (typeof INTERNAL_COMMAND_STATES)[number];
+
+/** Where a fill came from: `stream` (the stream or the event log), `rest` (GET /v1/fills). */
+export const FILL_SOURCES = ['stream', 'rest'] as const;
+export type FillSource = (typeof FILL_SOURCES)[number];
 
 const quoted = (values: readonly string[]) => values.map((value) => `'${value}'`).join(', ');
 
@@ -139,7 +145,7 @@ CREATE TABLE deadman (
  */
 const version2 = `
 ALTER TABLE seen_fills ADD COLUMN sequence INTEGER;
-ALTER TABLE seen_fills ADD COLUMN source TEXT CHECK (source IN ('stream', 'rest'));
+ALTER TABLE seen_fills ADD COLUMN source TEXT CHECK (source IN (${quoted(FILL_SOURCES)}));
 ALTER TABLE seen_fills ADD COLUMN fill_json TEXT;
 
 CREATE TABLE order_events (
@@ -186,3 +192,49 @@ export const migrations: readonly Migration[] = [
     database.exec(EMULATED_EXITS_SCHEMA);
   },
 ];
+
+const EPOCH_PATTERN = /^[A-Za-z0-9_-]{4,16}$/;
+
+/**
+ * Brings a journal's schema to this version (refusing a newer one) and returns its epoch,
+ * writing a new journal's epoch and creation time first.
+ */
+export function migrate(
+  database: BetterSqlite3.Database,
+  options: { readonly now: () => number; readonly epoch?: string },
+): string {
+  // BEGIN IMMEDIATE takes the write lock at once, which EXCLUSIVE mode then keeps until close.
+  return database
+    .transaction(() => {
+      const version = database.pragma('user_version', {
+        simple: true,
+      }) as number;
+      if (version > JOURNAL_SCHEMA_VERSION) {
+        throw new PaperbotError(
+          'JOURNAL_SCHEMA_TOO_NEW',
+          `journal schema version ${version} is newer than this paperbot's ${JOURNAL_SCHEMA_VERSION}`,
+          { details: { version, supported: JOURNAL_SCHEMA_VERSION } },
+        );
+      }
+      for (let current = version; current < JOURNAL_SCHEMA_VERSION; current++) {
+        const migration = migrations[current];
+        if (migration === undefined) {
+          throw new PaperbotError('JOURNAL_SCHEMA_INVALID', `no migration from version ${current}`);
+        }
+        migration(database);
+        database.pragma(`user_version = ${current + 1}`);
+      }
+      const stored = database.prepare("SELECT value FROM meta WHERE key = 'epoch'").get() as
+        { value: string } | undefined;
+      if (stored !== undefined) return stored.value;
+      const epoch = options.epoch ?? randomBytes(6).toString('hex');
+      if (!EPOCH_PATTERN.test(epoch)) {
+        throw new PaperbotError('JOURNAL_SCHEMA_INVALID', `epoch ${epoch} is not 4..16 id chars`);
+      }
+      const insert = database.prepare('INSERT INTO meta (key, value) VALUES (?, ?)');
+      insert.run('epoch', epoch);
+      insert.run('created_at', String(options.now()));
+      return epoch;
+    })
+    .immediate();
+}

@@ -61,7 +61,7 @@ import { OrderTracker, type OrderTrackerConfig } from '../execution/tracker.ts';
 import { ExitEmulator, type WaitingExitView } from '../exits/emulator.ts';
 import { journalExitStore } from '../journal/exits.ts';
 import type { IntentOutcome, StampedIntent } from '../intents.ts';
-import type { Journal } from '../journal/journal.ts';
+import type { IntentJournal } from '../journal/intent-journal.ts';
 import type { MarketDataVenue } from '../streams/market-data.ts';
 import type { RiskConfig } from '../risk/config.ts';
 import {
@@ -99,7 +99,7 @@ export interface KernelOptions {
   readonly venue: ExecutionVenue;
   readonly marketData: MarketDataVenue;
   /** Opened by the caller, closed by the caller after `stop`. */
-  readonly journal: Journal;
+  readonly journal: IntentJournal;
   readonly strategies: readonly KernelStrategy[];
   readonly risk: RiskConfig;
   readonly execution?: Partial<ExecutorConfig>;
@@ -201,7 +201,10 @@ function freezeIntent(stamped: StampedIntent): StampedIntent {
   return Object.freeze({ ...stamped, intent: Object.freeze({ ...stamped.intent }) });
 }
 
-function readLossTracking(journal: Journal, logger: KernelLogger): LossTrackingRecord | undefined {
+function readLossTracking(
+  journal: IntentJournal,
+  logger: KernelLogger,
+): LossTrackingRecord | undefined {
   const text = journal.readMeta(LOSS_TRACKING_META_KEY);
   if (text === null) return undefined;
   try {
@@ -227,7 +230,7 @@ export class Kernel {
   readonly intentLatency$: Observable<IntentLatency>;
 
   private readonly clock: Clock;
-  private readonly journal: Journal;
+  private readonly journal: IntentJournal;
   private readonly marketData: MarketDataVenue;
   private readonly logger: KernelLogger;
   private readonly strategies: readonly KernelStrategy[];

@@ -1,13 +1,15 @@
 /**
  * The command journaled together with the step after it (`recordCommandAndSimulation`,
  * `recordCommandAndSendAttempt`): one statement, the same row as the two steps one after the
- * other, durable across a reopen, at every durability (held rows included), and the command
+ * other, durable across a reopen, at every durability and in the replay journal, and the command
  * still written once for life.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../../src/core/clock.ts';
+import type { IntentJournal } from '../../../src/runtime/journal/intent-journal.ts';
 import { Journal } from '../../../src/runtime/journal/journal.ts';
-import type { IntentRecord } from '../../../src/runtime/journal/journal.ts';
+import type { IntentRecord } from '../../../src/runtime/journal/records.ts';
+import { ReplayJournal } from '../../../src/runtime/journal/replay-journal.ts';
 import { limitBuy, placeCommand, START, stamp, tempJournalPath } from '../execution/fixtures.ts';
 
 const cleanups: (() => void)[] = [];
@@ -15,20 +17,23 @@ afterEach(() => {
   for (const cleanup of cleanups.splice(0).reverse()) cleanup();
 });
 
-type Durability = 'full' | 'normal' | 'none';
+type Durability = 'full' | 'normal' | 'replay';
 
-function open(durability: Durability, path?: string): { journal: Journal; path: string } {
+function open(durability: Durability, path?: string): { journal: IntentJournal; path: string } {
+  const clock = new VirtualClock(START);
+  if (durability === 'replay') {
+    const journal = ReplayJournal.open({ now: () => clock.now() });
+    cleanups.push(() => {
+      if (journal.isOpen) journal.close();
+    });
+    return { journal, path: ':memory:' };
+  }
   let file = path;
   if (file === undefined) {
-    if (durability === 'none') {
-      file = ':memory:';
-    } else {
-      const temp = tempJournalPath();
-      cleanups.push(temp.cleanup);
-      file = temp.path;
-    }
+    const temp = tempJournalPath();
+    cleanups.push(temp.cleanup);
+    file = temp.path;
   }
-  const clock = new VirtualClock(START);
   const journal = Journal.open(file, { now: () => clock.now(), durability });
   cleanups.push(() => {
     if (journal.isOpen) journal.close();
@@ -51,7 +56,7 @@ function essentials(record: IntentRecord) {
   };
 }
 
-describe.each<Durability>(['full', 'normal', 'none'])('journal durability %s', (durability) => {
+describe.each<Durability>(['full', 'normal', 'replay'])('journal durability %s', (durability) => {
   it('journals the command with the first simulation as the two steps would', () => {
     const { journal: combined } = open(durability);
     const { journal: stepwise } = open(durability);
@@ -85,7 +90,7 @@ describe.each<Durability>(['full', 'normal', 'none'])('journal durability %s', (
     const expected = essentials(stepwise.requireIntent(intent.requestId));
     expect(expected).toMatchObject({ state: 'sending', sendAttempts: 1 });
     expect(essentials(combined.requireIntent(intent.requestId))).toEqual(expected);
-    // The rows themselves (held ones written first), not the kept records.
+    // What a restart reads (the rows, for the SQLite journal), not only the kept records.
     const [row] = combined.openIntents();
     expect(essentials(row!)).toEqual(expected);
   });

@@ -4,13 +4,13 @@
  * has not reached a terminal status).
  */
 import { describe, expect, it } from 'vitest';
-import { Journal } from '../../../src/runtime/journal/journal.ts';
+import { ReplayJournal } from '../../../src/runtime/journal/replay-journal.ts';
 import { limitBuy, orderEvent, placeCommand, START, stamp } from '../execution/fixtures.ts';
 
 const WINDOW = 100;
 const INTENTS = 3_000;
 
-function placed(journal: Journal, position: number) {
+function placed(journal: ReplayJournal, position: number) {
   const intent = stamp(limitBuy('0.010', String(42_000 + position)), position);
   journal.noteSequence('alpha', position);
   journal.recordIntent(intent);
@@ -21,10 +21,9 @@ function placed(journal: Journal, position: number) {
 
 describe('journal intent window', () => {
   it('lets settled intents of closed orders go and keeps what the runtime may ask for', () => {
-    const journal = Journal.open(':memory:', {
+    const journal = ReplayJournal.open({
       now: () => START,
       epoch: 'window12',
-      durability: 'none',
       intentWindow: WINDOW,
     });
     try {
@@ -85,12 +84,11 @@ describe('journal intent window', () => {
     }
   });
 
-  it('is refused unless the durability is none, and for a size that is not positive', () => {
-    expect(() =>
-      Journal.open(':memory:', { now: () => START, durability: 'normal', intentWindow: 10 }),
-    ).toThrow(expect.objectContaining({ code: 'INVALID_CONFIG' }));
-    expect(() =>
-      Journal.open(':memory:', { now: () => START, durability: 'none', intentWindow: 0 }),
-    ).toThrow(expect.objectContaining({ code: 'INVALID_CONFIG' }));
+  it('is refused for a size that is not a positive integer', () => {
+    for (const intentWindow of [0, -1, 1.5]) {
+      expect(() => ReplayJournal.open({ now: () => START, intentWindow })).toThrow(
+        expect.objectContaining({ code: 'INVALID_CONFIG' }),
+      );
+    }
   });
 });

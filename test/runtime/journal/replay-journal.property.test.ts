@@ -1,14 +1,14 @@
 /**
- * Durability `none` holds an intent's row changes in the process and writes them in batches.
- * Whatever the calls, a `none` journal must answer every call as a `normal` one does (values
- * and refusals) and end with the same rows, rowids included.
+ * A replay's journal holds its intents in memory. Whatever the calls, it must answer every call
+ * as the SQLite journal does (values and refusals), and end holding the same intents.
  */
-import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { OrderIntent } from '../../../src/runtime/intents.ts';
+import type { IntentJournal } from '../../../src/runtime/journal/intent-journal.ts';
 import { Journal } from '../../../src/runtime/journal/journal.ts';
-import { limitBuy, placeCommand, START, stamp } from '../execution/fixtures.ts';
+import { FILL_IDS_KEPT, ReplayJournal } from '../../../src/runtime/journal/replay-journal.ts';
+import { fill, limitBuy, placeCommand, START, stamp } from '../execution/fixtures.ts';
 
 type Operation =
   | { readonly kind: 'intent'; readonly index: number; readonly cancel: boolean }
@@ -21,9 +21,9 @@ type Operation =
   | { readonly kind: 'resolution'; readonly index: number }
   | { readonly kind: 'resolved'; readonly index: number; readonly order: number | null }
   | { readonly kind: 'fill'; readonly index: number }
+  | { readonly kind: 'venueFill'; readonly fill: number; readonly sequence: number | null }
   | { readonly kind: 'sequence'; readonly sequence: number }
   | { readonly kind: 'read'; readonly index: number; readonly order: number }
-  | { readonly kind: 'transaction'; readonly index: number; readonly fail: boolean }
   | { readonly kind: 'tick'; readonly milliseconds: number };
 
 const index = fc.integer({ min: 1, max: 12 });
@@ -43,9 +43,13 @@ const operation: fc.Arbitrary<Operation> = fc.oneof(
   fc.record({ kind: fc.constant('resolution' as const), index }),
   fc.record({ kind: fc.constant('resolved' as const), index, order: orderNumber }),
   fc.record({ kind: fc.constant('fill' as const), index }),
+  fc.record({
+    kind: fc.constant('venueFill' as const),
+    fill: fc.integer({ min: 1, max: 4 }),
+    sequence: fc.option(fc.integer({ min: -1, max: 20 }), { nil: null }),
+  }),
   fc.record({ kind: fc.constant('sequence' as const), sequence: fc.integer({ min: 1, max: 20 }) }),
   fc.record({ kind: fc.constant('read' as const), index, order: fc.integer({ min: 1, max: 6 }) }),
-  fc.record({ kind: fc.constant('transaction' as const), index, fail: fc.boolean() }),
   fc.record({ kind: fc.constant('tick' as const), milliseconds: fc.integer({ min: 0, max: 50 }) }),
 );
 
@@ -55,17 +59,40 @@ function intentOf(position: number, cancel: boolean) {
   return stamp(cancel ? cancelIntent : limitBuy('0.010', String(42_000 + position)), position);
 }
 
-/** What a call answered, or the code (or message) it was refused with. */
+/**
+ * What a call answered, or the code it was refused with. What the SQLite table refuses by a
+ * constraint (`SQLITE_CONSTRAINT_*`) the replay journal refuses as `JOURNAL_ROW_REFUSED`.
+ */
 function outcome(call: () => unknown): unknown {
   try {
     return { value: call() };
   } catch (error) {
-    const coded = error as { code?: unknown; message?: unknown };
-    return { refused: coded.code ?? coded.message };
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === 'string' && code.startsWith('SQLITE_CONSTRAINT')) {
+      return { refused: 'JOURNAL_ROW_REFUSED' };
+    }
+    return { refused: code ?? (error as Error).message };
   }
 }
 
-function apply(journal: Journal, step: Operation): unknown {
+/** Everything the runtime can read of the intents. */
+function reads(journal: IntentJournal, index: number, order: number) {
+  const requestId = intentOf(index, false).requestId;
+  return {
+    record: journal.getIntent(requestId) ?? null,
+    byOrder: journal.intentByOrderId(`o-${order}`)?.requestId ?? null,
+    byClient: journal.intentByClientOrderId(requestId)?.requestId ?? null,
+    open: journal.openIntents().map((record) => record.requestId),
+    unknown: journal.countIntents('unknown'),
+    accepted: journal.countIntents('accepted'),
+    exhausted: journal.countExhaustedUnknown(),
+    next: journal.nextSequence('alpha'),
+    orderIds: [...journal.knownOrderIds().orderIds].sort(),
+    clientOrderIds: [...journal.knownOrderIds().clientOrderIds].sort(),
+  };
+}
+
+function apply(journal: IntentJournal, step: Operation): unknown {
   const requestId = 'index' in step ? intentOf(step.index, false).requestId : '';
   switch (step.kind) {
     case 'intent':
@@ -114,59 +141,33 @@ function apply(journal: Journal, step: Operation): unknown {
       );
     case 'fill':
       return outcome(() => journal.markFillReported(requestId));
+    case 'venueFill':
+      return outcome(() => ({
+        added: journal.recordFill(fill({ fill_id: `f-${step.fill}` }), {
+          sequence: step.sequence,
+          source: step.sequence === null ? 'rest' : 'stream',
+        }),
+        count: journal.fillCount(),
+        cursor: journal.privateCursor(),
+      }));
     case 'sequence':
       return outcome(() => journal.noteSequence('alpha', step.sequence));
     case 'read':
-      return outcome(() => ({
-        record: journal.getIntent(requestId) ?? null,
-        byOrder: journal.intentByOrderId(`o-${step.order}`)?.requestId ?? null,
-        byClient: journal.intentByClientOrderId(requestId)?.requestId ?? null,
-        open: journal.openIntents().map((record) => record.requestId),
-        unknown: journal.countIntents('unknown'),
-        accepted: journal.countIntents('accepted'),
-        exhausted: journal.countExhaustedUnknown(),
-        next: journal.nextSequence('alpha'),
-        orderIds: [...journal.knownOrderIds().orderIds].sort(),
-        clientOrderIds: [...journal.knownOrderIds().clientOrderIds].sort(),
-      }));
-    case 'transaction':
-      return outcome(() =>
-        journal.transaction(() => {
-          journal.recordIntent(intentOf(step.index, false));
-          journal.recordSendAttempt(requestId);
-          if (step.fail) throw new Error('rolled back');
-          return journal.getIntent(requestId) ?? null;
-        }),
-      );
+      return outcome(() => reads(journal, step.index, step.order));
     case 'tick':
       return null;
-  }
-}
-
-function tables(image: Buffer): Record<string, unknown[]> {
-  const database = new Database(image);
-  try {
-    const dump: Record<string, unknown[]> = {};
-    for (const table of ['intents', 'strategy_sequences', 'internal_sequences', 'seen_fills']) {
-      dump[table] = database
-        .prepare(`SELECT rowid AS row_id, * FROM ${table} ORDER BY rowid`)
-        .all();
-    }
-    return dump;
-  } finally {
-    database.close();
   }
 }
 
 function run(steps: readonly Operation[], intentsBefore: number): void {
   let now = START;
   const clock = () => now;
-  const normal = Journal.open(':memory:', { now: clock, epoch: 'held1234', durability: 'normal' });
-  const held = Journal.open(':memory:', { now: clock, epoch: 'held1234', durability: 'none' });
+  const sqlite = Journal.open(':memory:', { now: clock, epoch: 'replay12', durability: 'normal' });
+  const replay = ReplayJournal.open({ now: clock, epoch: 'replay12' });
   try {
-    // Enough finished intents first that the recent-records cache overflows and writes rows.
+    // Enough finished intents first that the SQLite journal's cache of recent records overflows.
     for (let position = 100; position < 100 + intentsBefore; position++) {
-      for (const journal of [normal, held]) {
+      for (const journal of [sqlite, replay]) {
         const intent = intentOf(position, false);
         journal.noteSequence('alpha', position);
         journal.recordIntent(intent);
@@ -177,33 +178,46 @@ function run(steps: readonly Operation[], intentsBefore: number): void {
     }
     for (const step of steps) {
       if (step.kind === 'tick') now += step.milliseconds;
-      expect(apply(held, step)).toEqual(apply(normal, step));
+      expect(apply(replay, step)).toEqual(apply(sqlite, step));
     }
-    expect(tables(held.serialize())).toEqual(tables(normal.serialize()));
+    for (let index = 1; index <= 12; index++) {
+      expect(reads(replay, index, index % 6)).toEqual(reads(sqlite, index, index % 6));
+    }
   } finally {
-    normal.close();
-    held.close();
+    sqlite.close();
+    replay.close();
   }
 }
 
-describe('journal durability none', () => {
-  it('answers and writes as durability normal, whatever the calls', () => {
+describe('replay journal', () => {
+  it('answers as the SQLite journal, whatever the calls', () => {
     fc.assert(
       fc.property(fc.array(operation, { maxLength: 60 }), (steps) => run(steps, 0)),
       { numRuns: 150 },
     );
   });
 
-  it('does so while the cache of recent records overflows', () => {
+  it("does so while the SQLite journal's cache of recent records overflows", () => {
     fc.assert(
       fc.property(fc.array(operation, { maxLength: 60 }), (steps) => run(steps, 300)),
       { numRuns: 8 },
     );
   });
 
-  it('is refused for a file', () => {
-    expect(() =>
-      Journal.open('/tmp/never-created.sqlite', { now: () => START, durability: 'none' }),
-    ).toThrow(expect.objectContaining({ code: 'JOURNAL_UNAVAILABLE' }));
+  it('tells fills apart among a bounded window of the latest fill ids', () => {
+    const journal = ReplayJournal.open({ now: () => START, epoch: 'replay12' });
+    try {
+      const rest = { sequence: null, source: 'rest' } as const;
+      for (let index = 0; index <= FILL_IDS_KEPT; index++) {
+        expect(journal.recordFill(fill({ fill_id: `f-${index}` }), rest)).toBe(true);
+      }
+      expect(journal.fillCount()).toBe(FILL_IDS_KEPT + 1);
+      // The newest are known; the oldest left the window.
+      expect(journal.recordFill(fill({ fill_id: `f-${FILL_IDS_KEPT}` }), rest)).toBe(false);
+      expect(journal.recordFill(fill({ fill_id: 'f-1' }), rest)).toBe(false);
+      expect(journal.recordFill(fill({ fill_id: 'f-0' }), rest)).toBe(true);
+    } finally {
+      journal.close();
+    }
   });
 });

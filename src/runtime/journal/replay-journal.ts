@@ -1,0 +1,620 @@
+/**
+ * A replay's journal: the `IntentJournal` of a backtest, whose venue is simulated and whose run
+ * no crash needs to survive. Intents, their records and the strategies' sequences live in
+ * memory structures (a map of records, the indexes the runtime looks them up by, counts by
+ * state); each call is one lookup and one new record, not a SQLite statement. Every answer is
+ * the one the SQLite journal (`journal.ts`) gives to the same calls, refusals included
+ * (`test/runtime/journal/replay-journal.property.test.ts`).
+ *
+ * With `intentWindow`, settled intents older than the window leave (`intent-window.ts`), so a
+ * replay of days of data holds a window of intents, not every one.
+ *
+ * Fills are told apart by id in a bounded window. What is rare in a replay (order events, the
+ * private cursor, the runtime's own commands, meta values, the dead-man state, emulated exits)
+ * goes to a SQLite journal in memory, whose intents and fills tables stay empty.
+ */
+import { PaperbotError } from '../../core/errors.ts';
+import { type Fill, type OrderStatusEvent, TERMINAL_ORDER_STATUSES } from '../../protocol/index.ts';
+import type { StampedIntent } from '../intents.ts';
+import type { JournalExits } from './exits.ts';
+import type { IntentJournal } from './intent-journal.ts';
+import { IntentWindow } from './intent-window.ts';
+import { Journal } from './journal.ts';
+import {
+  type DeadmanRecord,
+  type FillReadBackRecord,
+  type IntentContext,
+  type IntentRecord,
+  type JournaledCommand,
+  newIntentRecord,
+  ORDER_MAKING_KINDS,
+  type OutcomeRecord,
+  type PrivateCursor,
+} from './records.ts';
+import { type IntentState, type InternalCommandState, OPEN_INTENT_STATES } from './schema.ts';
+
+export interface ReplayJournalOptions {
+  /** Epoch milliseconds for record timestamps; pass the replay's clock. */
+  readonly now: () => number;
+  /** The journal epoch (part of every id); random by default. */
+  readonly epoch?: string;
+  /**
+   * Keep about this many latest intents, plus every one the runtime may still ask for; settled
+   * intents older than that leave (`intent-window.ts`). Default: every intent is kept.
+   */
+  readonly intentWindow?: number;
+}
+
+/** An intent held: its record as it now reads, and its place in journal order. */
+interface Slot {
+  record: IntentRecord;
+  readonly position: number;
+  /** Let go by the window: the record is no longer held. */
+  gone: boolean;
+}
+
+/** Intents by an id they carry (order id, client order id), for the latest-by-id lookups. */
+class IdIndex {
+  /** Usually one intent per id: then the slot itself, not an array of one. */
+  private readonly slots = new Map<string, Slot | Slot[]>();
+  /** The ids in use, kept as a set for `knownOrderIds`. */
+  readonly ids = new Set<string>();
+
+  add(id: string | null, slot: Slot): void {
+    if (id === null) return;
+    const held = this.slots.get(id);
+    if (held === undefined) {
+      this.slots.set(id, slot);
+      this.ids.add(id);
+    } else if (Array.isArray(held)) {
+      held.push(slot);
+    } else {
+      this.slots.set(id, [held, slot]);
+    }
+  }
+
+  remove(id: string | null, slot: Slot): void {
+    if (id === null) return;
+    const held = this.slots.get(id);
+    if (held === slot) {
+      this.slots.delete(id);
+      this.ids.delete(id);
+    } else if (Array.isArray(held)) {
+      const index = held.indexOf(slot);
+      if (index >= 0) held.splice(index, 1);
+      if (held.length === 1) this.slots.set(id, held[0]!);
+    }
+  }
+
+  /** The latest intent (journal order) with this id that makes an order. */
+  latestOrderMaking(id: string): IntentRecord | undefined {
+    const held = this.slots.get(id);
+    if (held === undefined) return undefined;
+    if (!Array.isArray(held)) {
+      return ORDER_MAKING_KINDS.has(held.record.kind) ? held.record : undefined;
+    }
+    let latest: Slot | undefined;
+    for (const slot of held) {
+      if (!ORDER_MAKING_KINDS.has(slot.record.kind)) continue;
+      if (latest === undefined || slot.position > latest.position) latest = slot;
+    }
+    return latest?.record;
+  }
+}
+
+type Changed = { -readonly [Field in keyof IntentRecord]: IntentRecord[Field] };
+
+/**
+ * A copy of a record to change, written out field by field: V8 copies an object literal many
+ * times faster than it spreads one (`{ ...record, state }`), and a replay changes a record five
+ * or six times per intent.
+ */
+function copyOf(record: IntentRecord, updatedAt: number): Changed {
+  return {
+    requestId: record.requestId,
+    strategyId: record.strategyId,
+    sequence: record.sequence,
+    kind: record.kind,
+    clientOrderId: record.clientOrderId,
+    marketId: record.marketId,
+    intent: record.intent,
+    state: record.state,
+    simulateRequestId: record.simulateRequestId,
+    simulateAttempt: record.simulateAttempt,
+    command: record.command,
+    sendAttempts: record.sendAttempts,
+    context: record.context,
+    orderId: record.orderId,
+    replacesOrderId: record.replacesOrderId,
+    outcome: record.outcome,
+    resolutionAttempts: record.resolutionAttempts,
+    nextResolutionAt: record.nextResolutionAt,
+    fillReported: record.fillReported,
+    createdAt: record.createdAt,
+    updatedAt,
+  };
+}
+
+/** Fill ids a replay's journal remembers (see `recordFill`). */
+export const FILL_IDS_KEPT = 100_000;
+
+/** A held intent's record, for the window's sweep. */
+function recordOf(slot: Slot): IntentRecord | undefined {
+  return slot.gone ? undefined : slot.record;
+}
+
+const OPEN_STATES: ReadonlySet<IntentState> = new Set(OPEN_INTENT_STATES);
+
+/** Counted apart: unknown, with automatic resolution attempts exhausted. */
+function exhausted(record: IntentRecord): boolean {
+  return record.state === 'unknown' && record.nextResolutionAt === null;
+}
+
+/**
+ * What the SQLite journal's STRICT table would refuse (a sequence taken twice, a time that is
+ * no integer, a command state without bytes): refused here too, so both answer alike.
+ */
+function refused(message: string): PaperbotError {
+  return new PaperbotError('JOURNAL_ROW_REFUSED', message);
+}
+
+function requireInteger(value: number, name: string): void {
+  if (!Number.isSafeInteger(value)) throw refused(`${name} is ${value}, not an integer`);
+}
+
+function requireIntegerOrNull(value: number | null, name: string): void {
+  if (value !== null) requireInteger(value, name);
+}
+
+export class ReplayJournal implements IntentJournal {
+  /** Everything but intents and sequences: a SQLite journal in memory. */
+  private readonly ledger: Journal;
+  private readonly now: () => number;
+  private readonly window: IntentWindow<Slot> | null;
+  private readonly slots = new Map<string, Slot>();
+  private nextPosition = 0;
+  /** Sequences of the intents held, per strategy: one intent per sequence. */
+  private readonly takenSequences = new Map<string, Set<number>>();
+  /** The highest sequence noted per strategy. */
+  private readonly sequences = new Map<string, number>();
+  private readonly open = new Set<Slot>();
+  private readonly stateCounts = new Map<IntentState, number>();
+  private exhaustedUnknown = 0;
+  private readonly byOrderId = new IdIndex();
+  private readonly byClientOrderId = new IdIndex();
+  /** The latest fill ids seen, oldest first, and how many fills were seen in all. */
+  private readonly fillIds = new Set<string>();
+  private fillsSeen = 0;
+
+  private constructor(ledger: Journal, now: () => number, window: IntentWindow<Slot> | null) {
+    this.ledger = ledger;
+    this.now = now;
+    this.window = window;
+  }
+
+  static open(options: ReplayJournalOptions): ReplayJournal {
+    const size = options.intentWindow;
+    if (size !== undefined && !(Number.isSafeInteger(size) && size > 0)) {
+      throw new PaperbotError('INVALID_CONFIG', `intentWindow is a positive integer, not ${size}`);
+    }
+    const ledger = Journal.open(':memory:', {
+      now: options.now,
+      durability: 'normal',
+      ...(options.epoch === undefined ? {} : { epoch: options.epoch }),
+    });
+    return new ReplayJournal(
+      ledger,
+      options.now,
+      size === undefined ? null : new IntentWindow<Slot>(size),
+    );
+  }
+
+  get epoch(): string {
+    return this.ledger.epoch;
+  }
+
+  get isOpen(): boolean {
+    return this.ledger.isOpen;
+  }
+
+  get exits(): JournalExits {
+    return this.ledger.exits;
+  }
+
+  close(): void {
+    this.ledger.close();
+  }
+
+  // Sequences
+
+  nextSequence(strategyId: string): number {
+    return (this.sequences.get(strategyId) ?? 0) + 1;
+  }
+
+  noteSequence(strategyId: string, sequence: number): void {
+    const known = this.sequences.get(strategyId);
+    if (known !== undefined && known >= sequence) return;
+    this.requireOpen();
+    requireInteger(sequence, 'a sequence');
+    this.sequences.set(strategyId, sequence);
+  }
+
+  takeInternalSequence(purpose: string): number {
+    return this.ledger.takeInternalSequence(purpose);
+  }
+
+  // Intents
+
+  recordIntent(stamped: StampedIntent): {
+    readonly record: IntentRecord;
+    readonly created: boolean;
+  } {
+    this.requireOpen();
+    const existing = this.slots.get(stamped.requestId);
+    if (existing !== undefined) return { record: existing.record, created: false };
+    const now = this.now();
+    requireInteger(stamped.sequence, 'a sequence');
+    requireInteger(stamped.emittedAt, 'an emission time');
+    requireInteger(now, 'the time');
+    let taken = this.takenSequences.get(stamped.strategyId);
+    if (taken?.has(stamped.sequence) === true) {
+      throw refused(`sequence ${stamped.sequence} of ${stamped.strategyId} is taken`);
+    }
+    // The stamped intent is frozen: the record holds it, not a copy.
+    const record = newIntentRecord(stamped, stamped, now);
+    const slot: Slot = { record, position: this.nextPosition++, gone: false };
+    this.slots.set(record.requestId, slot);
+    if (taken === undefined) {
+      taken = new Set();
+      this.takenSequences.set(record.strategyId, taken);
+    }
+    taken.add(record.sequence);
+    this.count(record, 1);
+    this.open.add(slot);
+    this.byClientOrderId.add(record.clientOrderId, slot);
+    if ((this.sequences.get(record.strategyId) ?? 0) < record.sequence) {
+      this.sequences.set(record.strategyId, record.sequence);
+    }
+    if (this.window?.noteIntent(slot) === true) this.sweep();
+    return { record, created: true };
+  }
+
+  getIntent(requestId: string): IntentRecord | undefined {
+    return this.slots.get(requestId)?.record;
+  }
+
+  requireIntent(requestId: string): IntentRecord {
+    return this.slotOf(requestId).record;
+  }
+
+  intentByOrderId(orderId: string): IntentRecord | undefined {
+    return this.byOrderId.latestOrderMaking(orderId);
+  }
+
+  intentByClientOrderId(clientOrderId: string): IntentRecord | undefined {
+    return this.byClientOrderId.latestOrderMaking(clientOrderId);
+  }
+
+  openIntents(): IntentRecord[] {
+    return [...this.open].sort((a, b) => a.position - b.position).map((slot) => slot.record);
+  }
+
+  countExhaustedUnknown(): number {
+    return this.exhaustedUnknown;
+  }
+
+  countIntents(state: IntentState): number {
+    return this.stateCounts.get(state) ?? 0;
+  }
+
+  knownOrderIds(): {
+    readonly orderIds: ReadonlySet<string>;
+    readonly clientOrderIds: ReadonlySet<string>;
+  } {
+    return { orderIds: this.byOrderId.ids, clientOrderIds: this.byClientOrderId.ids };
+  }
+
+  recordSimulation(requestId: string, simulateRequestId: string, attempt: number): void {
+    const slot = this.slotOf(requestId);
+    requireInteger(attempt, 'a simulation attempt');
+    const next = copyOf(slot.record, this.time());
+    next.state = 'simulating';
+    next.simulateRequestId = simulateRequestId;
+    next.simulateAttempt = attempt;
+    this.update(slot, next);
+  }
+
+  recordCommand(requestId: string, command: JournaledCommand, context: IntentContext = {}): void {
+    const slot = this.slotOf(requestId);
+    if (slot.record.command !== null) {
+      throw new PaperbotError(
+        'JOURNAL_COMMAND_EXISTS',
+        `intent ${requestId} already has journaled bytes; they are never replaced`,
+      );
+    }
+    const next = copyOf(slot.record, this.time());
+    next.command = {
+      endpoint: command.endpoint,
+      path: command.path,
+      // The prepared bytes themselves, not a copy: nothing changes them once they are hashed.
+      bodyBytes: command.bodyBytes,
+      bodySha256: command.bodySha256,
+    };
+    next.context = context;
+    this.update(slot, next);
+  }
+
+  // In memory there is no commit to save: the two steps one after the other.
+  recordCommandAndSimulation(
+    requestId: string,
+    command: JournaledCommand,
+    context: IntentContext,
+    simulateRequestId: string,
+    attempt: number,
+  ): void {
+    requireInteger(attempt, 'a simulation attempt');
+    this.recordCommand(requestId, command, context);
+    this.recordSimulation(requestId, simulateRequestId, attempt);
+  }
+
+  recordCommandAndSendAttempt(
+    requestId: string,
+    command: JournaledCommand,
+    context: IntentContext = {},
+  ): void {
+    this.recordCommand(requestId, command, context);
+    this.recordSendAttempt(requestId);
+  }
+
+  recordSendAttempt(requestId: string): void {
+    const slot = this.slotOf(requestId);
+    const current = slot.record;
+    if (current.command === null) throw refused(`intent ${requestId} has no bytes to send`);
+    const next = copyOf(current, this.time());
+    next.state = current.state === 'unknown' ? 'unknown' : 'sending';
+    next.sendAttempts = current.sendAttempts + 1;
+    this.update(slot, next);
+  }
+
+  recordAccepted(
+    requestId: string,
+    orderId: string | null,
+    outcome: OutcomeRecord,
+    replacesOrderId: string | null = null,
+  ): void {
+    this.settle(this.slotOf(requestId), 'accepted', orderId, outcome, replacesOrderId);
+  }
+
+  recordRejected(requestId: string, outcome: OutcomeRecord): void {
+    this.finishWith(this.slotOf(requestId), 'rejected', outcome);
+  }
+
+  recordDenied(requestId: string, outcome: OutcomeRecord): void {
+    this.finishWith(this.slotOf(requestId), 'denied', outcome);
+  }
+
+  recordUnknown(requestId: string, outcome: OutcomeRecord, nextResolutionAt: number | null): void {
+    const slot = this.slotOf(requestId);
+    requireIntegerOrNull(nextResolutionAt, 'the next resolution time');
+    if (slot.record.command === null) throw refused(`intent ${requestId} has no bytes sent`);
+    const next = copyOf(slot.record, this.time());
+    next.state = 'unknown';
+    next.outcome = outcome;
+    next.nextResolutionAt = nextResolutionAt;
+    this.update(slot, next);
+  }
+
+  recordResolutionAttempt(requestId: string, nextResolutionAt: number | null): void {
+    const slot = this.slotOf(requestId);
+    requireIntegerOrNull(nextResolutionAt, 'the next resolution time');
+    const next = copyOf(slot.record, this.time());
+    next.resolutionAttempts = slot.record.resolutionAttempts + 1;
+    next.nextResolutionAt = nextResolutionAt;
+    this.update(slot, next);
+  }
+
+  recordResolved(
+    requestId: string,
+    resolution: 'accepted' | 'rejected',
+    orderId: string | null,
+    outcome: OutcomeRecord,
+    replacesOrderId: string | null = null,
+  ): void {
+    this.settle(
+      this.slotOf(requestId),
+      'resolved',
+      resolution === 'accepted' ? orderId : null,
+      { ...outcome, resolution },
+      replacesOrderId,
+    );
+  }
+
+  markFillReported(requestId: string): boolean {
+    const slot = this.slots.get(requestId);
+    if (slot === undefined || slot.record.fillReported) return false;
+    const next = copyOf(slot.record, this.time());
+    next.fillReported = true;
+    this.update(slot, next);
+    return true;
+  }
+
+  private settle(
+    slot: Slot,
+    state: 'accepted' | 'resolved',
+    orderId: string | null,
+    outcome: OutcomeRecord,
+    replacesOrderId: string | null,
+  ): void {
+    const next = copyOf(slot.record, this.time());
+    next.state = state;
+    next.orderId = orderId;
+    if (replacesOrderId !== null) next.replacesOrderId = replacesOrderId;
+    next.outcome = outcome;
+    next.nextResolutionAt = null;
+    this.update(slot, next);
+  }
+
+  private finishWith(slot: Slot, state: 'rejected' | 'denied', outcome: OutcomeRecord): void {
+    const next = copyOf(slot.record, this.time());
+    next.state = state;
+    next.outcome = outcome;
+    next.nextResolutionAt = null;
+    this.update(slot, next);
+  }
+
+  /** The held intent, refused (`JOURNAL_INTENT_MISSING`) when there is none. */
+  private slotOf(requestId: string): Slot {
+    this.requireOpen();
+    const slot = this.slots.get(requestId);
+    if (slot === undefined) {
+      throw new PaperbotError('JOURNAL_INTENT_MISSING', `no journaled intent ${requestId}`);
+    }
+    return slot;
+  }
+
+  /** The time of a change (refused when it is no integer, as the table would). */
+  private time(): number {
+    const now = this.now();
+    requireInteger(now, 'the time');
+    return now;
+  }
+
+  private requireOpen(): void {
+    if (!this.ledger.isOpen)
+      throw new PaperbotError('JOURNAL_UNAVAILABLE', 'the journal is closed');
+  }
+
+  /** Replaces an intent's record, keeping the counts and indexes in step. */
+  private update(slot: Slot, next: IntentRecord): void {
+    const previous = slot.record;
+    if (previous.state !== next.state || exhausted(previous) !== exhausted(next)) {
+      this.count(previous, -1);
+      this.count(next, 1);
+      if (OPEN_STATES.has(next.state)) this.open.add(slot);
+      else this.open.delete(slot);
+    }
+    if (previous.orderId !== next.orderId) {
+      this.byOrderId.remove(previous.orderId, slot);
+      this.byOrderId.add(next.orderId, slot);
+    }
+    slot.record = next;
+  }
+
+  private count(record: IntentRecord, change: 1 | -1): void {
+    this.stateCounts.set(record.state, (this.stateCounts.get(record.state) ?? 0) + change);
+    if (exhausted(record)) this.exhaustedUnknown += change;
+  }
+
+  /** Lets go of the settled intents the window no longer needs (`intent-window.ts`). */
+  private sweep(): void {
+    const window = this.window;
+    if (window === null) return;
+    for (const record of window.sweep(recordOf)) {
+      const slot = this.slots.get(record.requestId)!;
+      slot.gone = true;
+      this.slots.delete(record.requestId);
+      this.takenSequences.get(record.strategyId)?.delete(record.sequence);
+      this.count(record, -1);
+      this.open.delete(slot);
+      this.byOrderId.remove(record.orderId, slot);
+      this.byClientOrderId.remove(record.clientOrderId, slot);
+    }
+  }
+
+  // Order events and fills
+
+  /**
+   * An order event the runtime applied, for a venue whose events are not journaled (a
+   * replay's, whose tracker takes them straight from the venue): an order that reached a
+   * terminal status lets its intents leave the window.
+   */
+  noteOrderEvent(event: OrderStatusEvent): void {
+    if (this.window !== null && TERMINAL_ORDER_STATUSES.has(event.data.to_state)) {
+      this.window.noteOrderClosed(event.data.entity_id);
+    }
+  }
+
+  recordOrderEvent(event: OrderStatusEvent): boolean {
+    const applied = this.ledger.recordOrderEvent(event);
+    if (applied) this.noteOrderEvent(event);
+    return applied;
+  }
+
+  /**
+   * Fills are told apart by `fill_id` among the latest `FILL_IDS_KEPT`: a replay's venue hands
+   * each fill over once, so a window of ids answers as the whole table would, in bounded memory.
+   */
+  recordFill(
+    fill: Fill,
+    delivery: { readonly sequence: number | null; readonly source: 'stream' | 'rest' },
+    eventAt: string | null = null,
+  ): boolean {
+    this.requireOpen();
+    // The sequence first: refused, it leaves the fill unrecorded, as the SQLite transaction does.
+    if (delivery.sequence !== null) {
+      this.ledger.advancePrivateSequence(delivery.sequence, eventAt ?? fill.occurred_at);
+    }
+    if (this.fillIds.has(fill.fill_id)) return false;
+    this.fillIds.add(fill.fill_id);
+    this.fillsSeen += 1;
+    if (this.fillIds.size > FILL_IDS_KEPT) {
+      const oldest = this.fillIds.values().next();
+      if (oldest.done !== true) this.fillIds.delete(oldest.value);
+    }
+    return true;
+  }
+
+  fillCount(): number {
+    return this.fillsSeen;
+  }
+
+  privateCursor(): PrivateCursor | null {
+    return this.ledger.privateCursor();
+  }
+
+  restartPrivateSequence(sequence: number): void {
+    this.ledger.restartPrivateSequence(sequence);
+  }
+
+  requestFillReadBack(reason: string): FillReadBackRecord {
+    return this.ledger.requestFillReadBack(reason);
+  }
+
+  pendingFillReadBack(): FillReadBackRecord | null {
+    return this.ledger.pendingFillReadBack();
+  }
+
+  finishFillReadBack(generation: number): boolean {
+    return this.ledger.finishFillReadBack(generation);
+  }
+
+  // The runtime's own commands, meta values, the dead-man state
+
+  recordInternalCommand(purpose: string, requestId: string, command: JournaledCommand): void {
+    this.ledger.recordInternalCommand(purpose, requestId, command);
+  }
+
+  finishInternalCommand(
+    requestId: string,
+    state: Exclude<InternalCommandState, 'sending'>,
+    outcome: Readonly<Record<string, unknown>>,
+  ): void {
+    this.ledger.finishInternalCommand(requestId, state, outcome);
+  }
+
+  readMeta(key: string): string | null {
+    return this.ledger.readMeta(key);
+  }
+
+  writeMeta(key: string, value: string): void {
+    this.ledger.writeMeta(key, value);
+  }
+
+  readDeadman(): DeadmanRecord | null {
+    return this.ledger.readDeadman();
+  }
+
+  writeDeadman(record: DeadmanRecord): void {
+    this.ledger.writeDeadman(record);
+  }
+}
