@@ -168,6 +168,13 @@ async function measure(
       externalMb: megabytes(memory.external),
       cpuMs: now - lastCpu,
     });
+    // Each step as it comes too: a run stopped early still shows how far it got.
+    const step = samples[samples.length - 1]!;
+    console.log(
+      `${(delivered / MILLION).toFixed(2)} M events: RSS ${step.rssMb.toFixed(0)} MB, heap ` +
+        `${step.heapMb.toFixed(1)} MB (total ${step.heapTotalMb.toFixed(0)} MB), external ` +
+        `${step.externalMb.toFixed(1)} MB, ${(step.cpuMs / 1000).toFixed(1)} s CPU`,
+    );
     if (SNAPSHOTS !== undefined)
       writeHeapSnapshot(join(SNAPSHOTS, `${task.split(' ')[0]}-${delivered}.heapsnapshot`));
     lastCpu = cpuMs();
