@@ -25,8 +25,16 @@ function deepFreeze(value: unknown): void {
 }
 
 export class IdempotencyWindow extends MemoryStore {
-  /** By account and request id, oldest first. */
+  /** By account and request id. */
   private readonly records = new Map<string, unknown>();
+  /**
+   * The keys in the order they came, a ring once full: the oldest is found here, not by
+   * iterating the map, whose deleted entries stay at its front until it is rehashed (finding
+   * the oldest there cost a walk over them at every save of a long replay).
+   */
+  private readonly order: string[] = [];
+  /** The slot of the oldest key once the ring is full. */
+  private oldest = 0;
   private readonly maxRecords: number;
 
   constructor(maxRecords: number = DEFAULT_IDEMPOTENCY_WINDOW) {
@@ -47,9 +55,14 @@ export class IdempotencyWindow extends MemoryStore {
   override saveIdempotency(accountId: string, requestId: string, record: unknown): void {
     deepFreeze((record as { body?: unknown } | null)?.body);
     const key = `${accountId}\u0000${requestId}`;
-    if (!this.records.has(key) && this.records.size >= this.maxRecords) {
-      const oldest = this.records.keys().next().value;
-      if (oldest !== undefined) this.records.delete(oldest);
+    if (!this.records.has(key)) {
+      if (this.order.length < this.maxRecords) {
+        this.order.push(key);
+      } else {
+        this.records.delete(this.order[this.oldest]!);
+        this.order[this.oldest] = key;
+        this.oldest = this.oldest + 1 === this.maxRecords ? 0 : this.oldest + 1;
+      }
     }
     this.records.set(key, record);
   }
