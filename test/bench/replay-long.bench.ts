@@ -2,7 +2,10 @@
  * Replay at scale: memory over millions of events (`npm run bench -- replay-long`, run only
  * when named). `--events N` (or `EVENTS=N`) sets the length; 3,000,000 by default, which takes
  * a few minutes on one core. `--only noop` or `--only mm` runs one of the two strategies;
- * `--every N` prints memory every N events instead of every million.
+ * `--every N` prints memory every N events instead of every million. `--data DIR` keeps the
+ * recorded hour in DIR (recorded there when missing, reused when present), sparing the minute
+ * of recording on the next run; `--snapshots DIR` writes a V8 heap snapshot into DIR at every
+ * step, to compare what grows (Chrome DevTools, "Comparison").
  *
  * The data: one hour of the emulator at live density, recorded here on virtual time with a
  * fixed seed (stepping every 100 ms, books of 10 levels and trades every 100 ms, ~70 events per
@@ -16,10 +19,10 @@
  * Then the RSS and heap slopes per million, least squares over every million after the first,
  * and the growth between the first and the last million.
  */
-import { rm } from 'node:fs/promises';
+import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runInNewContext } from 'node:vm';
-import { setFlagsFromString } from 'node:v8';
+import { setFlagsFromString, writeHeapSnapshot } from 'node:v8';
 import { NEVER } from 'rxjs';
 import { z } from 'zod';
 import { defaultEmulatorConfig } from '../../src/emulator/config.ts';
@@ -43,6 +46,10 @@ const EVENTS = Number(option('events') ?? process.env.EVENTS ?? 3 * MILLION);
 /** Memory and CPU are printed every this many events (a million unless `--every N`). */
 const EVERY = Number(option('every') ?? process.env.EVERY ?? MILLION);
 const ONLY = option('only') ?? process.env.ONLY ?? 'all';
+/** Where the recorded hour is kept between runs (a temporary directory otherwise). */
+const DATA = option('data') ?? process.env.DATA;
+/** Where heap snapshots go, one per step (none unless given). */
+const SNAPSHOTS = option('snapshots') ?? process.env.SNAPSHOTS;
 
 setFlagsFromString('--expose-gc');
 const collectGarbage = runInNewContext('gc') as (() => void) | undefined;
@@ -89,10 +96,26 @@ function loopedSource(
   };
 }
 
+/** Whether `directory` holds a recording that was closed (its manifest says complete). */
+async function isCompleteRecording(directory: string): Promise<boolean> {
+  try {
+    const manifest = JSON.parse(await readFile(join(directory, 'manifest.json'), 'utf8')) as {
+      complete?: unknown;
+    };
+    return manifest.complete === true;
+  } catch {
+    return false;
+  }
+}
+
 interface Sample {
   readonly million: number;
   readonly rssMb: number;
   readonly heapMb: number;
+  /** The V8 heap's reserved size (used, free and fragmented). */
+  readonly heapTotalMb: number;
+  /** Memory outside the V8 heap that V8 knows of (array buffers, SQLite is not in it). */
+  readonly externalMb: number;
   readonly cpuMs: number;
 }
 
@@ -136,13 +159,25 @@ async function measure(
     if (delivered < nextMillion) return;
     collectGarbage?.();
     const now = cpuMs();
+    const memory = process.memoryUsage();
     samples.push({
       million: nextMillion / MILLION,
-      rssMb: megabytes(process.memoryUsage().rss),
-      heapMb: megabytes(process.memoryUsage().heapUsed),
+      rssMb: megabytes(memory.rss),
+      heapMb: megabytes(memory.heapUsed),
+      heapTotalMb: megabytes(memory.heapTotal),
+      externalMb: megabytes(memory.external),
       cpuMs: now - lastCpu,
     });
-    lastCpu = now;
+    // Each step as it comes too: a run stopped early still shows how far it got.
+    const step = samples[samples.length - 1]!;
+    console.log(
+      `${(delivered / MILLION).toFixed(2)} M events: RSS ${step.rssMb.toFixed(0)} MB, heap ` +
+        `${step.heapMb.toFixed(1)} MB (total ${step.heapTotalMb.toFixed(0)} MB), external ` +
+        `${step.externalMb.toFixed(1)} MB, ${(step.cpuMs / 1000).toFixed(1)} s CPU`,
+    );
+    if (SNAPSHOTS !== undefined)
+      writeHeapSnapshot(join(SNAPSHOTS, `${task.split(' ')[0]}-${delivered}.heapsnapshot`));
+    lastCpu = cpuMs();
     nextMillion += EVERY;
   };
   const result = await runBacktest({ config, strategies, source, onProgress });
@@ -155,6 +190,8 @@ async function measure(
       'events (M)': sample.million,
       'RSS MB': sample.rssMb.toFixed(0),
       'heap MB (after gc)': sample.heapMb.toFixed(1),
+      'heap total MB': sample.heapTotalMb.toFixed(0),
+      'external MB': sample.externalMb.toFixed(1),
       'CPU s': (sample.cpuMs / 1000).toFixed(1),
       'events/s (CPU)': Math.round(EVERY / (sample.cpuMs / 1000)).toLocaleString('en-US'),
     })),
@@ -181,26 +218,31 @@ async function measure(
 }
 
 export default async function run(): Promise<void> {
+  if (SNAPSHOTS !== undefined) await mkdir(SNAPSHOTS, { recursive: true });
   await withTemporaryDirectory(async (directory) => {
     const loaded = await loadBacktestConfig('config/backtest.yaml');
-    const hourPath = join(directory, 'live-density-1h');
+    const hourPath = DATA ?? join(directory, 'live-density-1h');
     const base = defaultEmulatorConfig();
     const recordCpu = cpuMs();
-    await recordEmulatorSession({
-      directory: hourPath,
-      seed: 42,
-      startMs: Date.UTC(2025, 0, 1),
-      durationMs: 60 * 60_000,
-      emulatorConfig: { ...base, simulation: { ...base.simulation, step_ms: 100 } },
-      bookDepth: 10,
-      bookIntervalMs: 100,
-      tradesIntervalMs: 100,
-    });
+    const recorded = DATA !== undefined && (await isCompleteRecording(DATA));
+    // A recording cut short is recorded again from the start.
+    if (!recorded) await rm(hourPath, { recursive: true, force: true });
+    if (!recorded)
+      await recordEmulatorSession({
+        directory: hourPath,
+        seed: 42,
+        startMs: Date.UTC(2025, 0, 1),
+        durationMs: 60 * 60_000,
+        emulatorConfig: { ...base, simulation: { ...base.simulation, step_ms: 100 } },
+        bookDepth: 10,
+        bookIntervalMs: 100,
+        tradesIntervalMs: 100,
+      });
     const hour = await openReplaySource([hourPath]);
     const records: RecordedEvent[] = [];
     for await (const batch of hour.batches()) for (const record of batch) records.push(record);
     console.log(
-      `recorded one hour at live density: ${records.length.toLocaleString('en-US')} events ` +
+      `${recorded ? 'reused' : 'recorded'} one hour at live density: ${records.length.toLocaleString('en-US')} events ` +
         `(${((cpuMs() - recordCpu) / 1000).toFixed(1)} s CPU); replaying ` +
         `${EVENTS.toLocaleString('en-US')} events` +
         (collectGarbage === undefined ? ' (no gc hook: heap figures include garbage)' : ''),
@@ -216,6 +258,6 @@ export default async function run(): Promise<void> {
         loaded.config,
       );
     }
-    await rm(hourPath, { recursive: true, force: true });
+    if (DATA === undefined) await rm(hourPath, { recursive: true, force: true });
   });
 }

@@ -296,17 +296,25 @@ export class MatchingEngine {
     this.context.run(() => {
       for (const resting of market.quotes.get(quoterId) ?? []) market.book.remove(resting);
       const fresh: RestingOrder<BookOwner>[] = [];
-      const post = (side: BookSide, level: QuoteLevel) => {
-        const left = this.matchSynthetic(market, side, level.steps, level.priceTicks);
-        if (left > 0) {
-          const resting = new RestingOrder<BookOwner>(side, level.priceTicks, left, quoter);
-          market.book.add(resting);
-          fresh.push(resting);
-        }
-      };
-      for (const level of bids) post(BUY, level);
-      for (const level of asks) post(SELL, level);
+      for (const level of bids) this.postQuote(market, quoter, BUY, level, fresh);
+      for (const level of asks) this.postQuote(market, quoter, SELL, level, fresh);
       market.quotes.set(quoterId, fresh);
     });
+  }
+
+  // A method, not a closure per call: a replay replaces quotes at every recorded book.
+  private postQuote(
+    market: MarketRuntime,
+    quoter: BookOwner,
+    side: BookSide,
+    level: QuoteLevel,
+    fresh: RestingOrder<BookOwner>[],
+  ): void {
+    const left = this.matchSynthetic(market, side, level.steps, level.priceTicks);
+    if (left > 0) {
+      const resting = new RestingOrder<BookOwner>(side, level.priceTicks, left, quoter);
+      market.book.add(resting);
+      fresh.push(resting);
+    }
   }
 }

@@ -33,7 +33,12 @@ import {
 } from './endpoints.ts';
 import { finishBody, parseBody } from './check.ts';
 import { codedFailureOf, envelopeOf, invalidRequestError, ServerError } from './errors.ts';
-import { commandTypeOf, fingerprintOf, IdempotencyLedger, isStoredOutcome } from './idempotency.ts';
+import {
+  commandTypeOf,
+  IdempotencyLedger,
+  isStoredOutcome,
+  LazyFingerprint,
+} from './idempotency.ts';
 
 /** One command, checked by its transport (see `checkBody` for bytes not yet checked). */
 export interface ServiceCommand<E extends EndpointName = EndpointName> {
@@ -227,10 +232,11 @@ export class ServiceCore {
     }
     const accountId = command.account.accountId;
     const mutationId = bodyRequestId(command.body);
-    const fingerprint = fingerprintOf(command.endpoint, command.params, command.body);
+    // Hashed only when compared here or when the store serializes the record.
+    const fingerprint = new LazyFingerprint(command.endpoint, command.params, command.body);
     const existing = this.ledger.find(accountId, mutationId);
     if (existing !== undefined) {
-      if (existing.fingerprint !== fingerprint) {
+      if (existing.fingerprint !== fingerprint.value) {
         const conflict = new ServerError(
           'IDEMPOTENCY_CONFLICT',
           `request_id ${mutationId} was already used with different content`,

@@ -25,8 +25,21 @@ function deepFreeze(value: unknown): void {
 }
 
 export class IdempotencyWindow extends MemoryStore {
-  /** By account and request id, oldest first. */
-  private readonly records = new Map<string, unknown>();
+  /**
+   * By account, then request id: two lookups of strings the caller already holds, where one
+   * joined key would be a new string to hash at every save and every find.
+   */
+  private readonly records = new Map<string, Map<string, unknown>>();
+  /**
+   * The keys in the order they came, a ring once full: the oldest is found here, not by
+   * iterating a map, whose deleted entries stay at its front until it is rehashed (finding the
+   * oldest there cost a walk over them at every save of a long replay).
+   */
+  private readonly orderAccounts: string[] = [];
+  private readonly orderRequests: string[] = [];
+  /** The slot of the oldest key once the ring is full. */
+  private oldest = 0;
+  private count = 0;
   private readonly maxRecords: number;
 
   constructor(maxRecords: number = DEFAULT_IDEMPOTENCY_WINDOW) {
@@ -41,21 +54,34 @@ export class IdempotencyWindow extends MemoryStore {
 
   /** How many records the window holds now. */
   get size(): number {
-    return this.records.size;
+    return this.count;
   }
 
   override saveIdempotency(accountId: string, requestId: string, record: unknown): void {
     deepFreeze((record as { body?: unknown } | null)?.body);
-    const key = `${accountId}\u0000${requestId}`;
-    if (!this.records.has(key) && this.records.size >= this.maxRecords) {
-      const oldest = this.records.keys().next().value;
-      if (oldest !== undefined) this.records.delete(oldest);
+    let byRequest = this.records.get(accountId);
+    if (byRequest === undefined) {
+      byRequest = new Map();
+      this.records.set(accountId, byRequest);
     }
-    this.records.set(key, record);
+    if (!byRequest.has(requestId)) {
+      if (this.count < this.maxRecords) {
+        this.orderAccounts.push(accountId);
+        this.orderRequests.push(requestId);
+        this.count++;
+      } else {
+        const slot = this.oldest;
+        this.records.get(this.orderAccounts[slot]!)?.delete(this.orderRequests[slot]!);
+        this.orderAccounts[slot] = accountId;
+        this.orderRequests[slot] = requestId;
+        this.oldest = slot + 1 === this.maxRecords ? 0 : slot + 1;
+      }
+    }
+    byRequest.set(requestId, record);
   }
 
   override loadIdempotency(accountId: string, requestId: string): unknown | undefined {
-    const record = this.records.get(`${accountId}\u0000${requestId}`);
+    const record = this.records.get(accountId)?.get(requestId);
     return record === undefined ? undefined : (JSON.parse(JSON.stringify(record)) as unknown);
   }
 }

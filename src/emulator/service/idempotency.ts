@@ -59,6 +59,11 @@ export const IdempotencyRecord = z.strictObject({
 });
 export type IdempotencyRecord = z.infer<typeof IdempotencyRecord>;
 
+/** A record as the core hands it to the ledger: its fingerprint may not be hashed yet. */
+export type NewIdempotencyRecord = Omit<IdempotencyRecord, 'fingerprint'> & {
+  readonly fingerprint: string | LazyFingerprint;
+};
+
 // An integer-like key ("0", "42"): JSON.stringify lists these first, in numeric order.
 const ARRAY_INDEX = /^(?:0|[1-9][0-9]{0,9})$/;
 const MAX_ARRAY_INDEX = 4_294_967_294;
@@ -124,6 +129,40 @@ export function fingerprintOf(
   return hash('sha256', canonicalJson({ endpoint, path: pathParams, body: normalizedBody }), 'hex');
 }
 
+/**
+ * A command's fingerprint, hashed when first read: by a repeated request id (to compare), or by
+ * a store serializing the record (`toJSON`, so the stored text holds the hex string as before).
+ * A replay's window keeps records unserialized and almost never reads one back, so most
+ * fingerprints of a replay are never hashed. The command's parts are the checked objects of the
+ * transport, which no one changes after handing them over.
+ */
+export class LazyFingerprint {
+  #value: string | undefined;
+  #endpoint: EndpointName;
+  #params: Readonly<Record<string, string>> | null;
+  #body: unknown;
+
+  constructor(endpoint: EndpointName, params: Readonly<Record<string, string>>, body: unknown) {
+    this.#endpoint = endpoint;
+    this.#params = params;
+    this.#body = body;
+  }
+
+  get value(): string {
+    if (this.#value === undefined) {
+      this.#value = fingerprintOf(this.#endpoint, this.#params!, this.#body);
+      // The parts are not needed any more: a kept record holds the hash only.
+      this.#params = null;
+      this.#body = null;
+    }
+    return this.#value;
+  }
+
+  toJSON(): string {
+    return this.value;
+  }
+}
+
 /** Outcomes worth keeping under the request id (see the module comment). */
 export function isStoredOutcome(status: number, retryable: boolean): boolean {
   if (status < 400) return true;
@@ -160,7 +199,7 @@ const CREATING: ReadonlySet<CommandType> = new Set([
   'order.batch',
 ]);
 
-function trackedOrders(record: IdempotencyRecord): TrackedOrder[] {
+function trackedOrders(record: NewIdempotencyRecord): TrackedOrder[] {
   if (record.status >= 400) return [];
   const criterion: Criterion = CREATING.has(record.command_type) ? 'left_pending' : 'terminal';
   const items =
@@ -192,7 +231,7 @@ export class IdempotencyLedger {
    * the store; two levels of maps, because every private event is looked up here and the ids
    * the engine hands over already carry their hashes, where a joined key would need a new one.
    */
-  readonly #watchers = new Map<string, Map<string, Map<string, IdempotencyRecord>>>();
+  readonly #watchers = new Map<string, Map<string, Map<string, NewIdempotencyRecord>>>();
 
   constructor(store: Store, orders: OrderReader) {
     this.#store = store;
@@ -216,7 +255,7 @@ export class IdempotencyLedger {
   }
 
   /** Keeps a first outcome; its completion is stamped now or when its orders move. */
-  record(record: IdempotencyRecord): void {
+  record(record: NewIdempotencyRecord): void {
     // The body was made by the engine just now, so its statuses are current.
     const completed = trackedOrders(record).every((tracked) =>
       satisfied(tracked.criterion, tracked.status),

@@ -175,15 +175,15 @@ export class MarketQueues {
   allocate(aggressor: BookSide, priceTicks: number, steps: number): TradeAllocation | null {
     // A sell hits bids, a buy lifts asks.
     const orders = aggressor === SELL ? this.bids : this.asks;
-    const through = (price: number) =>
-      aggressor === SELL ? price > priceTicks : price < priceTicks;
+    // Inline, not a closure: called for every recorded trade of a market with resting orders.
+    const selling = aggressor === SELL;
     let left = steps;
     let total = 0;
     let limitTicks = 0;
     let index = 0;
     while (index < orders.length && left > 0) {
       const order = orders[index]!;
-      if (through(order.priceTicks)) {
+      if (selling ? order.priceTicks > priceTicks : order.priceTicks < priceTicks) {
         const fill = Math.min(order.remainingSteps, left);
         left -= fill;
         total += fill;

@@ -81,6 +81,9 @@ export interface ReplayVenueOptions {
   readonly candleHistory?: CandleHistory | null;
 }
 
+/** Engine events and fills the replay's store keeps per account (nothing reads them back). */
+export const REPLAY_RETAINED_RECORDS = 1_000;
+
 interface ParsedBook {
   readonly bids: DisplayedSide;
   readonly asks: DisplayedSide;
@@ -158,7 +161,14 @@ export class ReplayVenue implements MarketDataVenue {
     this.clock = options.clock;
     this.engineConfig =
       options.engineConfig ?? replayEngineConfig(options.markets, options.config, options.seed);
-    const store = new MemoryStore();
+    // Nothing in a replay reads the engine's event log or fill pages back (events reach the
+    // runtime as they happen, and the report keeps its own fills): a few are kept, not the
+    // emulator's 100,000 per kind. Orders keep the emulator's retention: the runtime may read
+    // any of them back.
+    const store = new MemoryStore({
+      retainedEvents: REPLAY_RETAINED_RECORDS,
+      retainedFills: REPLAY_RETAINED_RECORDS,
+    });
     this.exchange = Exchange.open({ clock: options.clock, config: this.engineConfig, store });
     const engineMarkets = new Set(this.engineConfig.markets.map((market) => market.market_id));
     this.data = new RecordedMarketData(

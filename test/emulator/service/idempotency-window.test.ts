@@ -21,6 +21,27 @@ describe('IdempotencyWindow', () => {
     expect(window.loadIdempotency('other', 'c')).toBeUndefined();
   });
 
+  it('keeps exactly the last records over many turns of its ring', () => {
+    const window = new IdempotencyWindow(3);
+    for (let index = 0; index < 9; index++) {
+      window.saveIdempotency('acc', `r${index}`, record(`r${index}`, String(index)));
+      // An update of a kept record neither adds a record nor moves the oldest out.
+      if (index === 7) window.saveIdempotency('acc', 'r6', record('r6', 'updated'));
+    }
+    expect(window.size).toBe(3);
+    expect(window.loadIdempotency('acc', 'r6')).toEqual(record('r6', 'updated'));
+    expect(window.loadIdempotency('acc', 'r7')).toEqual(record('r7', '7'));
+    expect(window.loadIdempotency('acc', 'r8')).toEqual(record('r8', '8'));
+    for (let index = 0; index < 6; index++) {
+      expect(window.loadIdempotency('acc', `r${index}`)).toBeUndefined();
+    }
+    // The updated record kept its place: it is the oldest now.
+    window.saveIdempotency('acc', 'r9', record('r9', '9'));
+    expect(window.size).toBe(3);
+    expect(window.loadIdempotency('acc', 'r6')).toBeUndefined();
+    expect(window.loadIdempotency('acc', 'r7')).toEqual(record('r7', '7'));
+  });
+
   it('freezes the recorded answer and hands out copies', () => {
     const window = new IdempotencyWindow();
     const saved = record('a', '1');
