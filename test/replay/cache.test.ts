@@ -339,7 +339,7 @@ describe('events cache', () => {
     });
   });
 
-  it('gives each reader its own records when readers share read windows, one after another or at once', async () => {
+  it('gives each reader its own records, for readers one after another or at once', async () => {
     await withTemporaryDirectory(async (directory) => {
       const large = mixedRecords({ count: 3_000 });
       const small = mixedRecords({ count: 700, startMs: START_MS + 1 });
@@ -347,7 +347,7 @@ describe('events cache', () => {
       const little = await recordSession(`${directory}/small`, small);
       await drain(big);
       await drain(little);
-      // A larger window left by one reader serves a smaller file next, and the other way round.
+      // A larger file, then a smaller one, then the larger again.
       for (const [recording, records] of [
         [big, large],
         [little, small],

@@ -266,34 +266,8 @@ export class CacheWriter {
 }
 
 /**
- * A read window left by the last reader for the next one. Decoded records hold nothing of a
- * window (strings are copied out, numbers read), so a window is refilled, never reallocated:
- * a new 16 MiB buffer per window would count against V8's external memory and set off a full
- * garbage collection every few windows, whatever the heap holds.
- */
-let spareWindow: Buffer | null = null;
-
-/** A buffer of at least `size` bytes whose offset 0 is 8-byte aligned (never Node's pool). */
-function windowBuffer(current: Buffer | null, size: number): Buffer {
-  if (current !== null && current.length >= size) return current;
-  const spare = spareWindow;
-  if (spare !== null && spare.length >= size) {
-    spareWindow = null;
-    return spare;
-  }
-  return Buffer.allocUnsafeSlow(size);
-}
-
-/** Keeps the larger of the spare and the window a reader is done with (at most one is kept). */
-function releaseWindow(buffer: Buffer | null): void {
-  if (buffer !== null && (spareWindow === null || spareWindow.length < buffer.length)) {
-    spareWindow = buffer;
-  }
-}
-
-/**
  * Reads the blocks in windows of `READ_WINDOW_BYTES` (the whole file at once, for most sessions)
- * into one buffer per reader, where every block starts 8-byte aligned, and decodes one block per
+ * into buffers of their own, where every block starts 8-byte aligned, and decodes one block per
  * batch as the replay asks for it.
  */
 async function* readBlocks(
@@ -302,7 +276,6 @@ async function* readBlocks(
   header: CacheHeader,
 ): AsyncGenerator<RecordedEvent[]> {
   const decoder = createBlockDecoder();
-  let buffer: Buffer | null = null;
   let window: Uint8Array = new Uint8Array(0);
   let windowStart = BLOCKS_START;
   let position = BLOCKS_START;
@@ -310,41 +283,34 @@ async function* readBlocks(
   const load = async (length: number): Promise<void> => {
     const size = Math.min(Math.max(length, READ_WINDOW_BYTES), header.bytes - position);
     if (size < length) throw cacheTruncated(path);
-    buffer = windowBuffer(buffer, size);
-    const { bytesRead } = await handle.read(buffer, 0, size, position);
+    // A buffer of its own (never a slice of Node's pool), so offset 0 is 8-byte aligned.
+    const fresh = Buffer.allocUnsafeSlow(size);
+    const { bytesRead } = await handle.read(fresh, 0, size, position);
     if (bytesRead < length) throw cacheTruncated(path);
-    window = buffer.subarray(0, bytesRead);
+    window = fresh.subarray(0, bytesRead);
     windowStart = position;
   };
-  try {
-    yield* blocksOf();
-  } finally {
-    releaseWindow(buffer);
-  }
-
-  async function* blocksOf(): AsyncGenerator<RecordedEvent[]> {
-    for (let block = 0; block < header.blocks; block++) {
-      let at = position - windowStart;
-      if (at + 4 > window.length) {
-        await load(4);
-        at = 0;
-      }
-      const length = new DataView(window.buffer, window.byteOffset + at, 4).getUint32(
-        0,
-        HOST_LITTLE_ENDIAN,
-      );
-      if (length < 8 || length % 8 !== 0) throw cacheCorrupt(path, 'bad block length');
-      if (at + length > window.length) {
-        await load(length);
-        at = 0;
-      }
-      const decoded = decoder.decode(window.subarray(at, at + length)) as RecordedEvent[];
-      position += length;
-      records += decoded.length;
-      yield decoded;
+  for (let block = 0; block < header.blocks; block++) {
+    let at = position - windowStart;
+    if (at + 4 > window.length) {
+      await load(4);
+      at = 0;
     }
-    if (records !== header.records) throw cacheCorrupt(path, 'record count does not match');
+    const length = new DataView(window.buffer, window.byteOffset + at, 4).getUint32(
+      0,
+      HOST_LITTLE_ENDIAN,
+    );
+    if (length < 8 || length % 8 !== 0) throw cacheCorrupt(path, 'bad block length');
+    if (at + length > window.length) {
+      await load(length);
+      at = 0;
+    }
+    const decoded = decoder.decode(window.subarray(at, at + length)) as RecordedEvent[];
+    position += length;
+    records += decoded.length;
+    yield decoded;
   }
+  if (records !== header.records) throw cacheCorrupt(path, 'record count does not match');
 }
 
 function cacheTruncated(path: string): PaperbotError {
