@@ -546,50 +546,6 @@ function parseJsonArray(bytes: Uint8Array, what: string): unknown[] {
   return parsed;
 }
 
-/** Column entries the last `buildRecords` read: references, integers, floats. */
-const columnsUsed = new Float64Array(3);
-
-/**
- * The records of a block, in order: one call of its template's function each. Kept apart from
- * `decode` so this loop is optimized on its own.
- */
-function buildRecords(
-  strings: readonly string[],
-  templates: readonly Builder[],
-  recordTemplates: Uint32Array,
-  references: Int32Array,
-  integers: Int32Array,
-  floats: Float64Array,
-): unknown[] {
-  const records = recordTemplates.length;
-  const values: unknown[] = new Array(records);
-  const parse = JSON.parse;
-  let reference = 0;
-  let integer = 0;
-  let float = 0;
-  for (let index = 0; index < records; index++) {
-    const builder = templates[recordTemplates[index]!];
-    if (builder === undefined) throw corrupt('template index out of range');
-    values[index] = builder.build(
-      strings,
-      references,
-      integers,
-      floats,
-      parse,
-      reference,
-      integer,
-      float,
-    );
-    reference += builder.references;
-    integer += builder.integers;
-    float += builder.floats;
-  }
-  columnsUsed[0] = reference;
-  columnsUsed[1] = integer;
-  columnsUsed[2] = float;
-  return values;
-}
-
 export interface BlockDecoder {
   /** Decodes the next block of a sequence (as written by one `BlockEncoder`). */
   decode(block: Uint8Array): unknown[];
@@ -684,10 +640,30 @@ export function createBlockDecoder(): BlockDecoder {
         }
       }
 
-      const values = buildRecords(table, templates, recordTemplates, references, integers, floats);
-      const reference = columnsUsed[0]!;
-      const integer = columnsUsed[1]!;
-      const float = columnsUsed[2]!;
+      const strings = table;
+      const values: unknown[] = [];
+      let reference = 0;
+      let integer = 0;
+      let float = 0;
+      for (let index = 0; index < records; index++) {
+        const builder = templates[recordTemplates[index]!];
+        if (builder === undefined) throw corrupt('template index out of range');
+        values.push(
+          builder.build(
+            strings,
+            references,
+            integers,
+            floats,
+            JSON.parse,
+            reference,
+            integer,
+            float,
+          ),
+        );
+        reference += builder.references;
+        integer += builder.integers;
+        float += builder.floats;
+      }
       // Reads past a column's end give undefined, never garbage from elsewhere; the counts
       // catch them (and any mismatch of templates and columns) before a value leaves.
       if (reference !== referenceCount || integer !== integerCount || float !== floatCount) {
