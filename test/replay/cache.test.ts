@@ -8,6 +8,7 @@ import {
   HOST_LITTLE_ENDIAN,
   MAX_ARRAY_ITEMS,
   MAX_DEPTH,
+  MAX_TABLE_STRINGS,
   MAX_TEMPLATE_SIZE,
   encodeRecordLine,
   openRecording,
@@ -134,6 +135,22 @@ describe('binary codec', () => {
       );
       expectSameValues(decoder.decode(encoder.encode(values)), values);
     }
+  });
+
+  it('starts a new string table past MAX_TABLE_STRINGS strings by default (bounded memory)', () => {
+    const encoder = new BlockEncoder();
+    const decoder = createBlockDecoder();
+    const perBlock = Math.ceil(MAX_TABLE_STRINGS / 2) + 1;
+    const newTable = (block: Uint8Array) => (new Uint32Array(block.buffer, 0, 10)[2]! & 2) !== 0;
+    const seen: boolean[] = [];
+    for (let round = 0; round < 3; round++) {
+      // Every string is new: two blocks fill the table past its bound.
+      const values = Array.from({ length: perBlock }, (_, index) => ({ s: `${round}:${index}` }));
+      const block = new Uint8Array(encoder.encode(values));
+      seen.push(newTable(block));
+      expectSameValues(decoder.decode(block), values);
+    }
+    expect(seen).toEqual([true, false, true]);
   });
 
   it('decodes many blocks of records, reusing templates across them', () => {
@@ -319,6 +336,44 @@ describe('events cache', () => {
         tornTail: null,
         delivered: 2_500,
       });
+    });
+  });
+
+  it('gives each reader its own records, for readers one after another or at once', async () => {
+    await withTemporaryDirectory(async (directory) => {
+      const large = mixedRecords({ count: 3_000 });
+      const small = mixedRecords({ count: 700, startMs: START_MS + 1 });
+      const big = await recordSession(`${directory}/large`, large);
+      const little = await recordSession(`${directory}/small`, small);
+      await drain(big);
+      await drain(little);
+      // A larger file, then a smaller one, then the larger again.
+      for (const [recording, records] of [
+        [big, large],
+        [little, small],
+        [big, large],
+      ] as const) {
+        const again = await drain(recording);
+        expect(again.summary.cache).toBe('read');
+        expect(again.lines).toEqual(records.map(encodeRecordLine));
+      }
+      // Two readers at once, their batches taken in turn.
+      const readers = [readRecording(big), readRecording(little)];
+      const iterators = readers.map((reader) => reader.batches()[Symbol.asyncIterator]());
+      const lines: string[][] = [[], []];
+      let open = [0, 1];
+      while (open.length > 0) {
+        const still: number[] = [];
+        for (const index of open) {
+          const next = await iterators[index]!.next();
+          if (next.done) continue;
+          for (const record of next.value) lines[index]!.push(encodeRecordLine(record));
+          still.push(index);
+        }
+        open = still;
+      }
+      expect(readers.map((reader) => reader.summary?.cache)).toEqual(['read', 'read']);
+      expect(lines).toEqual([large.map(encodeRecordLine), small.map(encodeRecordLine)]);
     });
   });
 

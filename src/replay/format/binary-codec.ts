@@ -58,7 +58,7 @@ export const MAX_DEPTH = 32;
 /** Distinct record templates of one sequence; records of further structures are kept as JSON. */
 export const MAX_TEMPLATES = 4_096;
 /** The string table starts over at the next block once it holds this many strings. */
-export const MAX_TABLE_STRINGS = 1 << 20;
+export const MAX_TABLE_STRINGS = 1 << 16;
 
 const HEADER_WORDS = 10;
 const HEADER_BYTES = HEADER_WORDS * 4;
