@@ -59,9 +59,7 @@ import { prepareStatements, type Statements } from './statements.ts';
 
 /** What `writeCommand` records in the same statement as the bytes: nothing, or the next step. */
 type CommandNextStep =
-  | { readonly simulateRequestId: string; readonly attempt: number }
-  | 'sending'
-  | null;
+  { readonly simulateRequestId: string; readonly attempt: number } | 'sending' | null;
 
 export interface JournalOptions {
   /** Epoch milliseconds for row timestamps; pass the runtime's clock. */
