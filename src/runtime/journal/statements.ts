@@ -8,6 +8,10 @@ import { OPEN_INTENT_STATES } from './schema.ts';
 /** The open states as literals, the partial index's own condition, so SQLite can use the index. */
 const OPEN_STATES_SQL = OPEN_INTENT_STATES.map((state) => `'${state}'`).join(', ');
 
+/**
+ * @internal The journal's own: left out of the package's declarations, which could not spell
+ * the statements' inferred type (better-sqlite3's namespace is private to its module).
+ */
 export function prepareStatements(database: Database.Database) {
   const prepare = (sql: string) => database.prepare(sql);
   return {
@@ -190,4 +194,5 @@ export function prepareStatements(database: Database.Database) {
   };
 }
 
+/** @internal */
 export type Statements = ReturnType<typeof prepareStatements>;
