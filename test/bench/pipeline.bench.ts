@@ -213,7 +213,7 @@ function traceJournal(journal: Journal, trace: PipelineTrace): void {
     'recordIntent',
     'recordCommand',
     'recordSimulation',
-    'recordCommandAndSimulation',
+    'recordCommandWithStep',
     'recordSendAttempt',
     'recordAccepted',
   ]) {
@@ -296,11 +296,7 @@ const STAGES: readonly (readonly [string, string, string])[] = [
   ['journal.recordCommand', 'recordCommand', 'recordCommand done'],
   ['serialize + hash simulate', 'prepare simulateOrder', 'prepared simulateOrder'],
   ['journal.recordSimulation', 'recordSimulation', 'recordSimulation done'],
-  [
-    'journal.recordCommandAndSimulation',
-    'recordCommandAndSimulation',
-    'recordCommandAndSimulation done',
-  ],
+  ['journal.recordCommandWithStep', 'recordCommandWithStep', 'recordCommandWithStep done'],
   ['simulate: send to sign (limiter, timestamp)', 'send simulateOrder', 'sign simulateOrder'],
   ['simulate: sign', 'sign simulateOrder', 'signed simulateOrder'],
   ['simulate: HTTP to headers', 'http simulateOrder', 'headers simulateOrder'],

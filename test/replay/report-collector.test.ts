@@ -7,19 +7,17 @@ import { Big, toWire } from '../../src/core/decimal.ts';
 import type { Fill } from '../../src/protocol/index.ts';
 import {
   buildReport,
-  computeStatistics,
   DEFAULT_SERIES_CAPACITY,
   fillsInTimeOrder,
-  groupFigures,
   openReportCsv,
   quotient,
   ratio,
-  reconstructRoundTrips,
   ReportCollector,
   type ReportFiles,
   type ReportInput,
   reportSummary,
 } from '../../src/replay/report/index.ts';
+import { computeStatistics, groupFigures, reconstructRoundTrips } from './reference-report.ts';
 
 const T0 = Date.UTC(2025, 0, 1);
 const MARKETS = ['BTC-USD', 'ETH-USD'];

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { isoTimestamp } from '../../src/core/clock.ts';
 import { Big, parseDecimal, sumDecimals, toWire, ZERO } from '../../src/core/decimal.ts';
 import type { Fill } from '../../src/protocol/index.ts';
+import { type ReportInput, reportInputProblems } from '../../src/replay/report/index.ts';
 import {
   averageEquity,
   computeStatistics,
@@ -10,11 +11,9 @@ import {
   maxDrawdown,
   parseSamples,
   positionsFromFills,
-  type ReportInput,
   reconstructRoundTrips,
-  reportInputProblems,
   sharpeRatio,
-} from '../../src/replay/report/index.ts';
+} from './reference-report.ts';
 
 const T0 = Date.UTC(2025, 0, 1);
 

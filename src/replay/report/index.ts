@@ -1,5 +1,4 @@
 /** Backtest reports (statistics, JSON, HTML, CSV), the divergence report and the progress bar. */
-export * from './breakdown.ts';
 export * from './charts.ts';
 export * from './collector.ts';
 export * from './csv.ts';

@@ -245,30 +245,3 @@ function noteFill(trip: OpenTrip, fillId: string): void {
   trip.fillCount++;
   if (trip.fillIds.length < TRADE_FILL_IDS) trip.fillIds.push(fillId);
 }
-
-/** Round trips in the order they opened, with trips still open at the end last in their place. */
-export function reconstructRoundTrips(fills: readonly Fill[]): RoundTrip[] {
-  const output: RoundTrip[] = [];
-  const book = new RoundTripBook((trip) => {
-    output[trip.sequence] = trip;
-  });
-  for (const fill of fillsInTimeOrder(fills)) book.add(fill);
-  for (const trip of book.open()) output[trip.sequence] = trip;
-  return output;
-}
-
-/** Signed position per market after each fill, starting flat (long positive). */
-export function positionsFromFills(fills: readonly Fill[]): {
-  readonly t: number;
-  readonly marketId: string;
-  readonly quantity: Decimal;
-}[] {
-  const positions = new Map<string, Decimal>();
-  return fillsInTimeOrder(fills).map((fill) => {
-    const quantity = parseDecimal(fill.quantity);
-    const before = positions.get(fill.market_id) ?? ZERO;
-    const after = fill.side === 'buy' ? before.plus(quantity) : before.minus(quantity);
-    positions.set(fill.market_id, after);
-    return { t: fillTime(fill), marketId: fill.market_id, quantity: after };
-  });
-}

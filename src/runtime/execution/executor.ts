@@ -682,13 +682,10 @@ export class Executor {
         return false;
       }
       if (attempt === 1) {
-        this.journal.recordCommandAndSimulation(
-          record.requestId,
-          command.prepared,
-          command.context,
+        this.journal.recordCommandWithStep(record.requestId, command.prepared, command.context, {
           simulateRequestId,
           attempt,
-        );
+        });
       } else {
         this.journal.recordSimulation(record.requestId, simulateRequestId, attempt);
       }
@@ -767,7 +764,12 @@ export class Executor {
     command?: PendingCommand,
   ): Promise<void> {
     if (command !== undefined) {
-      this.journal.recordCommandAndSendAttempt(record.requestId, command.prepared, command.context);
+      this.journal.recordCommandWithStep(
+        record.requestId,
+        command.prepared,
+        command.context,
+        'sending',
+      );
     }
     // Read once, with the command and its context as journaled; sending changes neither.
     const journaled = this.journal.requireIntent(record.requestId);

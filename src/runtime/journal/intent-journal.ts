@@ -19,6 +19,10 @@ import type {
 } from './records.ts';
 import type { IntentState, InternalCommandState } from './schema.ts';
 
+/** The step journaled in the same write as a command's bytes: its first simulation or send. */
+export type CommandStep =
+  { readonly simulateRequestId: string; readonly attempt: number } | 'sending';
+
 export interface IntentJournal {
   /** Part of every id the runtime makes; fixed when the journal is created. */
   readonly epoch: string;
@@ -74,19 +78,15 @@ export interface IntentJournal {
    * Refuses to replace bytes already journaled (`JOURNAL_COMMAND_EXISTS`).
    */
   recordCommand(requestId: string, command: JournaledCommand, context?: IntentContext): void;
-  /** `recordCommand` and the first `recordSimulation` as one write (one commit when durable). */
-  recordCommandAndSimulation(
+  /**
+   * `recordCommand` and the step after it (the first simulation, or the first send when nothing
+   * is simulated) as one write: one commit, and one sync at durability `full`.
+   */
+  recordCommandWithStep(
     requestId: string,
     command: JournaledCommand,
     context: IntentContext,
-    simulateRequestId: string,
-    attempt: number,
-  ): void;
-  /** `recordCommand` and the first `recordSendAttempt` as one write (one commit when durable). */
-  recordCommandAndSendAttempt(
-    requestId: string,
-    command: JournaledCommand,
-    context?: IntentContext,
+    step: CommandStep,
   ): void;
   /** Counts a send: the first moves the intent to `sending`; an unknown one stays `unknown`. */
   recordSendAttempt(requestId: string): void;

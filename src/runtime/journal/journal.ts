@@ -19,7 +19,7 @@ import { PaperbotError } from '../../core/errors.ts';
 import type { Fill, OrderStatusEvent } from '../../protocol/index.ts';
 import type { StampedIntent } from '../intents.ts';
 import { JournalExits } from './exits.ts';
-import type { IntentJournal } from './intent-journal.ts';
+import type { CommandStep, IntentJournal } from './intent-journal.ts';
 import {
   type DeadmanRecord,
   type FillReadBackRecord,
@@ -58,8 +58,7 @@ import {
 import { prepareStatements, type Statements } from './statements.ts';
 
 /** What `writeCommand` records in the same statement as the bytes: nothing, or the next step. */
-type CommandNextStep =
-  { readonly simulateRequestId: string; readonly attempt: number } | 'sending' | null;
+type CommandNextStep = CommandStep | null;
 
 export interface JournalOptions {
   /** Epoch milliseconds for row timestamps; pass the runtime's clock. */
@@ -430,29 +429,16 @@ export class Journal implements IntentJournal {
   }
 
   /**
-   * `recordCommand` and `recordSimulation` of the first simulation in one statement: the live
-   * path commits (and, at durability `full`, syncs) once before the simulation goes out.
+   * The bytes and the step after them in one statement: the live path commits (and, at `full`,
+   * syncs) once before the simulation, or the unsimulated command, goes out.
    */
-  recordCommandAndSimulation(
+  recordCommandWithStep(
     requestId: string,
     command: JournaledCommand,
     context: IntentContext,
-    simulateRequestId: string,
-    attempt: number,
+    step: CommandStep,
   ): void {
-    this.writeCommand(requestId, command, context, { simulateRequestId, attempt });
-  }
-
-  /**
-   * `recordCommand` and the first `recordSendAttempt` in one statement, for a command sent
-   * without a simulation: the bytes and `sending` are durable together before the request leaves.
-   */
-  recordCommandAndSendAttempt(
-    requestId: string,
-    command: JournaledCommand,
-    context: IntentContext = {},
-  ): void {
-    this.writeCommand(requestId, command, context, 'sending');
+    this.writeCommand(requestId, command, context, step);
   }
 
   private writeCommand(

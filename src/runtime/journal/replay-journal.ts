@@ -17,7 +17,7 @@ import { PaperbotError } from '../../core/errors.ts';
 import { type Fill, type OrderStatusEvent, TERMINAL_ORDER_STATUSES } from '../../protocol/index.ts';
 import type { StampedIntent } from '../intents.ts';
 import type { JournalExits } from './exits.ts';
-import type { IntentJournal } from './intent-journal.ts';
+import type { CommandStep, IntentJournal } from './intent-journal.ts';
 import { IntentWindow } from './intent-window.ts';
 import { Journal } from './journal.ts';
 import {
@@ -345,25 +345,16 @@ export class ReplayJournal implements IntentJournal {
   }
 
   // In memory there is no commit to save: the two steps one after the other.
-  recordCommandAndSimulation(
+  recordCommandWithStep(
     requestId: string,
     command: JournaledCommand,
     context: IntentContext,
-    simulateRequestId: string,
-    attempt: number,
+    step: CommandStep,
   ): void {
-    requireInteger(attempt, 'a simulation attempt');
+    if (step !== 'sending') requireInteger(step.attempt, 'a simulation attempt');
     this.recordCommand(requestId, command, context);
-    this.recordSimulation(requestId, simulateRequestId, attempt);
-  }
-
-  recordCommandAndSendAttempt(
-    requestId: string,
-    command: JournaledCommand,
-    context: IntentContext = {},
-  ): void {
-    this.recordCommand(requestId, command, context);
-    this.recordSendAttempt(requestId);
+    if (step === 'sending') this.recordSendAttempt(requestId);
+    else this.recordSimulation(requestId, step.simulateRequestId, step.attempt);
   }
 
   recordSendAttempt(requestId: string): void {

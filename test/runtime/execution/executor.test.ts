@@ -210,9 +210,8 @@ describe('journal first, simulate, place', () => {
     for (const name of [
       'recordCommand',
       'recordSimulation',
-      'recordCommandAndSimulation',
+      'recordCommandWithStep',
       'recordSendAttempt',
-      'recordCommandAndSendAttempt',
     ] as const) {
       const original = h.journal[name].bind(h.journal) as (...args: unknown[]) => void;
       vi.spyOn(h.journal, name).mockImplementation((...args: unknown[]) => {
@@ -222,7 +221,7 @@ describe('journal first, simulate, place', () => {
     }
     h.venue
       .expectSend('simulateOrder', { value: simulation('READY') }, () => {
-        expect(writes).toEqual(['recordCommandAndSimulation']);
+        expect(writes).toEqual(['recordCommandWithStep']);
       })
       .expectSend('placeOrder', {
         value: order({ order_id: 'o-1', client_order_id: intent.requestId }),
@@ -230,7 +229,7 @@ describe('journal first, simulate, place', () => {
     h.executor.submit(intent);
     await h.executor.idle();
     h.venue.verify();
-    expect(writes).toEqual(['recordCommandAndSimulation', 'recordSendAttempt']);
+    expect(writes).toEqual(['recordCommandWithStep', 'recordSendAttempt']);
     expect(h.journal.requireIntent(intent.requestId)).toMatchObject({
       state: 'accepted',
       sendAttempts: 1,
@@ -619,11 +618,7 @@ describe('cancel, cancel-all and close', () => {
     h.tracker.applyOrder(placed);
     const cancel = stamp({ kind: 'cancel', clientOrderId: 'alpha:testepoch01:1' }, 2);
     const writes: string[] = [];
-    for (const name of [
-      'recordCommand',
-      'recordSendAttempt',
-      'recordCommandAndSendAttempt',
-    ] as const) {
+    for (const name of ['recordCommand', 'recordSendAttempt', 'recordCommandWithStep'] as const) {
       const original = h.journal[name].bind(h.journal) as (...args: unknown[]) => void;
       vi.spyOn(h.journal, name).mockImplementation((...args: unknown[]) => {
         writes.push(name);
@@ -640,7 +635,7 @@ describe('cancel, cancel-all and close', () => {
     h.executor.submit(cancel);
     await h.executor.idle();
     h.venue.verify();
-    expect(writes).toEqual(['recordCommandAndSendAttempt']);
+    expect(writes).toEqual(['recordCommandWithStep']);
     expect(h.outcomes).toMatchObject([{ status: 'accepted', orderId: 'o-1' }]);
     expect(h.journal.requireIntent(cancel.requestId).sendAttempts).toBe(1);
   });

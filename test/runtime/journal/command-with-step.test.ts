@@ -1,6 +1,6 @@
 /**
- * The command journaled together with the step after it (`recordCommandAndSimulation`,
- * `recordCommandAndSendAttempt`): one statement, the same row as the two steps one after the
+ * The command journaled together with the step after it (`recordCommandWithStep`: the
+ * first simulation or the first send): one statement, the same row as the two steps one after the
  * other, durable across a reopen, at every durability and in the replay journal, and the command
  * still written once for life.
  */
@@ -63,7 +63,15 @@ describe.each<Durability>(['full', 'normal', 'replay'])('journal durability %s',
     const intent = stamp(limitBuy(), 1);
     const command = placeCommand(intent.requestId);
     for (const journal of [combined, stepwise]) journal.recordIntent(intent);
-    combined.recordCommandAndSimulation(intent.requestId, command, {}, `${intent.requestId}:s1`, 1);
+    combined.recordCommandWithStep(
+      intent.requestId,
+      command,
+      {},
+      {
+        simulateRequestId: `${intent.requestId}:s1`,
+        attempt: 1,
+      },
+    );
     stepwise.recordCommand(intent.requestId, command, {});
     stepwise.recordSimulation(intent.requestId, `${intent.requestId}:s1`, 1);
     const expected = essentials(stepwise.requireIntent(intent.requestId));
@@ -84,7 +92,7 @@ describe.each<Durability>(['full', 'normal', 'replay'])('journal durability %s',
     const intent = stamp(limitBuy(), 1);
     const command = placeCommand(intent.requestId);
     for (const journal of [combined, stepwise]) journal.recordIntent(intent);
-    combined.recordCommandAndSendAttempt(intent.requestId, command, { positionId: 'p-1' });
+    combined.recordCommandWithStep(intent.requestId, command, { positionId: 'p-1' }, 'sending');
     stepwise.recordCommand(intent.requestId, command, { positionId: 'p-1' });
     stepwise.recordSendAttempt(intent.requestId);
     const expected = essentials(stepwise.requireIntent(intent.requestId));
@@ -100,11 +108,16 @@ describe.each<Durability>(['full', 'normal', 'replay'])('journal durability %s',
     const intent = stamp(limitBuy(), 1);
     const command = placeCommand(intent.requestId);
     journal.recordIntent(intent);
-    journal.recordCommandAndSendAttempt(intent.requestId, command);
+    journal.recordCommandWithStep(intent.requestId, command, {}, 'sending');
     expect(() =>
-      journal.recordCommandAndSimulation(intent.requestId, command, {}, 'x:s1', 1),
+      journal.recordCommandWithStep(
+        intent.requestId,
+        command,
+        {},
+        { simulateRequestId: 'x:s1', attempt: 1 },
+      ),
     ).toThrow(expect.objectContaining({ code: 'JOURNAL_COMMAND_EXISTS' }));
-    expect(() => journal.recordCommandAndSendAttempt(intent.requestId, command)).toThrow(
+    expect(() => journal.recordCommandWithStep(intent.requestId, command, {}, 'sending')).toThrow(
       expect.objectContaining({ code: 'JOURNAL_COMMAND_EXISTS' }),
     );
     expect(journal.requireIntent(intent.requestId).sendAttempts).toBe(1);
@@ -118,14 +131,16 @@ describe('journal file', () => {
     const sent = stamp(limitBuy(), 2);
     journal.recordIntent(simulated);
     journal.recordIntent(sent);
-    journal.recordCommandAndSimulation(
+    journal.recordCommandWithStep(
       simulated.requestId,
       placeCommand(simulated.requestId),
       {},
-      `${simulated.requestId}:s1`,
-      1,
+      {
+        simulateRequestId: `${simulated.requestId}:s1`,
+        attempt: 1,
+      },
     );
-    journal.recordCommandAndSendAttempt(sent.requestId, placeCommand(sent.requestId));
+    journal.recordCommandWithStep(sent.requestId, placeCommand(sent.requestId), {}, 'sending');
     journal.close();
     const { journal: reopened } = open('full', path);
     expect(reopened.requireIntent(simulated.requestId)).toMatchObject({
