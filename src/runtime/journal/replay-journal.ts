@@ -137,6 +137,8 @@ function copyOf(record: IntentRecord, updatedAt: number): Changed {
 
 /** Fill ids a replay's journal remembers (see `recordFill`). */
 export const FILL_IDS_KEPT = 100_000;
+/** Order status events the replay's ledger keeps (the live journal keeps 100,000). */
+export const REPLAY_ORDER_EVENTS_KEPT = 1_000;
 
 /** A held intent's record, for the window's sweep. */
 function recordOf(slot: Slot): IntentRecord | undefined {
@@ -200,6 +202,8 @@ export class ReplayJournal implements IntentJournal {
     const ledger = Journal.open(':memory:', {
       now: options.now,
       durability: 'normal',
+      // Nothing in a replay reads order events back (a restart does, and a replay has none).
+      orderEventWindow: REPLAY_ORDER_EVENTS_KEPT,
       ...(options.epoch === undefined ? {} : { epoch: options.epoch }),
     });
     return new ReplayJournal(
