@@ -17,23 +17,12 @@ import {
   type ReportInput,
   reportSummary,
 } from '../../src/replay/report/index.ts';
+import { seededRandom } from '../../src/replay/search/random.ts';
 import { computeStatistics, groupFigures, reconstructRoundTrips } from './reference-report.ts';
 
 const T0 = Date.UTC(2025, 0, 1);
 const MARKETS = ['BTC-USD', 'ETH-USD'];
 const STRATEGIES = ['maker', 'taker'];
-
-/** A small deterministic generator (mulberry32), so every run is the same run. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 interface Run {
   readonly fills: Fill[];
@@ -42,7 +31,7 @@ interface Run {
 
 /** `count` fills on two markets by two strategies, positions pulled back through zero often. */
 function fillsOf(count: number, seed: number, spacingMs: number): Run {
-  const next = random(seed);
+  const next = seededRandom(seed);
   const fills: Fill[] = [];
   const strategies = new Map<string, string>();
   const prices = [30_000, 2_000];
@@ -77,7 +66,7 @@ function fillsOf(count: number, seed: number, spacingMs: number): Run {
 
 /** Equity every `intervalMs` over `durationMs`, a random walk with losing and winning periods. */
 function equityOf(durationMs: number, intervalMs: number, seed: number) {
-  const next = random(seed);
+  const next = seededRandom(seed);
   const samples: { t: number; equity: string }[] = [];
   let cents = 1_000_000;
   for (let t = T0 + intervalMs; t <= T0 + durationMs; t += intervalMs) {
