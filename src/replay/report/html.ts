@@ -27,6 +27,22 @@ export function escapeHtml(text: string): string {
     .replaceAll("'", '&#39;');
 }
 
+/** A self-contained page's opening lines, up to its title heading: the report's and the sweep's. */
+export function pageHead(title: string): string[] {
+  return [
+    '<!DOCTYPE html>',
+    '<html lang="en">',
+    '<head>',
+    '<meta charset="utf-8">',
+    '<meta name="viewport" content="width=device-width, initial-scale=1">',
+    `<title>${escapeHtml(title)}</title>`,
+    `<style>${REPORT_STYLE}</style>`,
+    '</head>',
+    '<body>',
+    `<h1>${escapeHtml(title)}</h1>`,
+  ];
+}
+
 function cell(value: string | number | null, className = ''): string {
   const attribute = className === '' ? '' : ` class="${className}"`;
   return value === null
@@ -186,16 +202,7 @@ export function renderReportHtml(report: BacktestReport): string {
       `<p class="legend">Position (long positive)</p><div id="${chartId(`position:${market.market_id}`)}" class="chart small"></div>`,
   );
   return [
-    '<!DOCTYPE html>',
-    '<html lang="en">',
-    '<head>',
-    '<meta charset="utf-8">',
-    '<meta name="viewport" content="width=device-width, initial-scale=1">',
-    `<title>${escapeHtml(title)}</title>`,
-    `<style>${REPORT_STYLE}</style>`,
-    '</head>',
-    '<body>',
-    `<h1>${escapeHtml(title)}</h1>`,
+    ...pageHead(title),
     `<p class="meta">${meta.map(escapeHtml).join('<br>')}</p>`,
     ...notes.map((note) => `<p class="notice">${escapeHtml(note)}</p>`),
     '<h2>Summary</h2>',

@@ -7,9 +7,8 @@
  */
 import { scriptJson } from './charts.ts';
 import { percentText, periodText, ratioText } from './format.ts';
-import { escapeHtml } from './html.ts';
+import { escapeHtml, pageHead } from './html.ts';
 import type { ChartPoint } from './report.ts';
-import { REPORT_STYLE } from './style.ts';
 
 export interface SweepCellFigures {
   readonly currency: string;
@@ -168,16 +167,7 @@ export function renderSweepHtml(input: SweepReportInput): string {
     return `<tr data-cell="${index}">${cells.join('')}<td>${curve}</td></tr>`;
   });
   return [
-    '<!DOCTYPE html>',
-    '<html lang="en">',
-    '<head>',
-    '<meta charset="utf-8">',
-    '<meta name="viewport" content="width=device-width, initial-scale=1">',
-    `<title>${escapeHtml(input.title)}</title>`,
-    `<style>${REPORT_STYLE}</style>`,
-    '</head>',
-    '<body>',
-    `<h1>${escapeHtml(input.title)}</h1>`,
+    ...pageHead(input.title),
     `<p class="meta">${input.rows.length} cells. Click a column head to sort by it. Sharpe and Sortino are per period, as in each run's report.</p>`,
     `<table class="sortable sweep">${head}<tbody>${body.join('')}</tbody></table>`,
     `<script>${SORT_SCRIPT}</script>`,
