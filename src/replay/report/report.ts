@@ -63,17 +63,21 @@ export interface ReportFill {
   readonly is_maker: boolean;
 }
 
-/** Figures of one market's or one strategy's own fills (`breakdown.ts`). */
-export interface ReportGroup {
-  readonly fills: number;
-  readonly traded_notional: string;
-  readonly fees: string;
+/** The round trips' figures, the same for the whole run and for one market or strategy. */
+export interface ReportTradeFigures {
   readonly trades: number;
   readonly winning_trades: number;
   readonly losing_trades: number;
   readonly open_trades: number;
   readonly win_rate: string | null;
   readonly realized_pnl: string;
+}
+
+/** Figures of one market's or one strategy's own fills (`collector.ts`). */
+export interface ReportGroup extends ReportTradeFigures {
+  readonly fills: number;
+  readonly traded_notional: string;
+  readonly fees: string;
 }
 
 export interface ReportMarket extends ReportGroup {
@@ -141,7 +145,7 @@ export interface ReportEquityPoint {
   readonly drawdown: string;
 }
 
-export interface ReportSummary {
+export interface ReportSummary extends ReportTradeFigures {
   readonly starting_balance: string;
   readonly ending_equity: string;
   readonly net_pnl: string;
@@ -160,12 +164,6 @@ export interface ReportSummary {
   readonly max_drawdown_amount: string;
   readonly max_drawdown_peak_at_ms: number | null;
   readonly max_drawdown_trough_at_ms: number | null;
-  readonly trades: number;
-  readonly winning_trades: number;
-  readonly losing_trades: number;
-  readonly open_trades: number;
-  readonly win_rate: string | null;
-  readonly realized_pnl: string;
   readonly average_trade_pnl: string | null;
   readonly average_trade_duration_ms: number | null;
   readonly fills: number;
