@@ -10,8 +10,9 @@
  * The data: one hour of the emulator at live density, recorded here on virtual time with a
  * fixed seed (stepping every 100 ms, books of 10 levels and trades every 100 ms, ~70 events per
  * virtual second for three markets; not committed), then replayed hour after hour, each copy one
- * span later, until the length is reached. The copies are made batch by batch as the replay
- * reads them, so the data held is the one hour whatever the length: what grows is the replay.
+ * span later, until the length is reached. Each copy is read anew from the recording's binary
+ * cache batch by batch as the replay asks, so the data held is one batch whatever the length: what
+ * grows is the replay.
  *
  * Printed every million events: RSS, the V8 heap in use after a full garbage collection (when
  * the collector can be called, which the bench arranges), and the CPU time of that million
@@ -35,7 +36,6 @@ import { defineStrategy } from '../../src/runtime/strategy/index.ts';
 import { withTemporaryDirectory } from '../replay/fixtures.ts';
 
 const MILLION = 1_000_000;
-const BATCH = 4096;
 
 function option(name: string): string | undefined {
   const index = process.argv.indexOf(`--${name}`);
@@ -65,31 +65,30 @@ const NOOP: readonly ResolvedStrategy[] = [
   { id: 'noop', name: 'idle', definition: idle, rawParams: {}, params: {} },
 ];
 
-/** The records of `base` again and again, each copy one span later, until `total`. */
-function loopedSource(
-  base: ReplaySource,
-  records: readonly RecordedEvent[],
-  total: number,
-): ReplaySource {
-  const first = records[0]!.t;
-  const span = records[records.length - 1]!.t - first + 1_000;
+/**
+ * The recorded hour again and again, each copy one span later, until `total`: every copy is read
+ * anew from the recording (its binary cache), as a replay of days of files reads them, so the
+ * data in memory is one batch, not the hour (held decoded, the hour alone was ~200 MB of heap).
+ */
+function loopedSource(hour: ReplaySource, span: number, total: number): ReplaySource {
   return {
-    ...base,
+    ...hour,
     directories: ['(emulator, looped)'],
     expectedRecords: total,
     batches: async function* () {
       let emitted = 0;
       for (let copy = 0; emitted < total; copy++) {
         const shift = copy * span;
-        for (let start = 0; start < records.length && emitted < total; start += BATCH) {
-          const end = Math.min(start + BATCH, records.length, start + total - emitted);
-          const batch: RecordedEvent[] = [];
-          for (let index = start; index < end; index++) {
-            const record = records[index]!;
-            batch.push({ ...record, t: record.t + shift } as RecordedEvent);
+        for await (const read of hour.batches()) {
+          const count = Math.min(read.length, total - emitted);
+          const batch: RecordedEvent[] = new Array<RecordedEvent>(count);
+          for (let index = 0; index < count; index++) {
+            const record = read[index]!;
+            batch[index] = { ...record, t: record.t + shift } as RecordedEvent;
           }
-          emitted += batch.length;
+          emitted += count;
           yield batch;
+          if (emitted >= total) return;
         }
       }
     },
@@ -239,22 +238,29 @@ export default async function run(): Promise<void> {
         tradesIntervalMs: 100,
       });
     const hour = await openReplaySource([hourPath]);
-    const records: RecordedEvent[] = [];
-    for await (const batch of hour.batches()) for (const record of batch) records.push(record);
+    let count = 0;
+    let firstT = Number.NaN;
+    let lastT = Number.NaN;
+    for await (const batch of hour.batches()) {
+      if (count === 0 && batch.length > 0) firstT = batch[0]!.t;
+      if (batch.length > 0) lastT = batch[batch.length - 1]!.t;
+      count += batch.length;
+    }
+    const span = lastT - firstT + 1_000;
     console.log(
-      `${recorded ? 'reused' : 'recorded'} one hour at live density: ${records.length.toLocaleString('en-US')} events ` +
+      `${recorded ? 'reused' : 'recorded'} one hour at live density: ${count.toLocaleString('en-US')} events ` +
         `(${((cpuMs() - recordCpu) / 1000).toFixed(1)} s CPU); replaying ` +
         `${EVENTS.toLocaleString('en-US')} events` +
         (collectGarbage === undefined ? ' (no gc hook: heap figures include garbage)' : ''),
     );
     if (ONLY === 'all' || ONLY === 'noop') {
-      await measure('no-op', NOOP, loopedSource(hour, records, EVENTS), loaded.config);
+      await measure('no-op', NOOP, loopedSource(hour, span, EVENTS), loaded.config);
     }
     if (ONLY === 'all' || ONLY === 'mm') {
       await measure(
         'market maker (config/backtest.yaml)',
         loaded.strategies,
-        loopedSource(hour, records, EVENTS),
+        loopedSource(hour, span, EVENTS),
         loaded.config,
       );
     }
