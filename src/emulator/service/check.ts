@@ -8,6 +8,7 @@ import {
   type EndpointDefinition,
   type EndpointName,
   invalidJsonIssue,
+  OrderRequest,
   practiceUnsupportedError,
   practiceUnsupportedField,
   type ServiceIssue,
@@ -15,6 +16,7 @@ import {
 } from '../../protocol/index.ts';
 import { normalizeBody } from './endpoints.ts';
 import { ServerError } from './errors.ts';
+import { plainOrderRequest } from './plain-order.ts';
 
 const ORDER_BODIES: ReadonlySet<EndpointName> = new Set([
   'placeOrder',
@@ -23,6 +25,9 @@ const ORDER_BODIES: ReadonlySet<EndpointName> = new Set([
 ]);
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Bodies `plainOrderRequest` accepted: already normalized, so `finishBody` returns them. */
+const plainBodies = new WeakSet<object>();
 
 function parseJson(bytes: Uint8Array): { ok: true; value: unknown } | { ok: false } {
   try {
@@ -60,6 +65,13 @@ export function parseBody(
     issues.push(invalidJsonIssue());
     return null;
   }
+  if (endpoint.body === OrderRequest) {
+    const plain = plainOrderRequest(json.value);
+    if (plain !== null) {
+      plainBodies.add(plain);
+      return plain;
+    }
+  }
   const parsed = validateWire(endpoint.body, json.value, 'body');
   if (parsed.success) return parsed.data;
   issues.push(...parsed.issues);
@@ -69,6 +81,7 @@ export function parseBody(
 /** A parsed body after the Practice refusals, normalized; throws UNSUPPORTED_ORDER. */
 export function finishBody(name: EndpointName, body: unknown): unknown {
   if (body === null) return null;
+  if (plainBodies.has(body as object)) return body;
   if (ORDER_BODIES.has(name)) {
     const field = practiceUnsupportedField(body);
     if (field !== null) {
