@@ -166,6 +166,7 @@ function readBody(request: IncomingMessage, limit: number): Promise<BodyRead> | 
 
 function isJsonContentType(value: string | undefined): boolean {
   if (value === undefined) return false;
+  if (value === 'application/json') return true;
   const [type = '', ...parameters] = value.split(';');
   if (type.trim().toLowerCase() !== 'application/json') return false;
   return parameters.every((parameter) => {
@@ -202,6 +203,9 @@ function validateEmpty(schema: z.ZodType, location: 'path' | 'query'): WireValid
 export function createHttpDispatcher(options: HttpDispatcherOptions) {
   const { clock, logger, stats } = options;
   const pendingTimers = new Set<TimerHandle>();
+  // Matches of endpoints without path parameters, by method and path: as many as the table has
+  // such endpoints, since only a match is kept.
+  const staticRoutes = new Map<string, EndpointMatch>();
 
   function send(
     request: IncomingMessage,
@@ -261,8 +265,14 @@ export function createHttpDispatcher(options: HttpDispatcherOptions) {
 
   function route(method: string, pathname: string): EndpointMatch {
     const lookup = method === 'HEAD' ? 'GET' : method;
+    const routeKey = `${lookup} ${pathname}`;
+    const known = staticRoutes.get(routeKey);
+    if (known !== undefined) return known;
     const match = matchEndpoint(lookup, pathname);
-    if (match !== null) return match;
+    if (match !== null) {
+      if (!hasMembers(match.params)) staticRoutes.set(routeKey, match);
+      return match;
+    }
     const methods: string[] = allowedMethods(pathname);
     if (pathname === '/v1/ws') methods.push('GET');
     if (methods.length === 0) {

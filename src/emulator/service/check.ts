@@ -4,6 +4,7 @@
  * then normalization (`normalizeBody`). Bytes are parsed once here; a transport that already
  * holds a checked body hands that over instead.
  */
+import { isAscii } from 'node:buffer';
 import {
   type EndpointDefinition,
   type EndpointName,
@@ -29,9 +30,18 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 /** Bodies `plainOrderRequest` accepted: already normalized, so `finishBody` returns them. */
 const plainBodies = new WeakSet<object>();
 
+function decode(bytes: Uint8Array): string {
+  // Bodies are nearly always ASCII, whose Latin-1 reading is their UTF-8 reading; anything else
+  // (a byte order mark included, which the decoder drops) goes through the strict decoder.
+  if (isAscii(bytes)) {
+    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
+  }
+  return utf8.decode(bytes);
+}
+
 function parseJson(bytes: Uint8Array): { ok: true; value: unknown } | { ok: false } {
   try {
-    return { ok: true, value: JSON.parse(utf8.decode(bytes)) };
+    return { ok: true, value: JSON.parse(decode(bytes)) };
   } catch {
     return { ok: false };
   }
