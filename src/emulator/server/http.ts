@@ -291,21 +291,35 @@ export function createHttpDispatcher(options: HttpDispatcherOptions) {
     });
   }
 
-  async function authenticate(
+  /**
+   * The key of a signed request, then its quota and scope. Synchronous unless signatures are
+   * checked on worker threads: an in-process emulator (tests, the bench) checks them here, and
+   * the promises of an async path were a measurable part of a request's cost.
+   */
+  function authenticate(
     request: IncomingMessage,
     reply: Reply,
     endpoint: EndpointDefinition,
     body: Buffer,
-  ): Promise<RegisteredKey> {
-    const key = await options.authenticator.authenticateRequestAsync(
-      {
-        method: request.method ?? '',
-        target: request.url ?? '',
-        headers: request.headers,
-        body: body.length === 0 ? null : body,
-      },
-      request.socket.remoteAddress,
-    );
+  ): RegisteredKey | Promise<RegisteredKey> {
+    const { authenticator } = options;
+    const toVerify = {
+      method: request.method ?? '',
+      target: request.url ?? '',
+      headers: request.headers,
+      body: body.length === 0 ? null : body,
+    };
+    const remoteAddress = request.socket.remoteAddress;
+    if (!authenticator.verifiesOnWorkers) {
+      return admit(reply, endpoint, authenticator.authenticateRequest(toVerify, remoteAddress));
+    }
+    return authenticator
+      .authenticateRequestAsync(toVerify, remoteAddress)
+      .then((key) => admit(reply, endpoint, key));
+  }
+
+  /** The key's quota (429) and the endpoint's scope, for an authenticated key. */
+  function admit(reply: Reply, endpoint: EndpointDefinition, key: RegisteredKey): RegisteredKey {
     const decision = options.rateLimiter.take(key.keyId, clock.now());
     reply.headers.push(
       'RateLimit-Limit',
@@ -457,8 +471,11 @@ export function createHttpDispatcher(options: HttpDispatcherOptions) {
       return;
     }
     const endpoint: EndpointDefinition = match.endpoint;
-    const key =
-      endpoint.auth === 'signed' ? await authenticate(request, reply, endpoint, body.bytes) : null;
+    let key: RegisteredKey | null = null;
+    if (endpoint.auth === 'signed') {
+      const authenticated = authenticate(request, reply, endpoint, body.bytes);
+      key = authenticated instanceof Promise ? await authenticated : authenticated;
+    }
     const valid = validate(request, match, queryText, body.bytes);
     const fault = options.faults.takeRequestFault(
       match.name,
