@@ -9,7 +9,7 @@
  */
 import { PaperbotError } from '../core/errors.ts';
 import {
-  buildCanonicalRequestInput,
+  buildCanonicalRequestText,
   buildWebSocketAuthInput,
   isValidChallenge,
   isValidKeyId,
@@ -250,7 +250,7 @@ export function createRequestVerifier<Key extends VerifierKey>(
   }
 
   function candidateOfRequest(request: RequestToVerify): Candidate | VerificationRefused {
-    const headers = lowerCaseHeaders(request.headers);
+    const headers = signingHeaders(request.headers);
     const versionValue = headers.get(HEADER_SIGNATURE_VERSION.toLowerCase());
     const version = singleValue(versionValue);
     if (version !== SIGNATURE_VERSION) {
@@ -315,15 +315,20 @@ export function createRequestVerifier<Key extends VerifierKey>(
       timestampMs,
       nonce,
       signature,
+      // Every field was checked to be ASCII above (the body enters as its hex hash), so the
+      // text's Latin-1 bytes are its UTF-8 bytes, without a TextEncoder pass.
       message: () =>
-        buildCanonicalRequestInput({
-          method: request.method,
-          target: request.target,
-          keyId,
-          timestampMs,
-          nonce,
-          body: request.body ?? null,
-        }),
+        Buffer.from(
+          buildCanonicalRequestText({
+            method: request.method,
+            target: request.target,
+            keyId,
+            timestampMs,
+            nonce,
+            body: request.body ?? null,
+          }),
+          'latin1',
+        ),
       fields: headerFieldNames,
     };
   }
@@ -446,9 +451,15 @@ function singleValue(value: string | readonly string[] | undefined): string | un
   return value.length === 1 ? value[0] : undefined;
 }
 
-function lowerCaseHeaders(headers: HeaderValues): Map<string, string | readonly string[]> {
+/**
+ * The `SVC-` headers by lower-cased name; the others (host, content type, ...) are not read, so
+ * they are not copied: a request carries a dozen of them and this runs for every request.
+ */
+function signingHeaders(headers: HeaderValues): Map<string, string | readonly string[]> {
   const lowered = new Map<string, string | readonly string[]>();
-  for (const [name, value] of Object.entries(headers)) {
+  for (const name in headers) {
+    if (!Object.hasOwn(headers, name) || !isSigningHeaderName(name)) continue;
+    const value = headers[name];
     if (value === undefined || (Array.isArray(value) && value.length === 0)) continue;
     const key = name.toLowerCase();
     const earlier = lowered.get(key);
@@ -458,6 +469,15 @@ function lowerCaseHeaders(headers: HeaderValues): Map<string, string | readonly 
   return lowered;
 }
 
+/** `SVC-...` in any case: the five signing headers all start so. */
+function isSigningHeaderName(name: string): boolean {
+  if (name.length < 5 || name.charCodeAt(3) !== 45) return false;
+  const first = name.charCodeAt(0) | 0x20;
+  const second = name.charCodeAt(1) | 0x20;
+  const third = name.charCodeAt(2) | 0x20;
+  return first === 115 && second === 118 && third === 99;
+}
+
 /**
  * Accepted nonces per key, each with the server time it was accepted. A nonce is kept for twice
  * the window after acceptance: its timestamp was at most one window ahead of that moment, so any
@@ -465,7 +485,7 @@ function lowerCaseHeaders(headers: HeaderValues): Map<string, string | readonly 
  * Entries are appended in time order, so expiry pops from the front of each key's map.
  */
 class NonceMemory {
-  readonly #byKey = new Map<string, Map<string, number>>();
+  readonly #byKey = new Map<string, KeyNonces>();
   readonly #retentionMs: number;
   readonly #maxPerKey: number;
   readonly #sweepEveryMs: number;
@@ -481,14 +501,14 @@ class NonceMemory {
     this.#sweepAll(now);
     let nonces = this.#byKey.get(keyId);
     if (nonces === undefined) {
-      nonces = new Map();
+      nonces = new KeyNonces();
       this.#byKey.set(keyId, nonces);
     } else {
-      this.#expire(nonces, now);
+      nonces.expire(now, this.#retentionMs);
     }
     if (nonces.has(nonce)) return 'reused';
     if (nonces.size >= this.#maxPerKey) return 'full';
-    nonces.set(nonce, now);
+    nonces.add(nonce, now);
     return 'accepted';
   }
 
@@ -499,20 +519,57 @@ class NonceMemory {
     return total;
   }
 
-  #expire(nonces: Map<string, number>, now: number): void {
-    for (const [nonce, acceptedAt] of nonces) {
-      if (now - acceptedAt <= this.#retentionMs) return;
-      nonces.delete(nonce);
-    }
-  }
-
   // Idle keys are swept too, at most once a window, so memory follows recent traffic only.
   #sweepAll(now: number): void {
     if (now - this.#lastSweepAt < this.#sweepEveryMs) return;
     this.#lastSweepAt = now;
     for (const [keyId, nonces] of this.#byKey) {
-      this.#expire(nonces, now);
+      nonces.expire(now, this.#retentionMs);
       if (nonces.size === 0) this.#byKey.delete(keyId);
     }
+  }
+}
+
+/**
+ * One key's nonces: a set to look them up, and the same nonces in acceptance order in a queue to
+ * expire them from its head. Expiring by iterating the set from its start would walk over every
+ * entry deleted since the set was last rehashed, each request again.
+ */
+class KeyNonces {
+  readonly #accepted = new Set<string>();
+  #queue: string[] = [];
+  #acceptedAt: number[] = [];
+  #head = 0;
+
+  get size(): number {
+    return this.#accepted.size;
+  }
+
+  has(nonce: string): boolean {
+    return this.#accepted.has(nonce);
+  }
+
+  add(nonce: string, now: number): void {
+    this.#accepted.add(nonce);
+    this.#queue.push(nonce);
+    this.#acceptedAt.push(now);
+  }
+
+  /** Forgets the oldest nonces until one was accepted within `retentionMs` of `now`. */
+  expire(now: number, retentionMs: number): void {
+    let head = this.#head;
+    const queue = this.#queue;
+    const acceptedAt = this.#acceptedAt;
+    while (head < queue.length && now - acceptedAt[head]! > retentionMs) {
+      this.#accepted.delete(queue[head]!);
+      head += 1;
+    }
+    if (head >= 1024 && head * 2 >= queue.length) {
+      // Drop the expired head in one go, so the queue stays about as long as the set.
+      this.#queue = queue.slice(head);
+      this.#acceptedAt = acceptedAt.slice(head);
+      head = 0;
+    }
+    this.#head = head;
   }
 }

@@ -19,6 +19,10 @@
  * sends only), which stays meaningful when other work shares the machine, and this process's
  * own CPU time per request.
  *
+ * A last section sends signed simulations and placements one at a time, as the bot's executor
+ * does, to a second emulator that checks signatures on its main thread (as one in the bot's
+ * process does), and gives the server's CPU per request; `--one-at-a-time` runs it alone.
+ *
  * The emulator inherits the environment, so `PAPERBOT_EMULATOR_SIGNATURE_THREADS=0` compares
  * against verification on its main thread; `PAPERBOT_BENCH_EMULATOR_NODE_ARGS` passes flags to
  * its node (for example `--cpu-prof --cpu-prof-dir=/tmp/profiles`).
@@ -159,7 +163,7 @@ async function run(
   return { seconds: (performance.now() - started) / 1000, latencies };
 }
 
-async function startEmulatorProcess(folder: string) {
+async function startEmulatorProcess(folder: string, env: Record<string, string> = {}) {
   const configPath = join(folder, 'emulator.yaml');
   await writeFile(
     configPath,
@@ -181,7 +185,7 @@ async function startEmulatorProcess(folder: string) {
       '--rate-limit-quota',
       '100000000',
     ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
+    { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } },
   );
   const lines = createInterface({ input: child.stdout });
   let token = '';
@@ -206,8 +210,120 @@ async function startEmulatorProcess(folder: string) {
   };
 }
 
-export default async function benchmark(): Promise<void> {
-  const folder = await mkdtemp(join(tmpdir(), 'paperbot-bench-emulator-'));
+/** Registers a new key (and account) like `paperbot keys create`, with every scope. */
+async function registerKey(admin: AdminClient) {
+  const { privateKey, publicKey } = generateKeyPair();
+  const created = await admin.createKey({ public_key: encodeBase64(publicKey) });
+  const credential = Credential.create({
+    keyId: created.key_id,
+    accountId: created.account_id,
+    apiBaseUrl: created.api_base_url,
+    wsUrl: created.ws_url,
+    scopes: ['orders:write'],
+    createdAt: created.created_at,
+    expiresAt: null,
+    privateKey,
+  });
+  return { keyId: credential.keyId, signer: credential.createSigner() };
+}
+
+/** Requests per kind in the one-at-a-time section, and how many go before CPU is counted. */
+const SEQUENTIAL = 1_500;
+const SEQUENTIAL_WARM_UP = 300;
+const SEQUENTIAL_BLOCK = 100;
+
+/**
+ * The server's CPU per signed order request when requests come one at a time, as the bot's
+ * executor sends its simulation and then its placement: what a request costs the emulator when
+ * nothing is batched and caches go cold between requests. Signatures are checked on the main
+ * thread, as in an emulator started in the bot's process (the tick-to-place bench); the section
+ * runs its own emulator for that. Simulations and placements alternate in blocks, so both see
+ * the same machine; signing happens in this process, just before each send.
+ */
+async function oneAtATime(folder: string): Promise<void> {
+  const emulator = await startEmulatorProcess(folder, {
+    PAPERBOT_EMULATOR_SIGNATURE_THREADS: '0',
+  });
+  const pool = new Pool(emulator.baseUrl, { connections: 1, pipelining: 1 });
+  try {
+    const admin = new AdminClient({ baseUrl: emulator.baseUrl, token: emulator.token });
+    const key = await registerKey(admin);
+    const prefix = `one-${Math.floor(systemClock.now() / 1000).toString(36)}`;
+    let sent = 0;
+    const send = async (path: '/v1/orders/simulate' | '/v1/orders', expectedStatus: number) => {
+      sent += 1;
+      const body = Buffer.from(
+        JSON.stringify({
+          request_id: `${prefix}-${sent}`,
+          client_order_id: `${prefix}-${sent}`,
+          market_id: 'BTC-PERP',
+          side: 'buy',
+          type: 'limit',
+          quantity: '0.001',
+          price: String(30_000 + (sent % 500)),
+          leverage: 10,
+          post_only: true,
+        }),
+      );
+      const headers = signRequest({
+        signer: key.signer,
+        keyId: key.keyId,
+        method: 'POST',
+        target: path,
+        body,
+        timestampMs: systemClock.now(),
+      });
+      const begin = performance.now();
+      const response = await pool.request({
+        method: 'POST',
+        path,
+        headers: { ...headers, 'content-type': 'application/json' },
+        body,
+      });
+      const text = await response.body.text();
+      if (response.statusCode !== expectedStatus) {
+        throw new Error(`POST ${path}: ${response.statusCode} ${text}`);
+      }
+      return performance.now() - begin;
+    };
+    const kinds = [
+      { name: 'signed POST /v1/orders/simulate (200)', path: '/v1/orders/simulate', status: 200 },
+      { name: 'signed POST /v1/orders (202)', path: '/v1/orders', status: 202 },
+    ] as const;
+    const measured = kinds.map(() => ({ latencies: [] as number[], cpuMs: 0 as number | null }));
+    for (let done = 0; done < SEQUENTIAL_WARM_UP + SEQUENTIAL; done += SEQUENTIAL_BLOCK) {
+      for (const [index, kind] of kinds.entries()) {
+        const before = processCpuMs(emulator.pid);
+        const latencies: number[] = [];
+        for (let count = 0; count < SEQUENTIAL_BLOCK; count += 1) {
+          latencies.push(await send(kind.path, kind.status));
+        }
+        const after = processCpuMs(emulator.pid);
+        if (done < SEQUENTIAL_WARM_UP) continue;
+        const result = measured[index]!;
+        result.latencies.push(...latencies);
+        result.cpuMs =
+          result.cpuMs === null || before === null || after === null
+            ? null
+            : result.cpuMs + after - before;
+      }
+    }
+    for (const [index, kind] of kinds.entries()) {
+      const { latencies, cpuMs } = measured[index]!;
+      printLatency(`${kind.name}, one at a time`, latencies, {
+        'server CPU (us)': cpuMs === null ? 'n/a' : ((cpuMs * 1000) / latencies.length).toFixed(0),
+        connections: '1',
+        'in flight': '1',
+      });
+    }
+  } finally {
+    await pool.close();
+    await emulator.stop();
+  }
+}
+
+/** Throughput: many requests in flight, through the Pool and the lean load generator. */
+async function throughput(folder: string): Promise<void> {
   const emulator = await startEmulatorProcess(folder);
   const pool = poolSender(emulator.baseUrl);
   const senders: Sender[] = [pool, rawSender(emulator.baseUrl, 1), rawSender(emulator.baseUrl, 4)];
@@ -216,23 +332,7 @@ export default async function benchmark(): Promise<void> {
     // keys take turns, as several bots would: a key remembers its nonces for twice the signature
     // window and refuses beyond 50,000 of them, which one key alone reaches at 2,500 requests/s.
     const admin = new AdminClient({ baseUrl: emulator.baseUrl, token: emulator.token });
-    const signing = await Promise.all(
-      Array.from({ length: KEYS }, async () => {
-        const { privateKey, publicKey } = generateKeyPair();
-        const created = await admin.createKey({ public_key: encodeBase64(publicKey) });
-        const credential = Credential.create({
-          keyId: created.key_id,
-          accountId: created.account_id,
-          apiBaseUrl: created.api_base_url,
-          wsUrl: created.ws_url,
-          scopes: ['orders:write'],
-          createdAt: created.created_at,
-          expiresAt: null,
-          privateKey,
-        });
-        return { keyId: credential.keyId, signer: credential.createSigner() };
-      }),
-    );
+    const signing = await Promise.all(Array.from({ length: KEYS }, () => registerKey(admin)));
     const prefix = Math.floor(systemClock.now() / 1000).toString(36);
 
     const sign = (index: number): SignedOrder => {
@@ -346,6 +446,16 @@ export default async function benchmark(): Promise<void> {
   } finally {
     await pool.close();
     await emulator.stop();
+  }
+}
+
+/** `--one-at-a-time` runs that section alone. */
+export default async function benchmark(): Promise<void> {
+  const folder = await mkdtemp(join(tmpdir(), 'paperbot-bench-emulator-'));
+  try {
+    if (!process.argv.includes('--one-at-a-time')) await throughput(folder);
+    await oneAtATime(folder);
+  } finally {
     await rm(folder, { recursive: true, force: true });
   }
 }

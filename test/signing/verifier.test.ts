@@ -389,6 +389,38 @@ describe('request verifier: nonces', () => {
     expect(verifier.rememberedNonceCount(keyId)).toBe(201);
   });
 
+  it('refuses every replay within retention while old nonces are dropped in bulk', () => {
+    const { verifier, clock } = setup({ windowMs: 100 });
+    const accepted: RequestToVerify[] = [];
+    // Well past the 1,024 expired nonces after which the forgotten ones are dropped at once.
+    for (let step = 0; step < 5_000; step++) {
+      clock.now = start + step;
+      const request = signed({ timestampMs: clock.now });
+      expect(reasonOf(verifier.verify(request))).toBe('accepted');
+      accepted.push(request);
+      if (step % 997 === 0) {
+        // Replays of requests still inside the window (100 ms) and still remembered.
+        for (const back of [0, 1, 50, 100]) {
+          const replay = accepted[step - back];
+          if (replay !== undefined) expect(reasonOf(verifier.verify(replay))).toBe('nonce_reused');
+        }
+      }
+    }
+    expect(verifier.rememberedNonceCount(keyId)).toBe(201);
+  });
+
+  it('ignores headers other than the SVC- ones, whatever their names', () => {
+    const { verifier } = setup();
+    const request = withHeaders(signed(), {
+      host: '127.0.0.1',
+      svc: 'x',
+      'svcx-nonce': 'x',
+      SVC_NONCE: 'x',
+      'x-svc-nonce': 'x',
+    });
+    expect(reasonOf(verifier.verify(request))).toBe('accepted');
+  });
+
   it('forgets the nonces of an idle key when another key is used', () => {
     const { verifier, clock } = setup();
     for (let index = 0; index < 10; index++) verifier.verify(signed());

@@ -54,6 +54,11 @@ export class Authenticator {
     return this.#accept(this.#verifier.verify(request), remoteAddress);
   }
 
+  /** True when HTTP signatures are checked on worker threads (`authenticateRequestAsync`). */
+  get verifiesOnWorkers(): boolean {
+    return this.#pool !== null;
+  }
+
   /** As `authenticateRequest`, with the signature checked on the signature pool if there is one. */
   async authenticateRequestAsync(
     request: RequestToVerify,

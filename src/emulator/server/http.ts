@@ -166,6 +166,7 @@ function readBody(request: IncomingMessage, limit: number): Promise<BodyRead> | 
 
 function isJsonContentType(value: string | undefined): boolean {
   if (value === undefined) return false;
+  if (value === 'application/json') return true;
   const [type = '', ...parameters] = value.split(';');
   if (type.trim().toLowerCase() !== 'application/json') return false;
   return parameters.every((parameter) => {
@@ -202,6 +203,9 @@ function validateEmpty(schema: z.ZodType, location: 'path' | 'query'): WireValid
 export function createHttpDispatcher(options: HttpDispatcherOptions) {
   const { clock, logger, stats } = options;
   const pendingTimers = new Set<TimerHandle>();
+  // Matches of endpoints without path parameters, by method and path: as many as the table has
+  // such endpoints, since only a match is kept.
+  const staticRoutes = new Map<string, EndpointMatch>();
 
   function send(
     request: IncomingMessage,
@@ -261,8 +265,14 @@ export function createHttpDispatcher(options: HttpDispatcherOptions) {
 
   function route(method: string, pathname: string): EndpointMatch {
     const lookup = method === 'HEAD' ? 'GET' : method;
+    const routeKey = `${lookup} ${pathname}`;
+    const known = staticRoutes.get(routeKey);
+    if (known !== undefined) return known;
     const match = matchEndpoint(lookup, pathname);
-    if (match !== null) return match;
+    if (match !== null) {
+      if (!hasMembers(match.params)) staticRoutes.set(routeKey, match);
+      return match;
+    }
     const methods: string[] = allowedMethods(pathname);
     if (pathname === '/v1/ws') methods.push('GET');
     if (methods.length === 0) {
@@ -281,21 +291,35 @@ export function createHttpDispatcher(options: HttpDispatcherOptions) {
     });
   }
 
-  async function authenticate(
+  /**
+   * The key of a signed request, then its quota and scope. Synchronous unless signatures are
+   * checked on worker threads: an in-process emulator (tests, the bench) checks them here, and
+   * the promises of an async path were a measurable part of a request's cost.
+   */
+  function authenticate(
     request: IncomingMessage,
     reply: Reply,
     endpoint: EndpointDefinition,
     body: Buffer,
-  ): Promise<RegisteredKey> {
-    const key = await options.authenticator.authenticateRequestAsync(
-      {
-        method: request.method ?? '',
-        target: request.url ?? '',
-        headers: request.headers,
-        body: body.length === 0 ? null : body,
-      },
-      request.socket.remoteAddress,
-    );
+  ): RegisteredKey | Promise<RegisteredKey> {
+    const { authenticator } = options;
+    const toVerify = {
+      method: request.method ?? '',
+      target: request.url ?? '',
+      headers: request.headers,
+      body: body.length === 0 ? null : body,
+    };
+    const remoteAddress = request.socket.remoteAddress;
+    if (!authenticator.verifiesOnWorkers) {
+      return admit(reply, endpoint, authenticator.authenticateRequest(toVerify, remoteAddress));
+    }
+    return authenticator
+      .authenticateRequestAsync(toVerify, remoteAddress)
+      .then((key) => admit(reply, endpoint, key));
+  }
+
+  /** The key's quota (429) and the endpoint's scope, for an authenticated key. */
+  function admit(reply: Reply, endpoint: EndpointDefinition, key: RegisteredKey): RegisteredKey {
     const decision = options.rateLimiter.take(key.keyId, clock.now());
     reply.headers.push(
       'RateLimit-Limit',
@@ -447,8 +471,11 @@ export function createHttpDispatcher(options: HttpDispatcherOptions) {
       return;
     }
     const endpoint: EndpointDefinition = match.endpoint;
-    const key =
-      endpoint.auth === 'signed' ? await authenticate(request, reply, endpoint, body.bytes) : null;
+    let key: RegisteredKey | null = null;
+    if (endpoint.auth === 'signed') {
+      const authenticated = authenticate(request, reply, endpoint, body.bytes);
+      key = authenticated instanceof Promise ? await authenticated : authenticated;
+    }
     const valid = validate(request, match, queryText, body.bytes);
     const fault = options.faults.takeRequestFault(
       match.name,
