@@ -51,6 +51,7 @@ import {
   type PreparedCommand,
   type ResyncSignal,
   type RiskEvent,
+  type VenueCommand,
   type VenueCommandOf,
 } from '../../runtime/venue.ts';
 import { prepareVenueCommand, restoreVenueCommand } from '../../runtime/command-serializer.ts';
@@ -77,6 +78,36 @@ for (const name of COMMAND_ENDPOINTS) {
   if (match?.name === name && Object.keys(match.params).length === 0) FIXED_PATHS.set(name, path);
 }
 const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
+
+/**
+ * The path parameters of a command this venue prepares: the serializer builds its path from
+ * exactly these (each percent-encoded), so matching the path again would give them back.
+ */
+function paramsOf(command: VenueCommand): Readonly<Record<string, string>> {
+  switch (command.endpoint) {
+    case 'amendOrder':
+    case 'cancelOrder':
+      return { order_id: command.params.order_id };
+    case 'closePosition':
+      return { position_id: command.params.position_id };
+    default:
+      return NO_PARAMS;
+  }
+}
+
+/** The path parameters of a prepared command's path, which must address its endpoint. */
+function pathParams(prepared: PreparedCommand): Readonly<Record<string, string>> {
+  if (FIXED_PATHS.get(prepared.endpoint) === prepared.path) return NO_PARAMS;
+  const match = matchEndpoint(endpoints[prepared.endpoint].method, prepared.path);
+  if (match === null || match.name !== prepared.endpoint) {
+    throw new PaperbotError(
+      'INVALID_COMMAND',
+      `${prepared.path} does not address ${prepared.endpoint}`,
+      { details: { httpStatus: 404 } },
+    );
+  }
+  return match.params as Readonly<Record<string, string>>;
+}
 
 /** What the replay venue adds around the engine (all optional). */
 export interface ExchangeVenueHooks {
@@ -169,8 +200,11 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
   private readonly fillSubject = new Subject<Fill>();
   private readonly riskSubject = new Subject<RiskEvent>();
   private readonly resyncSubject = new Subject<ResyncSignal>();
-  /** Commands this venue prepared or restored: their bytes are known to be valid bodies. */
-  private readonly checked = new WeakSet<PreparedCommand>();
+  /**
+   * Commands this venue prepared or restored (their bytes are known to be valid bodies), with
+   * the path parameters their path was built from or matched to once.
+   */
+  private readonly checked = new WeakMap<PreparedCommand, Readonly<Record<string, string>>>();
   /** Active orders of the account, in the order they were created. */
   private readonly activeOrders = new Set<string>();
   private readonly deliveries: PendingDelivery[] = [];
@@ -221,7 +255,7 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
   prepare<E extends CommandEndpoint>(command: VenueCommandOf<E>): PreparedCommand<E> {
     this.activity++;
     const prepared = prepareVenueCommand(command);
-    this.checked.add(prepared);
+    this.checked.set(prepared, paramsOf(command));
     return prepared;
   }
 
@@ -232,7 +266,7 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
   ): PreparedCommand<E> {
     this.activity++;
     const prepared = restoreVenueCommand(endpoint, path, bodyBytes);
-    this.checked.add(prepared);
+    this.checked.set(prepared, pathParams(prepared));
     return prepared;
   }
 
@@ -349,27 +383,16 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
 
   /** The command's path parameters and body; bytes this venue did not check are checked here. */
   private parse(prepared: PreparedCommand): ParsedCommand {
-    const definition = endpoints[prepared.endpoint];
-    let params: Readonly<Record<string, string>>;
-    if (FIXED_PATHS.get(prepared.endpoint) === prepared.path) {
-      params = NO_PARAMS;
-    } else {
-      const match = matchEndpoint(definition.method, prepared.path);
-      if (match === null || match.name !== prepared.endpoint) {
-        throw new PaperbotError(
-          'INVALID_COMMAND',
-          `${prepared.path} does not address ${prepared.endpoint}`,
-          {
-            details: { httpStatus: 404 },
-          },
-        );
-      }
-      params = match.params as Readonly<Record<string, string>>;
-    }
-    if (this.checked.has(prepared)) {
+    const checkedParams = this.checked.get(prepared);
+    if (checkedParams !== undefined) {
       // The checked body itself: in process, nothing is parsed again.
-      return { params, body: prepared.body as ParsedCommand['body'], unchecked: null };
+      return {
+        params: checkedParams,
+        body: prepared.body as ParsedCommand['body'],
+        unchecked: null,
+      };
     }
+    const params = pathParams(prepared);
     // Read for the market it concerns only; the core checks the bytes themselves.
     let body: unknown = null;
     try {
