@@ -247,6 +247,8 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
   /** Active orders of the account, in the order they were created. */
   private readonly activeOrders = new Set<string>();
   private readonly deliveries: PendingDelivery[] = [];
+  /** Delivers the oldest pending batch: one function for every delivery's timer. */
+  private readonly deliverNext = (): void => this.deliver();
   private readonly unsubscribe: () => void;
   private closed = false;
 
@@ -527,7 +529,7 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
     }
     const delivery: PendingDelivery = { dueAt, events: [event] };
     this.deliveries.push(delivery);
-    this.clock.setTimeout(() => this.deliver(), this.latency.eventMs);
+    this.clock.setTimeout(this.deliverNext, this.latency.eventMs);
   }
 
   private deliver(): void {
