@@ -323,12 +323,22 @@ function checkedWireBody(command: VenueCommand): {
 }
 
 /**
- * The shared serializer: validates the body against the endpoint's schema (defaults applied),
- * normalizes numbers to canonical decimal strings and encodes JSON as UTF-8, once.
+ * A command checked and written as JSON text, not yet encoded or hashed: what an in-process
+ * venue prepares from, making the bytes and their hash only when something reads them.
  */
-export function prepareVenueCommand<E extends CommandEndpoint>(
+export interface CheckedVenueCommand<E extends CommandEndpoint = CommandEndpoint> {
+  readonly endpoint: E;
+  readonly path: string;
+  readonly requestId: string;
+  readonly body: PreparedCommand<E>['body'];
+  /** The JSON text `bodyBytes` encode, as `prepareVenueCommand` would encode it. */
+  readonly text: string;
+}
+
+/** The serializer's check and JSON text of a command (see `prepareVenueCommand`). */
+export function checkVenueCommand<E extends CommandEndpoint>(
   command: VenueCommandOf<E>,
-): PreparedCommand<E> {
+): CheckedVenueCommand<E> {
   let built: WireText;
   try {
     built = wireText(command);
@@ -339,12 +349,29 @@ export function prepareVenueCommand<E extends CommandEndpoint>(
       error instanceof Error ? error.message : 'the command cannot be built',
     );
   }
-  return preparedCommand({
+  return {
     endpoint: command.endpoint,
     path: built.path,
     requestId: built.requestId,
     body: built.body as PreparedCommand<E>['body'],
-    bodyBytes: encoder.encode(built.text),
+    text: built.text,
+  };
+}
+
+/**
+ * The shared serializer: validates the body against the endpoint's schema (defaults applied),
+ * normalizes numbers to canonical decimal strings and encodes JSON as UTF-8, once.
+ */
+export function prepareVenueCommand<E extends CommandEndpoint>(
+  command: VenueCommandOf<E>,
+): PreparedCommand<E> {
+  const checked = checkVenueCommand(command);
+  return preparedCommand({
+    endpoint: checked.endpoint,
+    path: checked.path,
+    requestId: checked.requestId,
+    body: checked.body,
+    bodyBytes: encoder.encode(checked.text),
   });
 }
 

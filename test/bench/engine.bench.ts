@@ -14,6 +14,12 @@
  *   event as a wire object, as the server's WebSocket gateway does (it then serializes them;
  *   that cost is the server's, not counted here).
  *
+ * - (d) "replay venue": what a backtest's simulated venue does per placement of the market maker,
+ *   through `ExchangeExecutionVenue` and the service core (idempotency window included): prepare
+ *   and send a simulation, a placement and its cancel, each after the order latency and answered
+ *   after the response latency on a VirtualClock, the journal's read of the placement's and the
+ *   cancel's bytes, and every private event delivered. CPU time per such intent.
+ *
  * The requests of a batch are built before it runs (not measured, and dropped after it, as a
  * server drops parsed requests). After tinybench, a fixed run of batches reports CPU time per
  * order: user + system time of all threads (garbage collection included), which a busy machine
@@ -27,6 +33,10 @@ import { BUY, OrderBook, RestingOrder, SELL } from '../../src/emulator/engine/or
 import { Random } from '../../src/emulator/random.ts';
 import { MemoryStore } from '../../src/emulator/store/memory-store.ts';
 import type { OrderRequest, PrivateEvent } from '../../src/protocol/index.ts';
+import { IdempotencyWindow } from '../../src/emulator/service/idempotency-window.ts';
+import { ExchangeExecutionVenue } from '../../src/replay/venue/exchange-venue.ts';
+import { LatencyModel } from '../../src/replay/venue/latency.ts';
+import type { Order } from '../../src/protocol/index.ts';
 import { printBench } from './report.ts';
 
 const BATCH = 1_000;
@@ -142,6 +152,90 @@ function cpuMicrosecondsPerOrder(scenario: Scenario): number {
   return cpu / (CPU_RUN_BATCHES * BATCH);
 }
 
+const VENUE_LATENCY_MS = 20;
+const VENUE_WARM_UP_INTENTS = 5_000;
+const VENUE_MEASURED_INTENTS = 20_000;
+
+/** (d): CPU time per intent (simulate, place, cancel) through the replay's execution venue. */
+export async function venueMicrosecondsPerIntent(): Promise<number> {
+  const clock = new VirtualClock(Date.UTC(2025, 0, 6));
+  const config = parseEmulatorConfig({
+    ...DEFAULT_EMULATOR_CONFIG_INPUT,
+    simulation: { enabled: false },
+  });
+  const exchange = Exchange.open({
+    clock,
+    config,
+    store: new MemoryStore({ retainedEvents: 1_000, retainedFills: 1_000 }),
+  });
+  const venue = new ExchangeExecutionVenue({
+    exchange,
+    accountId: exchange.createAccount({ startingBalance: '10000' }),
+    clock,
+    store: new IdempotencyWindow(),
+    latency: new LatencyModel(
+      {
+        orderMs: VENUE_LATENCY_MS,
+        responseMs: VENUE_LATENCY_MS,
+        eventMs: VENUE_LATENCY_MS,
+        readMs: 0,
+        jitterMs: 0,
+      },
+      1,
+    ),
+  });
+  let delivered = 0;
+  venue.orderEvents$.subscribe(() => delivered++);
+  // Applied after one latency, answered (and its events delivered) after the next.
+  const settle = <T>(answer: Promise<T>): Promise<T> => {
+    clock.advanceBy(VENUE_LATENCY_MS);
+    clock.advanceBy(VENUE_LATENCY_MS);
+    return answer;
+  };
+  let counter = 0;
+  const intent = async (): Promise<void> => {
+    counter++;
+    const buy = counter % 2 === 0;
+    const body = {
+      request_id: `bench:place:${counter}`,
+      client_order_id: `bench:order:${counter}`,
+      market_id: 'BTC-PERP',
+      side: buy ? 'buy' : 'sell',
+      type: 'limit',
+      quantity: '0.001',
+      price: String(buy ? 60_000 - (counter % 50) : 70_000 + (counter % 50)),
+      leverage: 5,
+      time_in_force: 'GTC',
+      post_only: true,
+      margin_mode: 'isolated',
+    } as const;
+    const simulation = venue.prepare({
+      endpoint: 'simulateOrder',
+      body: { ...body, request_id: `bench:simulate:${counter}` },
+    });
+    await settle(venue.send(simulation));
+    const placement = venue.prepare({ endpoint: 'placeOrder', body });
+    // The journal reads the bytes of what it records.
+    if (placement.bodySha256.length === 0) throw new Error('no body hash');
+    const order: Order = await settle(venue.send(placement));
+    const cancel = venue.prepare({
+      endpoint: 'cancelOrder',
+      params: { order_id: order.order_id },
+      body: { request_id: `bench:cancel:${counter}` },
+    });
+    if (cancel.bodySha256.length === 0) throw new Error('no body hash');
+    const cancelled: Order = await settle(venue.send(cancel));
+    if (cancelled.status !== 'CANCELLED') throw new Error(`cancel ended ${cancelled.status}`);
+  };
+  for (let index = 0; index < VENUE_WARM_UP_INTENTS; index++) await intent();
+  const start = process.cpuUsage();
+  for (let index = 0; index < VENUE_MEASURED_INTENTS; index++) await intent();
+  const used = process.cpuUsage(start);
+  if (delivered === 0) throw new Error('no private event was delivered');
+  venue.close();
+  return (used.user + used.system) / VENUE_MEASURED_INTENTS;
+}
+
 export default async function run(): Promise<void> {
   // One scenario at a time, each dropped before the next: an exchange's heap (its orders and
   // retained events) would otherwise slow the garbage collection of the next one.
@@ -173,4 +267,12 @@ export default async function run(): Promise<void> {
     });
   }
   console.table(rows);
+  const perIntent = await venueMicrosecondsPerIntent();
+  console.table([
+    {
+      task: '(d) replay venue: simulate, place, cancel',
+      'CPU us/intent': perIntent.toFixed(1),
+      'intents per CPU second': Math.round(1_000_000 / perIntent).toLocaleString('en-US'),
+    },
+  ]);
 }

@@ -223,15 +223,7 @@ export class OrderBook<Owner> {
     const level = new PriceLevel<Owner>(priceTicks);
     byPrice.set(priceTicks, level);
     const levels = side === BUY ? this.bidLevels : this.askLevels;
-    // Bids ascend and asks descend towards the array's end; new levels usually land near it.
-    const better = side === BUY ? (a: number, b: number) => a > b : (a: number, b: number) => a < b;
-    let low = 0;
-    let high = levels.length;
-    while (low < high) {
-      const middle = (low + high) >>> 1;
-      if (better(priceTicks, levels[middle]!.priceTicks)) low = middle + 1;
-      else high = middle;
-    }
+    const low = insertionIndex(levels, side, priceTicks);
     if (low === levels.length) levels.push(level);
     else levels.splice(low, 0, level);
     return level;
@@ -258,7 +250,28 @@ export class OrderBook<Owner> {
       levels.pop();
       return;
     }
-    const index = levels.indexOf(level);
-    if (index >= 0) levels.splice(index, 1);
+    // Prices are unique on a side: the level's place is where its price would go.
+    const index = insertionIndex(levels, side, level.priceTicks);
+    if (levels[index] === level) levels.splice(index, 1);
   }
+}
+
+/**
+ * The first index of `levels` whose price is not better than `priceTicks` for `side` (bids
+ * ascend and asks descend towards the array's end): where a level at that price is or goes.
+ */
+function insertionIndex<Owner>(
+  levels: readonly PriceLevel<Owner>[],
+  side: BookSide,
+  priceTicks: number,
+): number {
+  let low = 0;
+  let high = levels.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    const price = levels[middle]!.priceTicks;
+    if (side === BUY ? priceTicks > price : priceTicks < price) low = middle + 1;
+    else high = middle;
+  }
+  return low;
 }

@@ -37,17 +37,27 @@ export const KIND_POSITION = 4;
 export const KIND_TRADE = 5;
 export const KIND_ACCOUNT = 6;
 
-const TIMESTAMP_CACHE_SIZE = 64;
+const DAY_MS = 86_400_000;
+/** "00" to "99", for the two-digit fields of a time of day. */
+const TWO_DIGITS: readonly string[] = Array.from({ length: 100 }, (_, value) =>
+  String(value).padStart(2, '0'),
+);
+/** "000" to "999", for the milliseconds. */
+const THREE_DIGITS: readonly string[] = Array.from({ length: 1000 }, (_, value) =>
+  String(value).padStart(3, '0'),
+);
 
 /**
  * Identifiers and timestamps for wire objects. Both are pure functions of a number (an ordinal,
  * an epoch millisecond), so snapshots keep the number and the text is made when it is read.
  */
 export class WireFormat {
-  private readonly cache = new Map<number, string>();
   private readonly instants = new InstantSource();
   private lastMs = Number.NaN;
   private lastText = '';
+  /** The UTC day of the last timestamp made in full: its first millisecond and its date text. */
+  private dayStart = Number.NaN;
+  private dayPrefix = '';
 
   constructor(private readonly ids: EngineIdentifiers) {}
 
@@ -70,14 +80,33 @@ export class WireFormat {
     return this.ids.uuid(kind, ordinal);
   }
 
-  /** RFC 3339 text of `epochMs`; the last one and the few instants in use at a time are kept. */
+  /**
+   * RFC 3339 text of `epochMs`, as `formatTimestamp` writes it. Within the UTC day of the last
+   * one made in full, the time of day is written from its digits (`Date` costs about a
+   * microsecond a call, and a replay asks for a new millisecond at almost every command).
+   */
   timestamp(epochMs: number): string {
     if (epochMs === this.lastMs) return this.lastText;
-    let text = this.cache.get(epochMs);
-    if (text === undefined) {
-      if (this.cache.size >= TIMESTAMP_CACHE_SIZE) this.cache.clear();
+    let text: string;
+    const ofDay = epochMs - this.dayStart;
+    if (ofDay >= 0 && ofDay < DAY_MS && Number.isInteger(epochMs)) {
+      const seconds = Math.floor(ofDay / 1000);
+      const minutes = Math.floor(seconds / 60);
+      text =
+        this.dayPrefix +
+        TWO_DIGITS[Math.floor(minutes / 60)]! +
+        ':' +
+        TWO_DIGITS[minutes % 60]! +
+        ':' +
+        TWO_DIGITS[seconds % 60]! +
+        '.' +
+        THREE_DIGITS[ofDay % 1000]! +
+        'Z';
+    } else {
       text = formatTimestamp(epochMs);
-      this.cache.set(epochMs, text);
+      // "YYYY-MM-DDT": the same for every millisecond of this day.
+      this.dayStart = epochMs - (((epochMs % DAY_MS) + DAY_MS) % DAY_MS);
+      this.dayPrefix = text.slice(0, 11);
     }
     this.lastMs = epochMs;
     this.lastText = text;

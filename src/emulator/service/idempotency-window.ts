@@ -4,25 +4,16 @@
  * older than the window is unknown again: a resend of it would run anew, and a status read of it
  * answers ORDER_NOT_FOUND.
  *
- * Records are kept as the ledger hands them over, frozen, and copied only when read back, which
- * only a resend or a request-status read does, where `MemoryStore` serializes every answer as it
- * is recorded. The ledger saves new objects and never changes them afterwards; freezing the
- * answer keeps a caller holding the same object from changing the record under it.
+ * Records are kept as the ledger hands them over and copied only when read back, which only a
+ * resend or a request-status read does, where `MemoryStore` serializes every answer as it is
+ * recorded. The ledger saves new objects and never changes them afterwards; the answer in a
+ * record is also the one the venue hands to the runtime, which treats wire objects as read-only
+ * (nothing in `src/runtime` writes to one). They are not frozen: freezing every answer was about
+ * a quarter of the cost of a save.
  */
 import { MemoryStore } from '../store/memory-store.ts';
 
 export const DEFAULT_IDEMPOTENCY_WINDOW = 10_000;
-
-/** Freezes a JSON value and everything in it (already frozen parts are taken as they are). */
-function deepFreeze(value: unknown): void {
-  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return;
-  Object.freeze(value);
-  const members = value as Readonly<Record<string, unknown>>;
-  for (const name in members) {
-    const member = members[name];
-    if (typeof member === 'object' && member !== null) deepFreeze(member);
-  }
-}
 
 export class IdempotencyWindow extends MemoryStore {
   /**
@@ -58,7 +49,6 @@ export class IdempotencyWindow extends MemoryStore {
   }
 
   override saveIdempotency(accountId: string, requestId: string, record: unknown): void {
-    deepFreeze((record as { body?: unknown } | null)?.body);
     let byRequest = this.records.get(accountId);
     if (byRequest === undefined) {
       byRequest = new Map();

@@ -6,9 +6,10 @@
  * It is latency and event delivery over the emulator's service core, the same core the HTTP
  * server hands its commands to, so the service decides here exactly what it decides there:
  * - `prepare` / `restore` are the runtime's shared serializer, so journaled bytes are the bytes
- *   any venue would send; `send` applies exactly those bytes. A command this venue checked
- *   reaches the core as its checked body object (`PreparedCommand.body`, never parsed again); other bytes are checked by the core as the server
- *   checks them.
+ *   any venue would send. A command this venue checked reaches the core as its checked body
+ *   object (`PreparedCommand.body`, never parsed again), and its bytes and hash are made only
+ *   if something reads them (the journal, a resend); other bytes are checked by the core as
+ *   the server checks them.
  * - A command reaches the core after the order latency and its answer comes back after the
  *   response latency, both on the clock. Refusals keep the service's code and HTTP status.
  * - Idempotency, the error envelope, the key's risk limits and the endpoint-to-engine map are
@@ -51,13 +52,16 @@ import {
   type PreparedCommand,
   type ResyncSignal,
   type RiskEvent,
+  type VenueCommand,
   type VenueCommandOf,
 } from '../../runtime/venue.ts';
-import { prepareVenueCommand, restoreVenueCommand } from '../../runtime/command-serializer.ts';
+import { checkVenueCommand, restoreVenueCommand } from '../../runtime/command-serializer.ts';
+import { bodySha256Hex } from '../../signing/index.ts';
 import { toVenueFailure } from '../../runtime/venue-error.ts';
 import type { LatencyModel } from './latency.ts';
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
+const encoder = new TextEncoder();
 const POSITION_PAGE = 500;
 
 /**
@@ -77,6 +81,77 @@ for (const name of COMMAND_ENDPOINTS) {
   if (match?.name === name && Object.keys(match.params).length === 0) FIXED_PATHS.set(name, path);
 }
 const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
+
+/**
+ * The path parameters of a command this venue prepares: the serializer builds its path from
+ * exactly these (each percent-encoded), so matching the path again would give them back.
+ */
+function paramsOf(command: VenueCommand): Readonly<Record<string, string>> {
+  switch (command.endpoint) {
+    case 'amendOrder':
+    case 'cancelOrder':
+      return { order_id: command.params.order_id };
+    case 'closePosition':
+      return { position_id: command.params.position_id };
+    default:
+      return NO_PARAMS;
+  }
+}
+
+/** The path parameters of a prepared command's path, which must address its endpoint. */
+function pathParams(prepared: PreparedCommand): Readonly<Record<string, string>> {
+  if (FIXED_PATHS.get(prepared.endpoint) === prepared.path) return NO_PARAMS;
+  const match = matchEndpoint(endpoints[prepared.endpoint].method, prepared.path);
+  if (match === null || match.name !== prepared.endpoint) {
+    throw new PaperbotError(
+      'INVALID_COMMAND',
+      `${prepared.path} does not address ${prepared.endpoint}`,
+      { details: { httpStatus: 404 } },
+    );
+  }
+  return match.params as Readonly<Record<string, string>>;
+}
+
+/**
+ * A command this venue checked (prepared or restored), with the path parameters its path was
+ * built from or matched to once. A prepared one holds the serializer's JSON text and makes its
+ * bytes and their hash when first read: in process the body object is what is applied, so a
+ * command nobody journals (a simulation) is never encoded or hashed. The bytes are those
+ * `prepareVenueCommand` makes from the same text.
+ */
+class CheckedCommand<E extends CommandEndpoint = CommandEndpoint> implements PreparedCommand<E> {
+  #text: string | null;
+  #bytes: Uint8Array | null;
+  #sha256: string | null;
+
+  constructor(
+    readonly endpoint: E,
+    readonly path: string,
+    readonly requestId: string,
+    readonly body: PreparedCommand<E>['body'],
+    readonly params: Readonly<Record<string, string>>,
+    text: string | null,
+    bytes: Uint8Array | null,
+    sha256: string | null,
+  ) {
+    this.#text = text;
+    this.#bytes = bytes;
+    this.#sha256 = sha256;
+  }
+
+  get bodyBytes(): Uint8Array {
+    if (this.#bytes === null) {
+      this.#bytes = encoder.encode(this.#text!);
+      this.#text = null;
+    }
+    return this.#bytes;
+  }
+
+  get bodySha256(): string {
+    this.#sha256 ??= bodySha256Hex(this.bodyBytes);
+    return this.#sha256;
+  }
+}
 
 /** What the replay venue adds around the engine (all optional). */
 export interface ExchangeVenueHooks {
@@ -169,11 +244,11 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
   private readonly fillSubject = new Subject<Fill>();
   private readonly riskSubject = new Subject<RiskEvent>();
   private readonly resyncSubject = new Subject<ResyncSignal>();
-  /** Commands this venue prepared or restored: their bytes are known to be valid bodies. */
-  private readonly checked = new WeakSet<PreparedCommand>();
   /** Active orders of the account, in the order they were created. */
   private readonly activeOrders = new Set<string>();
   private readonly deliveries: PendingDelivery[] = [];
+  /** Delivers the oldest pending batch: one function for every delivery's timer. */
+  private readonly deliverNext = (): void => this.deliver();
   private readonly unsubscribe: () => void;
   private closed = false;
 
@@ -220,9 +295,17 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
 
   prepare<E extends CommandEndpoint>(command: VenueCommandOf<E>): PreparedCommand<E> {
     this.activity++;
-    const prepared = prepareVenueCommand(command);
-    this.checked.add(prepared);
-    return prepared;
+    const checked = checkVenueCommand(command);
+    return new CheckedCommand(
+      checked.endpoint,
+      checked.path,
+      checked.requestId,
+      checked.body,
+      paramsOf(command),
+      checked.text,
+      null,
+      null,
+    );
   }
 
   restore<E extends CommandEndpoint>(
@@ -231,9 +314,17 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
     bodyBytes: Uint8Array,
   ): PreparedCommand<E> {
     this.activity++;
-    const prepared = restoreVenueCommand(endpoint, path, bodyBytes);
-    this.checked.add(prepared);
-    return prepared;
+    const restored = restoreVenueCommand(endpoint, path, bodyBytes);
+    return new CheckedCommand(
+      restored.endpoint,
+      restored.path,
+      restored.requestId,
+      restored.body,
+      pathParams(restored),
+      null,
+      restored.bodyBytes,
+      restored.bodySha256,
+    );
   }
 
   send<E extends CommandEndpoint>(
@@ -349,27 +440,15 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
 
   /** The command's path parameters and body; bytes this venue did not check are checked here. */
   private parse(prepared: PreparedCommand): ParsedCommand {
-    const definition = endpoints[prepared.endpoint];
-    let params: Readonly<Record<string, string>>;
-    if (FIXED_PATHS.get(prepared.endpoint) === prepared.path) {
-      params = NO_PARAMS;
-    } else {
-      const match = matchEndpoint(definition.method, prepared.path);
-      if (match === null || match.name !== prepared.endpoint) {
-        throw new PaperbotError(
-          'INVALID_COMMAND',
-          `${prepared.path} does not address ${prepared.endpoint}`,
-          {
-            details: { httpStatus: 404 },
-          },
-        );
-      }
-      params = match.params as Readonly<Record<string, string>>;
-    }
-    if (this.checked.has(prepared)) {
+    if (prepared instanceof CheckedCommand) {
       // The checked body itself: in process, nothing is parsed again.
-      return { params, body: prepared.body as ParsedCommand['body'], unchecked: null };
+      return {
+        params: prepared.params,
+        body: prepared.body as ParsedCommand['body'],
+        unchecked: null,
+      };
     }
+    const params = pathParams(prepared);
     // Read for the market it concerns only; the core checks the bytes themselves.
     let body: unknown = null;
     try {
@@ -450,7 +529,7 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
     }
     const delivery: PendingDelivery = { dueAt, events: [event] };
     this.deliveries.push(delivery);
-    this.clock.setTimeout(() => this.deliver(), this.latency.eventMs);
+    this.clock.setTimeout(this.deliverNext, this.latency.eventMs);
   }
 
   private deliver(): void {

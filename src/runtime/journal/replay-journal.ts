@@ -337,13 +337,9 @@ export class ReplayJournal implements IntentJournal {
       );
     }
     const next = copyOf(slot.record, this.time());
-    next.command = {
-      endpoint: command.endpoint,
-      path: command.path,
-      // The prepared bytes themselves, not a copy: nothing changes them once they are hashed.
-      bodyBytes: command.bodyBytes,
-      bodySha256: command.bodySha256,
-    };
+    // The prepared command itself, not a copy: nothing changes it, and an in-process venue's
+    // command makes its bytes and hash only if they are read (a resend, after a timeout).
+    next.command = command;
     next.context = context;
     this.update(slot, next);
   }

@@ -119,6 +119,18 @@ describe('OrderBook', () => {
             const bid = book.bestBid();
             const ask = book.bestAsk();
             if (bid !== null && ask !== null) expect(bid).toBeLessThan(ask);
+            // Every level listed holds orders, best first, each price once.
+            for (const side of [BUY, SELL] as const) {
+              const levels = book.depth(side, Number.POSITIVE_INFINITY);
+              for (const [index, level] of levels.entries()) {
+                expect(level.orderCount).toBeGreaterThan(0);
+                expect(book.levelAt(side, level.priceTicks)?.orderCount).toBe(level.orderCount);
+                const next = levels[index + 1];
+                if (next === undefined) continue;
+                if (side === BUY) expect(next.priceTicks).toBeLessThan(level.priceTicks);
+                else expect(next.priceTicks).toBeGreaterThan(level.priceTicks);
+              }
+            }
           }
           let left = 0;
           for (const order of book.orders(BUY)) left += order.remaining;

@@ -15,7 +15,11 @@ import {
   type ReplayVenueConfigInput,
 } from '../../../src/replay/venue/config.ts';
 import { ReplayVenue } from '../../../src/replay/venue/replay-venue.ts';
-import type { CommandEndpoint, VenueCommandOf } from '../../../src/runtime/venue.ts';
+import type {
+  CommandEndpoint,
+  PreparedCommand,
+  VenueCommandOf,
+} from '../../../src/runtime/venue.ts';
 import { testBook, testMarket, testTrade } from '../../../src/runtime/testing/fixtures.ts';
 
 export const T0 = Date.UTC(2025, 0, 1);
@@ -46,6 +50,8 @@ export interface Harness {
   trade(side: 'buy' | 'sell', price: string, quantity: string): void;
   /** Sends a command and moves the clock until its answer arrives. */
   send<E extends CommandEndpoint>(command: VenueCommandOf<E>): Promise<unknown>;
+  /** Sends a command prepared or restored already, likewise. */
+  sendPrepared(prepared: PreparedCommand): Promise<unknown>;
   advance(ms: number): Promise<void>;
 }
 
@@ -102,18 +108,20 @@ export function harness(config: ReplayVenueConfigInput = {}, bookDepth = 5): Har
           ),
         ),
       ),
-    send: async (command) => {
-      const prepared = venue.execution.prepare(command);
-      let settled = false;
-      const answer = venue.execution.send(prepared).finally(() => {
-        settled = true;
-      });
-      answer.catch(() => undefined);
-      for (let step = 0; step < 1_000 && !settled; step++) await advance(1);
-      return answer;
-    },
+    send: (command) => sendPrepared(venue.execution.prepare(command)),
+    sendPrepared,
     advance,
   };
+
+  async function sendPrepared(prepared: PreparedCommand): Promise<unknown> {
+    let settled = false;
+    const answer = venue.execution.send(prepared).finally(() => {
+      settled = true;
+    });
+    answer.catch(() => undefined);
+    for (let step = 0; step < 1_000 && !settled; step++) await advance(1);
+    return answer;
+  }
 }
 
 export function limit(

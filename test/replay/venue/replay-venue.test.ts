@@ -222,6 +222,45 @@ describe('replay venue: the execution contract', () => {
     expect(restored.bodySha256).toBe(prepared.bodySha256);
   });
 
+  it("makes the bytes and their hash only when read, equal to the shared serializer's", async () => {
+    const h = harness();
+    h.ticker('100');
+    h.book([['99', '5']], [['101', '5']]);
+    const encode = vi.spyOn(TextEncoder.prototype, 'encode');
+    const command = limit('order-0001', 'buy', '99', '1');
+    const prepared = h.venue.execution.prepare(command);
+    await h.sendPrepared(prepared);
+    expect(encode).not.toHaveBeenCalled();
+    encode.mockRestore();
+    const shared = prepareVenueCommand(command);
+    expect(prepared.bodyBytes).toEqual(shared.bodyBytes);
+    expect(prepared.bodyBytes).toBe(prepared.bodyBytes);
+    expect(prepared.bodySha256).toBe(shared.bodySha256);
+    expect(prepared).toMatchObject({
+      endpoint: shared.endpoint,
+      path: shared.path,
+      requestId: shared.requestId,
+      body: shared.body,
+    });
+  });
+
+  it('takes the path parameters of a prepared or restored command as its path gives them', async () => {
+    const h = harness();
+    h.ticker('100');
+    h.book([['99', '5']], [['101', '5']]);
+    const order = (await h.send(limit('order-0001', 'buy', '99', '1'))) as Order;
+    const cancel = h.venue.execution.prepare({
+      endpoint: 'cancelOrder',
+      params: { order_id: order.order_id },
+      body: { request_id: 'cancel-0001' },
+    });
+    const restored = h.venue.execution.restore('cancelOrder', cancel.path, cancel.bodyBytes);
+    const canceled = (await h.sendPrepared(cancel)) as Order;
+    expect(canceled).toMatchObject({ order_id: order.order_id, status: 'CANCELLED' });
+    // The same request again, from its journaled bytes: the first answer.
+    expect(await h.sendPrepared(restored)).toEqual(canceled);
+  });
+
   it('hands the checked body object to the service core, parsed by no schema or JSON again', async () => {
     const h = harness();
     h.ticker('100');
