@@ -212,7 +212,8 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
     entries.filter((entry) => entry.missingMarkets.length > 0).map((entry) => entry.id),
   );
   const logger = options.logger ?? silentKernelLogger;
-  const iterator = source.batches()[Symbol.asyncIterator]();
+  // Deferred: the venue builds a snapshot or a trade only when something reads it.
+  const iterator = source.batches({ deferred: true })[Symbol.asyncIterator]();
   let first = await iterator.next();
   while (!first.done && first.value.length === 0) first = await iterator.next();
   if (first.done) {

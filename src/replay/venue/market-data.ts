@@ -79,9 +79,10 @@ class MarketStreams {
   latestTicker: TickerData | null = null;
   latestTickerT = 0;
   tickerObject: Ticker | null = null;
-  latestBook: Book | null = null;
+  /** The latest book, or the record that builds it when first read (a replay's). */
+  latestBook: { readonly d: Book } | null = null;
   readonly ticker = new HotStream<Ticker>(() => this.currentTicker());
-  readonly book = new HotStream<Book>(() => this.latestBook ?? undefined);
+  readonly book = new HotStream<Book>(() => this.latestBook?.d);
   readonly trades = new HotStream<PublicTrade>();
 
   constructor(private readonly times: TimeText) {}
@@ -140,16 +141,26 @@ export class RecordedMarketData implements MarketDataVenue {
   }
 
   book(marketId: string, book: Book): void {
+    this.bookRecord(marketId, { d: book });
+  }
+
+  /** A book record (its `d` may be built on first read): read only if someone listens. */
+  bookRecord(marketId: string, record: { readonly d: Book }): void {
     const streams = this.byId.get(marketId);
     if (streams === undefined) return;
-    streams.latestBook = book;
-    if (streams.book.observed) streams.book.next(book);
+    streams.latestBook = record;
+    if (streams.book.observed) streams.book.next(record.d);
   }
 
   trade(marketId: string, trade: PublicTrade): void {
+    this.tradeRecord(marketId, { d: trade });
+  }
+
+  /** A trade record (its `d` may be built on first read): read only if someone listens. */
+  tradeRecord(marketId: string, record: { readonly d: PublicTrade }): void {
     const streams = this.byId.get(marketId);
     if (streams === undefined) return;
-    if (streams.trades.observed) streams.trades.next(trade);
+    if (streams.trades.observed) streams.trades.next(record.d);
   }
 
   complete(): void {
