@@ -247,7 +247,7 @@ export class ReportCollector {
     const numeric = Number(price);
     const market = this.markets.get(marketId);
     if (market === undefined) return;
-    market.price.add(t, price);
+    market.price.add(t, price, numeric);
     this.account.book.price(marketId, price, numeric);
   }
 

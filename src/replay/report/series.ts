@@ -53,8 +53,11 @@ export class BucketedSeries {
     return this.buckets.length;
   }
 
-  /** Adds a sample; samples come in time order (a later one at an earlier time joins the last bucket). */
-  add(t: number, value: string): void {
+  /**
+   * Adds a sample; samples come in time order (a later one at an earlier time joins the last
+   * bucket). `numeric`: `Number(value)`, when the caller has it already.
+   */
+  add(t: number, value: string, numeric?: number): void {
     const buckets = this.buckets;
     let key = Math.floor(t / this.widthMs);
     let tail = buckets.length === 0 ? undefined : buckets[buckets.length - 1]!;
@@ -69,26 +72,26 @@ export class BucketedSeries {
       // The close again (a flat equity, a position that did not move): within low and high.
       if (value === tail.close) return;
       tail.close = value;
-      const numeric = Number(value);
-      if (numeric < tail.lowValue) {
+      const number = numeric ?? Number(value);
+      if (number < tail.lowValue) {
         tail.low = value;
-        tail.lowValue = numeric;
+        tail.lowValue = number;
       }
-      if (numeric > tail.highValue) {
+      if (number > tail.highValue) {
         tail.high = value;
-        tail.highValue = numeric;
+        tail.highValue = number;
       }
       return;
     }
-    const numeric = Number(value);
+    const number = numeric ?? Number(value);
     buckets.push({
       key,
       first: t,
       last: t,
       low: value,
-      lowValue: numeric,
+      lowValue: number,
       high: value,
-      highValue: numeric,
+      highValue: number,
       close: value,
       count: 1,
     });
