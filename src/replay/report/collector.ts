@@ -197,6 +197,8 @@ export class ReportCollector {
   private readonly equitySeries = new BucketedSeries();
   private readonly drawdownSeries = new BucketedSeries();
   private readonly markets = new Map<string, MarketState>();
+  /** The markets' states in the map's order. */
+  private readonly marketList: MarketState[] = [];
   private readonly marketGroups = new Map<string, Group>();
   private readonly strategyGroups = new Map<string, Group>();
   /** The account: every fill, trips per market (the report's trades and summary). */
@@ -334,7 +336,12 @@ export class ReportCollector {
   private readPositions(): void {
     const t = this.positionsDueAt!;
     this.positionsDueAt = null;
-    for (const market of this.markets.values()) market.position.add(t, market.quantityText);
+    // Indexed over a list (every sample): no iterator objects.
+    const markets = this.marketList;
+    for (let index = 0; index < markets.length; index++) {
+      const market = markets[index]!;
+      market.position.add(t, market.quantityText);
+    }
   }
 
   /** The report of a run that ended at `endMs`, with its closing equity when given. */
@@ -465,6 +472,7 @@ export class ReportCollector {
       };
       market.position.add(this.options.startMs, '0');
       this.markets.set(marketId, market);
+      this.marketList.push(market);
       if (!this.marketGroups.has(marketId)) this.marketGroups.set(marketId, newGroup());
     }
     return market;
