@@ -17,11 +17,13 @@
  * "replay" is the loop alone (records delivered, timers fired, commands answered); "whole run"
  * adds the kernel's start, its shutdown and the report. Times are CPU time (process.cpuUsage,
  * user + system), not wall time: the machine may be shared. RSS is read before and after each
- * measured round. `ROUNDS=<n>` sets the measured rounds
- * (median reported). Before them, warm-up rounds run until 250,000 events or 3 s, whichever
- * comes first (the first round also builds the decode cache of a file): a no-op replay of the
- * one-hour sample takes tens of milliseconds, too short for the JIT to have compiled the hot
- * path after a single round.
+ * measured round. `ROUNDS=<n>` sets the measured rounds of the market maker (3 by default) and
+ * the no-op's (at least 11: a no-op replay of the sample takes about 20 ms, where one round more
+ * or less of garbage collection moves a single figure by a third); the median is reported.
+ * Before them, warm-up rounds run until 250,000 events or 3 s, whichever comes first (the
+ * first round also builds the decode cache of a file): a single cold round would time the JIT
+ * compiling the hot path, not the replay a researcher running many replays sees.
+ * `--only noop` or `--only mm` runs the rows of one strategy.
  */
 import { cp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -45,6 +47,19 @@ import { defineStrategy } from '../../src/runtime/strategy/index.ts';
 import { withTemporaryDirectory } from '../replay/fixtures.ts';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
+const NOOP_ROUNDS = Math.max(ROUNDS, 11);
+
+function option(name: string): string | undefined {
+  const index = process.argv.indexOf(`--${name}`);
+  return index === -1 ? undefined : process.argv[index + 1];
+}
+
+const ONLY = option('only') ?? process.env.ONLY ?? 'all';
+if (!['all', 'noop', 'mm'].includes(ONLY)) {
+  throw new Error(`--only takes noop or mm, not ${ONLY}`);
+}
+const RUN_NOOP = ONLY !== 'mm';
+const RUN_MM = ONLY !== 'noop';
 const WARM_UP_EVENTS = 250_000;
 const WARM_UP_MS = 3_000;
 const SAMPLE = 'backtest-data/emulator-seed42-1h';
@@ -107,9 +122,10 @@ async function measure(
   paramOverrides?: Readonly<Record<string, Readonly<Record<string, unknown>>>>,
 ): Promise<Measurement> {
   const rounds: Measurement[] = [];
+  const wanted = strategies === NOOP ? NOOP_ROUNDS : ROUNDS;
   let warmUpEvents = 0;
   const warmUpUntil = performance.now() + WARM_UP_MS;
-  while (rounds.length < ROUNDS) {
+  while (rounds.length < wanted) {
     const marks: Record<string, number> = {};
     const input = await source();
     const rssStartMb = rssMb();
@@ -165,24 +181,28 @@ export default async function run(): Promise<void> {
     // The file runs first, while no large arrays of records are alive: garbage collection over
     // them would be charged to decoding.
     const results: Measurement[] = [];
-    results.push(await measure('no-op, sample, from file', loaded, NOOP, fromFile));
-    results.push(await measure('market maker, sample, from file', loaded, marketMaker, fromFile));
-    results.push(
-      await measure(
-        'market maker (requote every ticker), sample, from file',
-        loaded,
-        marketMaker,
-        fromFile,
-        tight,
-      ),
-    );
+    if (RUN_NOOP) results.push(await measure('no-op, sample, from file', loaded, NOOP, fromFile));
+    if (RUN_MM) {
+      results.push(await measure('market maker, sample, from file', loaded, marketMaker, fromFile));
+      results.push(
+        await measure(
+          'market maker (requote every ticker), sample, from file',
+          loaded,
+          marketMaker,
+          fromFile,
+          tight,
+        ),
+      );
+    }
 
     const sample = await fromFile();
-    const tenHours = repeated(await recordsOf(sample), 10);
-    results.push(
-      await measure('no-op, sample x10, memory', loaded, NOOP, inMemory(tenHours, sample)),
-    );
-    tenHours.length = 0;
+    if (RUN_NOOP) {
+      const tenHours = repeated(await recordsOf(sample), 10);
+      results.push(
+        await measure('no-op, sample x10, memory', loaded, NOOP, inMemory(tenHours, sample)),
+      );
+      tenHours.length = 0;
+    }
 
     const densePath = join(directory, 'dense');
     const base = defaultEmulatorConfig();
@@ -198,17 +218,21 @@ export default async function run(): Promise<void> {
     });
     const dense = await openReplaySource([densePath]);
     const denseRecords = await recordsOf(dense);
-    results.push(
-      await measure('no-op, dense, memory', loaded, NOOP, inMemory(denseRecords, dense)),
-    );
-    results.push(
-      await measure(
-        'market maker, dense, memory',
-        loaded,
-        marketMaker,
-        inMemory(denseRecords, dense),
-      ),
-    );
+    if (RUN_NOOP) {
+      results.push(
+        await measure('no-op, dense, memory', loaded, NOOP, inMemory(denseRecords, dense)),
+      );
+    }
+    if (RUN_MM) {
+      results.push(
+        await measure(
+          'market maker, dense, memory',
+          loaded,
+          marketMaker,
+          inMemory(denseRecords, dense),
+        ),
+      );
+    }
     console.table(
       results.map((result) => ({
         task: result.task,

@@ -1,10 +1,12 @@
 import { appendFile, readFile, utimes, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../src/core/clock.ts';
 import {
   BlockEncoder,
   createBlockDecoder,
+  DeferredRecord,
   HOST_LITTLE_ENDIAN,
   MAX_ARRAY_ITEMS,
   MAX_DEPTH,
@@ -161,6 +163,47 @@ describe('binary codec', () => {
       const block = records.slice(start, start + 300);
       expectSameValues(decoder.decode(encoder.encode(block)), block);
     }
+  });
+
+  it('defers the body of the named kinds: the same records once read, built once', () => {
+    const encoder = new BlockEncoder();
+    const decoder = createBlockDecoder({ deferredKinds: ['book', 'trade'] });
+    const records = mixedRecords({ count: 900 });
+    const decoded: unknown[] = [];
+    for (let start = 0; start < records.length; start += 300) {
+      decoded.push(...decoder.decode(encoder.encode(records.slice(start, start + 300))));
+    }
+    const kinds = new Set<string>();
+    for (let index = 0; index < records.length; index++) {
+      const expected = records[index]!;
+      const actual = decoded[index] as RecordedEvent;
+      const deferred = actual instanceof DeferredRecord;
+      expect(deferred).toBe(expected.k === 'book' || expected.k === 'trade');
+      if (deferred) kinds.add(actual.k);
+      expect([actual.v, actual.t, actual.k, actual.m]).toEqual([
+        expected.v,
+        expected.t,
+        expected.k,
+        expected.m,
+      ]);
+      // Read in a later block's time: the body comes from its own block's columns.
+      expect(actual.d).toStrictEqual(expected.d);
+      expect(actual.d).toBe(actual.d);
+      expect(encodeRecordLine(actual)).toBe(encodeRecordLine(expected));
+    }
+    expect([...kinds].sort()).toEqual(['book', 'trade']);
+  });
+
+  it('gives deferred records JSON.stringify writes as recorded, read or not, any key order', () => {
+    const reordered = { d: { price: '1.5', side: 'buy' }, m: 'BTC-USD', k: 'trade', t: 5, v: 1 };
+    const values = [reordered, ...mixedRecords({ count: 60 })];
+    const decoded = createBlockDecoder({ deferredKinds: ['trade', 'book'] }).decode(
+      new BlockEncoder().encode(values),
+    );
+    expect(decoded[0]).toBeInstanceOf(DeferredRecord);
+    expect(decoded.map((value) => JSON.stringify(value))).toEqual(
+      values.map((value) => JSON.stringify(value)),
+    );
   });
 
   it('decodes a block that is not 8-byte aligned in its buffer', () => {
@@ -336,6 +379,24 @@ describe('events cache', () => {
         tornTail: null,
         delivered: 2_500,
       });
+    });
+  });
+
+  it('hands out deferred book and trade records when asked, the same once read', async () => {
+    await withTemporaryDirectory(async (directory) => {
+      const records = mixedRecords({ count: 2_500 });
+      const recording = await recordSession(directory, records);
+      await drain(recording);
+      const deferred = await drain(recording, { deferredKinds: ['book', 'trade'] });
+      expect(deferred.summary.cache).toBe('read');
+      expect(deferred.lines).toEqual(records.map(encodeRecordLine));
+      // From the events file (no cache yet) records are always whole.
+      const fresh = await recordSession(join(directory, 'fresh'), records);
+      const reader = readRecording(fresh, { deferredKinds: ['book', 'trade'] });
+      for await (const batch of reader.batches()) {
+        for (const record of batch) expect(record).not.toBeInstanceOf(DeferredRecord);
+      }
+      expect(reader.summary?.cache).toBe('built');
     });
   });
 

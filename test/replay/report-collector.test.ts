@@ -64,13 +64,16 @@ function fillsOf(count: number, seed: number, spacingMs: number): Run {
   return { fills, strategies };
 }
 
-/** Equity every `intervalMs` over `durationMs`, a random walk with losing and winning periods. */
-function equityOf(durationMs: number, intervalMs: number, seed: number) {
+/**
+ * Equity every `intervalMs` over `durationMs`, a random walk with losing and winning periods;
+ * with `flat`, that share of the samples repeats the one before (an account holding nothing).
+ */
+function equityOf(durationMs: number, intervalMs: number, seed: number, flat = 0) {
   const next = seededRandom(seed);
   const samples: { t: number; equity: string }[] = [];
   let cents = 1_000_000;
   for (let t = T0 + intervalMs; t <= T0 + durationMs; t += intervalMs) {
-    cents += Math.round((next() - 0.49) * 200);
+    if (next() >= flat) cents += Math.round((next() - 0.49) * 200);
     samples.push({ t, equity: toWire(new Big(cents).div(100)) });
   }
   return samples;
@@ -102,6 +105,21 @@ describe('the report collector', () => {
       ),
     });
     expect(report.summary).toEqual(expected);
+    // Flat stretches (most samples repeat the one before, peaks included): the same digits.
+    const flatInput = { ...input, equity: equityOf(durationMs, 1_000, 13, 0.9) };
+    const flatStatistics = computeStatistics(flatInput, { sharpePeriodMs: 60_000 });
+    const flatClosed = flatStatistics.roundTrips.filter((trip) => trip.closedAt !== null);
+    const flatReport = buildReport(flatInput, { sharpePeriodMs: 60_000 });
+    expect(flatReport.summary).toEqual(
+      reportSummary({
+        ...flatStatistics,
+        averageTradeDurationMs: Math.round(
+          flatClosed.reduce((sum, trip) => sum + trip.closedAt! - trip.openedAt, 0) /
+            flatClosed.length,
+        ),
+      }),
+    );
+    expect(flatReport.summary.max_drawdown).not.toBe('0');
     // The run exercises every figure: periods with losses, trades both ways.
     expect(report.summary.sharpe_periods).toBe(360);
     expect(report.summary.sharpe).not.toBeNull();

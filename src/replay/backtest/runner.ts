@@ -212,7 +212,8 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
     entries.filter((entry) => entry.missingMarkets.length > 0).map((entry) => entry.id),
   );
   const logger = options.logger ?? silentKernelLogger;
-  const iterator = source.batches()[Symbol.asyncIterator]();
+  // Deferred: the venue builds a snapshot or a trade only when something reads it.
+  const iterator = source.batches({ deferred: true })[Symbol.asyncIterator]();
   let first = await iterator.next();
   while (!first.done && first.value.length === 0) first = await iterator.next();
   if (first.done) {
@@ -327,11 +328,16 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
         const record = batch[index]!;
         const t = record.t;
         if (t > clock.now()) {
-          // Most records reach no timer and no sample: time moves without a yield.
+          // Most records reach no timer: time moves, past any equity sample on the way, without
+          // a yield (a sample starts no work). A timer due first goes through the driver.
           const due = clock.nextDueAt();
-          if ((due !== null && due <= t) || nextSample <= t) {
+          if (due !== null && due <= t) {
             await driver.advanceTo(t, nextSampleAt, sample);
           } else {
+            while (nextSample <= t) {
+              clock.advanceTo(nextSample);
+              sample(nextSample);
+            }
             clock.advanceTo(t);
           }
         }

@@ -34,8 +34,20 @@ export interface ReplaySource {
   /** The sessions' candle histories (`candles.json`) merged; null when none has one. */
   readonly candleHistory: CandleHistory | null;
   /** Records in time order, in batches. */
-  batches(): AsyncIterable<readonly RecordedEvent[]>;
+  batches(options?: BatchOptions): AsyncIterable<readonly RecordedEvent[]>;
 }
+
+export interface BatchOptions {
+  /**
+   * Book and trade records may come with their `d` decoded only when first read (from a
+   * session's binary cache; `DeferredRecord` in `format/binary-codec.ts`). The replay venue
+   * reads a snapshot or a trade only when something needs it, so most are never built.
+   */
+  readonly deferred?: boolean;
+}
+
+/** The kinds whose bodies a deferred read leaves encoded until read. */
+const DEFERRED_KINDS = ['book', 'trade'] as const;
 
 export interface OpenSourceOptions {
   /** Replay only these markets (null: all). */
@@ -102,8 +114,15 @@ export async function openReplaySource(
     hasPrivateEvents: recordings.some((recording) => recording.manifest.settings.private_events),
     recordings,
     candleHistory: mergeCandleHistories(histories),
-    batches: () =>
-      mergeByTime(recordings.map((recording) => readRecording(recording, readOptions).batches())),
+    batches: (batchOptions = {}) =>
+      mergeByTime(
+        recordings.map((recording) =>
+          readRecording(recording, {
+            ...readOptions,
+            ...(batchOptions.deferred === true ? { deferredKinds: DEFERRED_KINDS } : {}),
+          }).batches(),
+        ),
+      ),
   };
 }
 
@@ -134,8 +153,8 @@ export interface ReplayWindow {
 export function windowedSource(source: ReplaySource, window: ReplayWindow): ReplaySource {
   return {
     ...source,
-    batches: async function* () {
-      for await (const batch of source.batches()) {
+    batches: async function* (options?: BatchOptions) {
+      for await (const batch of source.batches(options)) {
         const inside = batch.filter(
           (record) => record.t >= window.fromMs && record.t < window.toMs,
         );

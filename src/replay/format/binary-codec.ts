@@ -452,7 +452,98 @@ interface Builder {
   readonly references: number;
   readonly integers: number;
   readonly floats: number;
+  /** How a record of this template is handed out with its `d` left encoded (null: it cannot). */
+  readonly deferred: DeferredPlan | null;
 }
+
+/** The columns of one block, which a deferred record decodes its `d` from. */
+interface BlockColumns {
+  readonly strings: readonly string[];
+  readonly references: Int32Array;
+  readonly integers: Int32Array;
+  readonly floats: Float64Array;
+}
+
+/** Builds a deferred record's header (`v`, `t`, `k`, `m`) from the columns. */
+type HeaderFunction = (
+  record: typeof DeferredRecord,
+  columns: BlockColumns,
+  plan: DeferredPlan,
+  strings: readonly string[],
+  references: Int32Array,
+  integers: Int32Array,
+  floats: Float64Array,
+  reference: number,
+  integer: number,
+  float: number,
+) => DeferredRecord;
+
+interface DeferredPlan {
+  readonly header: HeaderFunction;
+  /** The record's keys in their recorded order (`toJSON`). */
+  readonly keys: readonly string[];
+  /** Where the record's `k` is among its string references. */
+  readonly kindReference: number;
+  /** The template of `d`, and where its leaves start among the record's. */
+  readonly body: Builder;
+  readonly bodyReference: number;
+  readonly bodyInteger: number;
+  readonly bodyFloat: number;
+}
+
+/**
+ * A record whose `d` is decoded when first read (then kept): a replay that never looks at most
+ * book snapshots and trades (nobody subscribed, no order in the market) never builds them. It
+ * keeps its block's columns until then. `toJSON` gives the recorded record, keys in order.
+ */
+export class DeferredRecord {
+  private columns: BlockColumns | null;
+  private value: unknown = undefined;
+
+  constructor(
+    readonly v: unknown,
+    readonly t: unknown,
+    readonly k: unknown,
+    readonly m: unknown,
+    columns: BlockColumns,
+    private readonly plan: DeferredPlan,
+    private readonly reference: number,
+    private readonly integer: number,
+    private readonly float: number,
+  ) {
+    this.columns = columns;
+  }
+
+  get d(): unknown {
+    const columns = this.columns;
+    if (columns !== null) {
+      const plan = this.plan;
+      this.value = plan.body.build(
+        columns.strings,
+        columns.references,
+        columns.integers,
+        columns.floats,
+        JSON.parse,
+        this.reference + plan.bodyReference,
+        this.integer + plan.bodyInteger,
+        this.float + plan.bodyFloat,
+      );
+      this.columns = null;
+    }
+    return this.value;
+  }
+
+  toJSON(): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    for (const key of this.plan.keys) {
+      out[key] = key === 'd' ? this.d : this[key as 'v' | 't' | 'k' | 'm'];
+    }
+    return out;
+  }
+}
+
+/** Record keys a deferred record carries: the header's and `d`. */
+const DEFERRED_KEYS = new Set(['v', 't', 'k', 'm', 'd']);
 
 function corrupt(message: string): PaperbotError {
   return new PaperbotError('RECORDING_CACHE_CORRUPT', `events cache is damaged: ${message}`);
@@ -520,7 +611,99 @@ function compileTemplate(text: string): Builder {
   const body = expression(description, 0);
   // The source is built from JSON-quoted keys and numeric offsets only, never from values.
   const build = new Function('S', 'X', 'N', 'F', 'J', 'x', 'n', 'f', `return ${body};`);
-  return { build: build as BuildFunction, references, integers, floats };
+  return {
+    build: build as BuildFunction,
+    references,
+    integers,
+    floats,
+    deferred: deferredPlan(description),
+  };
+}
+
+/**
+ * The plan of a record template `{v, t, k, m, d}` (keys in any order) whose header fields are
+ * plain leaves, `k` a string, and `d` an object or array; null for any other template.
+ */
+function deferredPlan(description: unknown): DeferredPlan | null {
+  if (typeof description !== 'object' || description === null || !('k' in description)) {
+    return null;
+  }
+  const { k: keys, v: values } = description as { k: unknown; v: unknown };
+  if (!Array.isArray(keys) || !Array.isArray(values) || keys.length !== DEFERRED_KEYS.size) {
+    return null;
+  }
+  if (
+    !keys.every((key) => DEFERRED_KEYS.has(key as string)) ||
+    new Set(keys).size !== keys.length
+  ) {
+    return null;
+  }
+  let references = 0;
+  let integers = 0;
+  let floats = 0;
+  const fields: Record<string, string> = {};
+  let kindReference = -1;
+  let body: { reference: number; integer: number; float: number; builder: Builder } | null = null;
+  for (let index = 0; index < keys.length; index++) {
+    const key = keys[index] as string;
+    const leaf = values[index] as unknown;
+    if (key === 'd') {
+      if (typeof leaf !== 'object' || leaf === null) return null;
+      const builder = templateBuilder(JSON.stringify(leaf));
+      body = { reference: references, integer: integers, float: floats, builder };
+      references += builder.references;
+      integers += builder.integers;
+      floats += builder.floats;
+      continue;
+    }
+    switch (leaf) {
+      case LEAF_NULL:
+        fields[key] = 'null';
+        break;
+      case LEAF_FALSE:
+        fields[key] = 'false';
+        break;
+      case LEAF_TRUE:
+        fields[key] = 'true';
+        break;
+      case LEAF_STRING:
+        if (key === 'k') kindReference = references;
+        fields[key] = `S[X[x+${references++}]]`;
+        break;
+      case LEAF_INTEGER:
+        fields[key] = `N[n+${integers++}]`;
+        break;
+      case LEAF_FLOAT:
+        fields[key] = `F[f+${floats++}]`;
+        break;
+      default:
+        return null;
+    }
+  }
+  if (body === null || kindReference < 0) return null;
+  // Keys and numeric offsets only, as for `build`.
+  const header = new Function(
+    'D',
+    'B',
+    'P',
+    'S',
+    'X',
+    'N',
+    'F',
+    'x',
+    'n',
+    'f',
+    `return new D(${fields.v},${fields.t},${fields.k},${fields.m},B,P,x,n,f);`,
+  ) as HeaderFunction;
+  return {
+    header,
+    keys: keys as string[],
+    kindReference,
+    body: body.builder,
+    bodyReference: body.reference,
+    bodyInteger: body.integer,
+    bodyFloat: body.float,
+  };
 }
 
 function templateBuilder(text: string): Builder {
@@ -551,8 +734,20 @@ export interface BlockDecoder {
   decode(block: Uint8Array): unknown[];
 }
 
+export interface BlockDecoderOptions {
+  /**
+   * Records of these kinds (`k`) come back as `DeferredRecord`s, their `d` decoded when first
+   * read, when their structure allows it (`{v, t, k, m, d}`); others are decoded whole.
+   */
+  readonly deferredKinds?: readonly string[];
+}
+
 /** Makes a decoder for one sequence of blocks. */
-export function createBlockDecoder(): BlockDecoder {
+export function createBlockDecoder(options: BlockDecoderOptions = {}): BlockDecoder {
+  const deferredKinds =
+    options.deferredKinds === undefined || options.deferredKinds.length === 0
+      ? null
+      : new Set(options.deferredKinds);
   let table: string[] = [];
   let templates: Builder[] = [];
   let started = false;
@@ -641,6 +836,7 @@ export function createBlockDecoder(): BlockDecoder {
       }
 
       const strings = table;
+      const columns: BlockColumns = { strings, references, integers, floats };
       const values: unknown[] = [];
       let reference = 0;
       let integer = 0;
@@ -648,18 +844,40 @@ export function createBlockDecoder(): BlockDecoder {
       for (let index = 0; index < records; index++) {
         const builder = templates[recordTemplates[index]!];
         if (builder === undefined) throw corrupt('template index out of range');
-        values.push(
-          builder.build(
-            strings,
-            references,
-            integers,
-            floats,
-            JSON.parse,
-            reference,
-            integer,
-            float,
-          ),
-        );
+        const plan = builder.deferred;
+        if (
+          plan !== null &&
+          deferredKinds !== null &&
+          deferredKinds.has(strings[references[reference + plan.kindReference]!]!)
+        ) {
+          values.push(
+            plan.header(
+              DeferredRecord,
+              columns,
+              plan,
+              strings,
+              references,
+              integers,
+              floats,
+              reference,
+              integer,
+              float,
+            ),
+          );
+        } else {
+          values.push(
+            builder.build(
+              strings,
+              references,
+              integers,
+              floats,
+              JSON.parse,
+              reference,
+              integer,
+              float,
+            ),
+          );
+        }
         reference += builder.references;
         integer += builder.integers;
         float += builder.floats;

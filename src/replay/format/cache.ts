@@ -20,7 +20,12 @@ import { type FileHandle, open, rename, rm, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { z } from 'zod';
 import { PaperbotError } from '../../core/errors.ts';
-import { BlockEncoder, createBlockDecoder, HOST_LITTLE_ENDIAN } from './binary-codec.ts';
+import {
+  BlockEncoder,
+  type BlockDecoderOptions,
+  createBlockDecoder,
+  HOST_LITTLE_ENDIAN,
+} from './binary-codec.ts';
 import type { ReadSummary } from './event-log-reader.ts';
 import type { RecordedEvent } from './records.ts';
 
@@ -64,8 +69,11 @@ export type CacheHeader = z.infer<typeof CacheHeader>;
 export interface CacheFile {
   readonly path: string;
   readonly header: CacheHeader;
-  /** The records block by block, in file order; closes the file at the end. */
-  batches(): AsyncGenerator<RecordedEvent[]>;
+  /**
+   * The records block by block, in file order; closes the file at the end. With
+   * `deferredKinds`, records of those kinds may come as `DeferredRecord`s (`binary-codec.ts`).
+   */
+  batches(options?: BlockDecoderOptions): AsyncGenerator<RecordedEvent[]>;
   close(): Promise<void>;
 }
 
@@ -98,9 +106,9 @@ export async function openCacheFile(path: string): Promise<CacheFile | null> {
     path,
     header: found,
     close,
-    batches: async function* () {
+    batches: async function* (options: BlockDecoderOptions = {}) {
       try {
-        yield* readBlocks(handle, path, found);
+        yield* readBlocks(handle, path, found, options);
       } finally {
         await close();
       }
@@ -274,8 +282,9 @@ async function* readBlocks(
   handle: FileHandle,
   path: string,
   header: CacheHeader,
+  options: BlockDecoderOptions,
 ): AsyncGenerator<RecordedEvent[]> {
-  const decoder = createBlockDecoder();
+  const decoder = createBlockDecoder(options);
   let window: Uint8Array = new Uint8Array(0);
   let windowStart = BLOCKS_START;
   let position = BLOCKS_START;

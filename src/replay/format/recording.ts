@@ -62,6 +62,12 @@ export interface RecordingReadOptions extends ReadOptions {
   /** Only records of these markets (records without a market are dropped too). */
   readonly markets?: readonly string[];
   readonly kinds?: readonly RecordKind[];
+  /**
+   * Records of these kinds read from the cache may come with their `d` decoded only when first
+   * read (`DeferredRecord`, `binary-codec.ts`): a replay skips building what nobody looks at.
+   * Records read from the events file are always whole.
+   */
+  readonly deferredKinds?: readonly RecordKind[];
 }
 
 /**
@@ -111,7 +117,10 @@ export class RecordingReader {
       // the same records, so only those past that point are left to check.
       let index = header.verified_records;
       let start = 0;
-      for await (const batch of cacheFile.batches()) {
+      const deferred = this.options.deferredKinds;
+      for await (const batch of cacheFile.batches(
+        deferred === undefined ? {} : { deferredKinds: deferred },
+      )) {
         for (let i = index - start; i < batch.length && index < verifyLimit; i++, index++) {
           verifyRecord(batch[i], index + 1);
         }

@@ -93,6 +93,8 @@ interface MarketState {
   /** The position sampled with each equity sample, so its buckets are the equity chart's. */
   readonly position: BucketedSeries;
   quantity: Decimal;
+  /** `toWire(quantity)`, kept while the quantity stands (it is sampled every equity sample). */
+  quantityText: string;
 }
 
 function newGroup(onClosed: (trip: RoundTrip) => void = () => {}): Group {
@@ -195,11 +197,18 @@ export class ReportCollector {
   private readonly equitySeries = new BucketedSeries();
   private readonly drawdownSeries = new BucketedSeries();
   private readonly markets = new Map<string, MarketState>();
+  /** The markets' states in the map's order. */
+  private readonly marketList: MarketState[] = [];
   private readonly marketGroups = new Map<string, Group>();
   private readonly strategyGroups = new Map<string, Group>();
   /** The account: every fill, trips per market (the report's trades and summary). */
   private readonly account: Group;
   private pending: { t: number; equity: string } | null = null;
+  /**
+   * The last sample's equity as given, parsed and on the wire, and its drawdown: an equity that
+   * stays flat between samples (no position, no fill) is parsed and formatted once.
+   */
+  private sampled = { text: '', value: ZERO, wire: '', drawdown: ZERO, drawdownText: '' };
   /**
    * The time of the last sample while its positions are unread: they are read when a later fill
    * or sample comes, so a fill at the sample's own time counts (the venue may report it after).
@@ -240,7 +249,7 @@ export class ReportCollector {
     const numeric = Number(price);
     const market = this.markets.get(marketId);
     if (market === undefined) return;
-    market.price.add(t, price);
+    market.price.add(t, price, numeric);
     this.account.book.price(marketId, price, numeric);
   }
 
@@ -285,6 +294,7 @@ export class ReportCollector {
     const position =
       fill.side === 'buy' ? market.quantity.plus(quantity) : market.quantity.minus(quantity);
     market.quantity = position;
+    market.quantityText = toWire(position);
     const at = Math.max(t, this.options.startMs);
     if (this.openMarkets.size > 0) this.exposedMs += at - this.exposureCursor;
     this.exposureCursor = at;
@@ -326,7 +336,12 @@ export class ReportCollector {
   private readPositions(): void {
     const t = this.positionsDueAt!;
     this.positionsDueAt = null;
-    for (const market of this.markets.values()) market.position.add(t, toWire(market.quantity));
+    // Indexed over a list (every sample): no iterator objects.
+    const markets = this.marketList;
+    for (let index = 0; index < markets.length; index++) {
+      const market = markets[index]!;
+      market.position.add(t, market.quantityText);
+    }
   }
 
   /** The report of a run that ended at `endMs`, with its closing equity when given. */
@@ -453,20 +468,32 @@ export class ReportCollector {
         sellFills: new BucketedSeries(),
         position: new BucketedSeries(),
         quantity: ZERO,
+        quantityText: toWire(ZERO),
       };
       market.position.add(this.options.startMs, '0');
       this.markets.set(marketId, market);
+      this.marketList.push(market);
       if (!this.marketGroups.has(marketId)) this.marketGroups.set(marketId, newGroup());
     }
     return market;
   }
 
   private takeSample(sample: { t: number; equity: string }): void {
-    const equity = parseDecimal(sample.equity);
-    const drawdown = ratio(this.equityStatistics.add(sample.t, equity));
+    const sampled = this.sampled;
+    if (sample.equity !== sampled.text || sampled.wire === '') {
+      sampled.text = sample.equity;
+      sampled.value = parseDecimal(sample.equity);
+      sampled.wire = toWire(sampled.value);
+    }
+    const drawdownValue = this.equityStatistics.add(sample.t, sampled.value);
+    if (drawdownValue !== sampled.drawdown || sampled.drawdownText === '') {
+      sampled.drawdown = drawdownValue;
+      sampled.drawdownText = ratio(drawdownValue);
+    }
+    const drawdown = sampled.drawdownText;
     this.equitySeries.add(sample.t, sample.equity);
     this.drawdownSeries.add(sample.t, drawdown);
-    this.files?.equity({ t: sample.t, equity: toWire(equity), drawdown });
+    this.files?.equity({ t: sample.t, equity: sampled.wire, drawdown });
   }
 
   private onAccountTrip(trip: RoundTrip): void {

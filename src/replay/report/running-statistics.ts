@@ -26,6 +26,8 @@ export class RunningEquityStatistics {
   private samples = 0;
   private level: Decimal;
   private last: Decimal | null = null;
+  /** What `add` returned for `last`. */
+  private lastDrawdown: Decimal = ZERO;
   // Drawdown.
   private peak: Decimal;
   private peakAt: number;
@@ -60,6 +62,12 @@ export class RunningEquityStatistics {
   add(t: number, equity: Decimal): Decimal {
     this.samples++;
     this.readBoundariesBefore(t);
+    if (equity === this.last) {
+      // The level of the sample before, again (a flat equity): peak, drawdown and the worst
+      // drop stand, and its area is added when the level changes or at the end, as one exact
+      // product (level × the whole time it held).
+      return this.lastDrawdown;
+    }
     if (t > this.startMs) {
       this.area = this.area.plus(this.level.times(t - this.cursor));
       this.cursor = t;
@@ -69,6 +77,7 @@ export class RunningEquityStatistics {
     if (equity.gt(this.peak)) {
       this.peak = equity;
       this.peakAt = t;
+      this.lastDrawdown = ZERO;
       return ZERO;
     }
     const drop = this.peak.minus(equity);
@@ -79,6 +88,7 @@ export class RunningEquityStatistics {
       this.worstPeakAt = this.peakAt;
       this.troughAt = t;
     }
+    this.lastDrawdown = drawdown;
     return drawdown;
   }
 

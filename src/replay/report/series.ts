@@ -53,38 +53,45 @@ export class BucketedSeries {
     return this.buckets.length;
   }
 
-  /** Adds a sample; samples come in time order (a later one at an earlier time joins the last bucket). */
-  add(t: number, value: string): void {
-    const numeric = Number(value);
+  /**
+   * Adds a sample; samples come in time order (a later one at an earlier time joins the last
+   * bucket). `numeric`: `Number(value)`, when the caller has it already.
+   */
+  add(t: number, value: string, numeric?: number): void {
+    const buckets = this.buckets;
     let key = Math.floor(t / this.widthMs);
-    let tail = this.buckets.at(-1);
-    if (tail !== undefined && key > tail.key && this.buckets.length >= this.capacity) {
+    let tail = buckets.length === 0 ? undefined : buckets[buckets.length - 1]!;
+    if (tail !== undefined && key > tail.key && buckets.length >= this.capacity) {
       this.widen();
       key = Math.floor(t / this.widthMs);
-      tail = this.buckets.at(-1);
+      tail = buckets[buckets.length - 1]!;
     }
     if (tail !== undefined && key <= tail.key) {
       tail.last = Math.max(tail.last, t);
-      tail.close = value;
       tail.count++;
-      if (numeric < tail.lowValue) {
+      // The close again (a flat equity, a position that did not move): within low and high.
+      if (value === tail.close) return;
+      tail.close = value;
+      const number = numeric ?? Number(value);
+      if (number < tail.lowValue) {
         tail.low = value;
-        tail.lowValue = numeric;
+        tail.lowValue = number;
       }
-      if (numeric > tail.highValue) {
+      if (number > tail.highValue) {
         tail.high = value;
-        tail.highValue = numeric;
+        tail.highValue = number;
       }
       return;
     }
-    this.buckets.push({
+    const number = numeric ?? Number(value);
+    buckets.push({
       key,
       first: t,
       last: t,
       low: value,
-      lowValue: numeric,
+      lowValue: number,
       high: value,
-      highValue: numeric,
+      highValue: number,
       close: value,
       count: 1,
     });
@@ -101,16 +108,19 @@ export class BucketedSeries {
     }));
   }
 
-  /** Doubles the width until the buckets fit in half the capacity, merging neighbours. */
+  /** Doubles the width until the buckets fit in half the capacity, merging neighbours in place. */
   private widen(): void {
-    while (this.buckets.length >= this.capacity) {
+    const buckets = this.buckets;
+    while (buckets.length >= this.capacity) {
       this.widthMs *= 2;
-      const merged: Bucket[] = [];
-      for (const bucket of this.buckets) {
+      let kept = 0;
+      for (let index = 0; index < buckets.length; index++) {
+        const bucket = buckets[index]!;
         const key = Math.floor(bucket.key / 2);
-        const tail = merged.at(-1);
+        const tail = kept === 0 ? undefined : buckets[kept - 1]!;
         if (tail === undefined || tail.key !== key) {
-          merged.push({ ...bucket, key });
+          bucket.key = key;
+          buckets[kept++] = bucket;
           continue;
         }
         tail.last = bucket.last;
@@ -125,7 +135,7 @@ export class BucketedSeries {
           tail.highValue = bucket.highValue;
         }
       }
-      this.buckets.splice(0, this.buckets.length, ...merged);
+      buckets.length = kept;
     }
   }
 }

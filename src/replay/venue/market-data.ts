@@ -61,16 +61,43 @@ export function formatRecordTime(t: number): string {
   return `${yearText}-${pad2(month)}-${pad2(day)}T${pad2(hour)}:${pad2(minute)}:${pad2(second)}.${millisecondText}Z`;
 }
 
-/** The RFC 3339 text of the last record time asked: records of one instant share it. */
-class TimeText {
+/** "00" to "59", and "000" to "999": the fields of a time of day, built once. */
+const TWO_DIGITS = Array.from({ length: 60 }, (_, value) => pad2(value));
+const THREE_DIGITS = Array.from({ length: 1000 }, (_, value) => `${value}`.padStart(3, '0'));
+const DAY_MS = 86_400_000;
+/** The times `formatRecordTime` formats itself (years 0 to 9999). */
+const FIRST_FORMATTED = -62_167_219_200_000;
+const LAST_FORMATTED = 253_402_300_799_999;
+
+/**
+ * The RFC 3339 text of the last record time asked: records of one instant share it. The date
+ * part is kept for its day, so a new time costs one concatenation of table entries (a replay
+ * formats one per ticker time, and the pieces of a full format are garbage at once).
+ */
+export class RecordTimeText {
   private t = Number.NaN;
   private text = '';
+  private dayStart = Number.NaN;
+  private dayPrefix = '';
 
   of(t: number): string {
-    if (t !== this.t) {
-      this.t = t;
-      this.text = formatRecordTime(t);
+    if (t === this.t) return this.text;
+    this.t = t;
+    let offset = t - this.dayStart;
+    if (!(offset >= 0 && offset < DAY_MS) || !Number.isSafeInteger(t)) {
+      if (!Number.isSafeInteger(t) || t < FIRST_FORMATTED || t > LAST_FORMATTED) {
+        this.dayStart = Number.NaN;
+        this.text = formatRecordTime(t);
+        return this.text;
+      }
+      offset = ((t % DAY_MS) + DAY_MS) % DAY_MS;
+      this.dayStart = t - offset;
+      // "YYYY-MM-DDT"
+      this.dayPrefix = formatRecordTime(this.dayStart).slice(0, 11);
     }
+    const millisecond = offset % 1000;
+    const second = (offset - millisecond) / 1000;
+    this.text = `${this.dayPrefix}${TWO_DIGITS[Math.floor(second / 3600)]}:${TWO_DIGITS[Math.floor(second / 60) % 60]}:${TWO_DIGITS[second % 60]}.${THREE_DIGITS[millisecond]}Z`;
     return this.text;
   }
 }
@@ -79,12 +106,13 @@ class MarketStreams {
   latestTicker: TickerData | null = null;
   latestTickerT = 0;
   tickerObject: Ticker | null = null;
-  latestBook: Book | null = null;
+  /** The latest book, or the record that builds it when first read (a replay's). */
+  latestBook: { readonly d: Book } | null = null;
   readonly ticker = new HotStream<Ticker>(() => this.currentTicker());
-  readonly book = new HotStream<Book>(() => this.latestBook ?? undefined);
+  readonly book = new HotStream<Book>(() => this.latestBook?.d);
   readonly trades = new HotStream<PublicTrade>();
 
-  constructor(private readonly times: TimeText) {}
+  constructor(private readonly times: RecordTimeText) {}
 
   currentTicker(): Ticker | undefined {
     const data = this.latestTicker;
@@ -106,7 +134,7 @@ export class RecordedMarketData implements MarketDataVenue {
   private readonly byId = new Map<string, MarketStreams>();
 
   constructor(private readonly listed: readonly Market[]) {
-    const times = new TimeText();
+    const times = new RecordTimeText();
     for (const market of listed) this.byId.set(market.market_id, new MarketStreams(times));
   }
 
@@ -140,16 +168,26 @@ export class RecordedMarketData implements MarketDataVenue {
   }
 
   book(marketId: string, book: Book): void {
+    this.bookRecord(marketId, { d: book });
+  }
+
+  /** A book record (its `d` may be built on first read): read only if someone listens. */
+  bookRecord(marketId: string, record: { readonly d: Book }): void {
     const streams = this.byId.get(marketId);
     if (streams === undefined) return;
-    streams.latestBook = book;
-    if (streams.book.observed) streams.book.next(book);
+    streams.latestBook = record;
+    if (streams.book.observed) streams.book.next(record.d);
   }
 
   trade(marketId: string, trade: PublicTrade): void {
+    this.tradeRecord(marketId, { d: trade });
+  }
+
+  /** A trade record (its `d` may be built on first read): read only if someone listens. */
+  tradeRecord(marketId: string, record: { readonly d: PublicTrade }): void {
     const streams = this.byId.get(marketId);
     if (streams === undefined) return;
-    if (streams.trades.observed) streams.trades.next(trade);
+    if (streams.trades.observed) streams.trades.next(record.d);
   }
 
   complete(): void {

@@ -54,7 +54,7 @@ import type { MarketDataVenue } from '../../runtime/streams/market-data.ts';
 import type { Ticker } from '../../runtime/strategy/types.ts';
 import { closedCandleHistory } from '../../runtime/streams/candles.ts';
 import { type CandleHistory, historyCandles } from '../format/candle-history.ts';
-import type { RecordedEvent } from '../format/records.ts';
+import type { BookRecord, RecordedEvent, TradeRecord } from '../format/records.ts';
 import {
   RECORDED_ASKS,
   RECORDED_BIDS,
@@ -99,7 +99,8 @@ class ReplayMarket {
   readonly queues: MarketQueues;
   /** A ticker whose mark the engine has not had yet (the market is not engaged). */
   pendingTicker: TickerData | null = null;
-  latestBook: Book | null = null;
+  /** The latest snapshot's record: its book is built when first read (`BatchOptions.deferred`). */
+  bookRecord: BookRecord | null = null;
   parsedBook: ParsedBook | null = null;
   /** Whether the engine holds the latest recorded book. */
   bookInEngine = true;
@@ -113,6 +114,10 @@ class ReplayMarket {
     queuePosition: boolean,
   ) {
     this.queues = new MarketQueues(queuePosition);
+  }
+
+  get latestBook(): Book | null {
+    return this.bookRecord === null ? null : this.bookRecord.d;
   }
 
   get engaged(): boolean {
@@ -238,12 +243,12 @@ export class ReplayVenue implements MarketDataVenue {
       }
       case 'book': {
         const market = this.byId.get(record.m);
-        if (market !== undefined) this.onBook(market, record.d);
+        if (market !== undefined) this.onBook(market, record);
         return;
       }
       case 'trade': {
         const market = this.byId.get(record.m);
-        if (market !== undefined) this.onTrade(market, record.d);
+        if (market !== undefined) this.onTrade(market, record);
         return;
       }
       default:
@@ -311,10 +316,11 @@ export class ReplayVenue implements MarketDataVenue {
     this.version++;
   }
 
-  private onBook(market: ReplayMarket, book: Book): void {
-    market.latestBook = book;
+  // Records, not their `d`: a snapshot or trade that nothing reads is never built.
+  private onBook(market: ReplayMarket, record: BookRecord): void {
+    market.bookRecord = record;
     market.parsedBook = null;
-    this.data.book(market.marketId, book);
+    this.data.bookRecord(market.marketId, record);
     if (market.queues.size > 0) {
       const parsed = this.parsedBook(market)!;
       market.queues.onSnapshot(parsed.bids, parsed.asks);
@@ -323,9 +329,10 @@ export class ReplayVenue implements MarketDataVenue {
     else market.bookInEngine = false;
   }
 
-  private onTrade(market: ReplayMarket, trade: PublicTrade): void {
-    this.data.trade(market.marketId, trade);
+  private onTrade(market: ReplayMarket, record: TradeRecord): void {
+    this.data.tradeRecord(market.marketId, record);
     if (market.queues.size === 0) return;
+    const trade = record.d;
     const aggressor = trade.side === 'buy' ? BUY : trade.side === 'sell' ? SELL : null;
     if (aggressor === null) return;
     const priceTicks = market.priceTicks(trade.price);
@@ -344,7 +351,7 @@ export class ReplayVenue implements MarketDataVenue {
         allocation.steps,
         allocation.limitTicks,
       );
-      if (market.bookInEngine && market.latestBook !== null) {
+      if (market.bookInEngine && market.bookRecord !== null) {
         const levels = this.clippedLevels(market);
         if (aggressor === SELL) {
           this.exchange.replaceQuotes(market.marketId, RECORDED_BIDS, levels.bids, []);
@@ -372,7 +379,7 @@ export class ReplayVenue implements MarketDataVenue {
 
   private postBook(market: ReplayMarket): void {
     market.bookInEngine = true;
-    if (market.latestBook === null) return;
+    if (market.bookRecord === null) return;
     const levels = this.clippedLevels(market);
     this.exchange.batch(() => {
       // Both sides off before either comes back, so a new side never trades with an old one.

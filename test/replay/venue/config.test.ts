@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseReplayVenueConfig, replayEngineConfig } from '../../../src/replay/venue/config.ts';
-import { formatRecordTime } from '../../../src/replay/venue/market-data.ts';
+import { formatRecordTime, RecordTimeText } from '../../../src/replay/venue/market-data.ts';
 import { isoTimestamp } from '../../../src/core/clock.ts';
 import fc from 'fast-check';
 import { testMarket } from '../../../src/runtime/testing/fixtures.ts';
@@ -72,6 +72,26 @@ describe('record times', () => {
         expect(formatRecordTime(t)).toBe(isoTimestamp(t));
       }),
       { numRuns: 5_000 },
+    );
+  });
+
+  it('formats a sequence of times exactly as toISOString, within a day and across days', () => {
+    const day = 86_400_000;
+    const start = fc.integer({ min: -62_167_219_200_000 - day, max: 253_402_300_799_999 + day });
+    const step = fc.oneof(
+      fc.integer({ min: -2 * day, max: 2 * day }),
+      fc.integer({ min: 0, max: 999 }),
+    );
+    fc.assert(
+      fc.property(start, fc.array(step, { maxLength: 30 }), (first, steps) => {
+        const text = new RecordTimeText();
+        let t = first;
+        for (const delta of [0, ...steps]) {
+          t += delta;
+          expect(text.of(t)).toBe(isoTimestamp(t));
+        }
+      }),
+      { numRuns: 2_000 },
     );
   });
 });

@@ -4,6 +4,8 @@ import { ServiceCore } from '../../../src/emulator/index.ts';
 import { endpoints, type Order, OrderRequest } from '../../../src/protocol/index.ts';
 import { classifyFailure } from '../../../src/runtime/execution/classify.ts';
 import { prepareVenueCommand } from '../../../src/runtime/command-serializer.ts';
+import { bookRecord, type RecordedEvent, tradeRecord } from '../../../src/replay/format/records.ts';
+import { testBook, testTrade } from '../../../src/runtime/testing/fixtures.ts';
 import { harness, limit, MARKET, marketOrder, T0 } from './helpers.ts';
 
 function fillsOf(h: ReturnType<typeof harness>) {
@@ -343,5 +345,53 @@ describe('replay venue: the execution contract', () => {
     expect(account.settlement_asset).toBe('pUSDC');
     expect(h.venue.equity()).toBe(account.total_equity);
     expect(h.venue.queueOf(MARKET).orders(SELL)).toEqual([]);
+  });
+});
+
+describe('replay venue: recorded bodies read only when needed', () => {
+  /** A record whose `d` counts its reads, as a deferred record from the cache builds it then. */
+  function counted<T extends RecordedEvent>(record: T): { record: T; reads: () => number } {
+    let reads = 0;
+    const { d, ...header } = record;
+    const wrapped = Object.defineProperty({ ...header }, 'd', {
+      get: () => {
+        reads++;
+        return d;
+      },
+      enumerable: true,
+    }) as unknown as T;
+    return { record: wrapped, reads: () => reads };
+  }
+
+  it('reads no book or trade while nothing listens and the account has nothing in the market', async () => {
+    const h = harness();
+    h.ticker('100');
+    const snapshot = counted(
+      bookRecord(
+        T0,
+        testBook({ market_id: MARKET, bids: [['99', '5']], asks: [['101', '5']] }, T0),
+      ),
+    );
+    const trade = counted(
+      tradeRecord(
+        T0,
+        testTrade(
+          { market_id: MARKET, price: '99', quantity: '1', side: 'sell', trade_id: 'x' },
+          T0,
+        ),
+      ),
+    );
+    h.ingest(snapshot.record);
+    h.ingest(trade.record);
+    expect([snapshot.reads(), trade.reads()]).toEqual([0, 0]);
+
+    // A subscriber gets the latest book (read now); the venue's order then takes from it.
+    const books: unknown[] = [];
+    const subscription = h.venue.book$(MARKET).subscribe((book) => books.push(book));
+    expect(books).toHaveLength(1);
+    expect(snapshot.reads()).toBeGreaterThan(0);
+    subscription.unsubscribe();
+    await h.send(marketOrder('order-0001', 'buy', '2'));
+    expect(fillsOf(h)).toEqual([{ price: '101', quantity: '2', maker: false, fee: '0.101' }]);
   });
 });

@@ -1,0 +1,68 @@
+import { take } from 'rxjs';
+import { describe, expect, it } from 'vitest';
+import { HotStream } from '../../../src/replay/venue/streams.ts';
+
+describe('hot streams of recorded data', () => {
+  it('gives a new subscriber the latest value, then what is pushed while it listens', () => {
+    let latest: number | undefined;
+    const stream = new HotStream<number>(() => latest);
+    expect(stream.observed).toBe(false);
+    const early: number[] = [];
+    const first = stream.observable.subscribe((value) => early.push(value));
+    expect(stream.observed).toBe(true);
+    latest = 1;
+    stream.next(1);
+    const late: number[] = [];
+    const second = stream.observable.subscribe((value) => late.push(value));
+    latest = 2;
+    stream.next(2);
+    first.unsubscribe();
+    stream.next(3);
+    second.unsubscribe();
+    expect(stream.observed).toBe(false);
+    stream.next(4);
+    expect(early).toEqual([1, 2]);
+    expect(late).toEqual([1, 2, 3]);
+  });
+
+  it('lets a subscriber that leaves during a value stop at once, the others still get it', () => {
+    const stream = new HotStream<string>();
+    const seen: string[] = [];
+    const leaving = stream.observable.subscribe((value) => {
+      seen.push(`a:${value}`);
+      staying.unsubscribe();
+    });
+    const staying = stream.observable.subscribe((value) => seen.push(`b:${value}`));
+    stream.next('x');
+    expect(seen).toEqual(['a:x']);
+    stream.next('y');
+    expect(seen).toEqual(['a:x', 'a:y']);
+    leaving.unsubscribe();
+  });
+
+  it('completes its subscribers, and completes later ones at once without a value', () => {
+    const stream = new HotStream<number>(() => 7);
+    const events: string[] = [];
+    stream.observable.subscribe({
+      next: (value) => events.push(`next ${value}`),
+      complete: () => events.push('complete'),
+    });
+    stream.complete();
+    stream.observable.subscribe({
+      next: (value) => events.push(`late ${value}`),
+      complete: () => events.push('late complete'),
+    });
+    stream.next(8);
+    expect(events).toEqual(['next 7', 'complete', 'late complete']);
+    expect(stream.observed).toBe(false);
+  });
+
+  it('does not keep a subscriber that is done with the latest value', () => {
+    const stream = new HotStream<number>(() => 5);
+    const seen: number[] = [];
+    stream.observable.pipe(take(1)).subscribe((value) => seen.push(value));
+    expect(stream.observed).toBe(false);
+    stream.next(6);
+    expect(seen).toEqual([5]);
+  });
+});
