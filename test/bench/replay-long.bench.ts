@@ -66,6 +66,16 @@ const NOOP: readonly ResolvedStrategy[] = [
 ];
 
 /**
+ * `record` moved `shift` ms later. A deferred record (`DeferredRecord`, binary-codec.ts) keeps
+ * its body encoded behind a getter, so the copy keeps its prototype and `d` still decodes on
+ * first read, as in a replay of the files themselves.
+ */
+function later(record: RecordedEvent, shift: number): RecordedEvent {
+  const copy = Object.create(Object.getPrototypeOf(record) as object | null) as RecordedEvent;
+  return Object.assign(copy, record, { t: record.t + shift });
+}
+
+/**
  * The recorded hour again and again, each copy one span later, until `total`: every copy is read
  * anew from the recording (its binary cache), as a replay of days of files reads them, so the
  * data in memory is one batch, not the hour (held decoded, the hour alone was ~200 MB of heap).
@@ -75,17 +85,14 @@ function loopedSource(hour: ReplaySource, span: number, total: number): ReplaySo
     ...hour,
     directories: ['(emulator, looped)'],
     expectedRecords: total,
-    batches: async function* () {
+    batches: async function* (options) {
       let emitted = 0;
       for (let copy = 0; emitted < total; copy++) {
         const shift = copy * span;
-        for await (const read of hour.batches()) {
+        for await (const read of hour.batches(options)) {
           const count = Math.min(read.length, total - emitted);
           const batch: RecordedEvent[] = new Array<RecordedEvent>(count);
-          for (let index = 0; index < count; index++) {
-            const record = read[index]!;
-            batch[index] = { ...record, t: record.t + shift } as RecordedEvent;
-          }
+          for (let index = 0; index < count; index++) batch[index] = later(read[index]!, shift);
           emitted += count;
           yield batch;
           if (emitted >= total) return;
