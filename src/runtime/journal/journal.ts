@@ -19,7 +19,7 @@ import { PaperbotError } from '../../core/errors.ts';
 import type { Fill, OrderStatusEvent } from '../../protocol/index.ts';
 import type { StampedIntent } from '../intents.ts';
 import { JournalExits } from './exits.ts';
-import type { CommandStep, IntentJournal } from './intent-journal.ts';
+import type { CommandStep, FirstCommand, IntentJournal } from './intent-journal.ts';
 import {
   type DeadmanRecord,
   type FillReadBackRecord,
@@ -79,6 +79,38 @@ export interface JournalOptions {
   readonly orderEventWindow?: number;
 }
 
+/**
+ * `record` with a command just written and the step written with it, as the row now reads. The
+ * bytes are copied, as a read of the row would give: the caller's bytes stay the caller's.
+ */
+function withCommand(
+  record: IntentRecord,
+  command: JournaledCommand,
+  context: IntentContext,
+  then: CommandNextStep,
+): IntentRecord {
+  const journaled = {
+    ...record,
+    command: {
+      endpoint: command.endpoint,
+      path: command.path,
+      bodyBytes: Uint8Array.from(command.bodyBytes),
+      bodySha256: command.bodySha256,
+    },
+    context,
+  };
+  if (then === null) return journaled;
+  if (then === 'sending') {
+    return { ...journaled, state: 'sending', sendAttempts: record.sendAttempts + 1 };
+  }
+  return {
+    ...journaled,
+    state: 'simulating',
+    simulateRequestId: then.simulateRequestId,
+    simulateAttempt: then.attempt,
+  };
+}
+
 /** Meta keys the journal writes itself; `writeMeta` never replaces them. */
 const RESERVED_META_KEYS: ReadonlySet<string> = new Set(['epoch', 'created_at']);
 
@@ -107,8 +139,8 @@ export class Journal implements IntentJournal {
    */
   private readonly recentIntents = new Map<string, IntentRecord>();
   /**
-   * Committed `last_sequence` values known to this process; never above the stored one, so a
-   * sequence at or below it needs no write (the stored value is a maximum).
+   * Committed last sequences known to this process (noted, or carried by a journaled intent);
+   * never above what `nextSequence` reads, so a sequence at or below it needs no write.
    */
   private readonly sequences = new Map<string, number>();
   /**
@@ -216,25 +248,21 @@ export class Journal implements IntentJournal {
 
   /** The sequence a strategy's next intent should get (1 for a strategy never seen). */
   nextSequence(strategyId: string): number {
-    const row = this.sql.nextSequence.get(strategyId) as { last_sequence: number } | undefined;
+    const row = this.sql.nextSequence.get(strategyId, strategyId) as
+      { last_sequence: number } | undefined;
     return (row?.last_sequence ?? 0) + 1;
   }
 
   /** Records that `sequence` was stamped, even for an intent that never reaches the executor. */
   noteSequence(strategyId: string, sequence: number): void {
     if (this.sequenceNoted(strategyId, sequence)) return;
-    const stored = this.writeSequence(strategyId, sequence);
-    if (!this.database.inTransaction) this.sequences.set(strategyId, stored);
+    const row = this.sql.noteSequence.get(strategyId, sequence) as { last_sequence: number };
+    if (!this.database.inTransaction) this.sequences.set(strategyId, row.last_sequence);
   }
 
   private sequenceNoted(strategyId: string, sequence: number): boolean {
     const known = this.sequences.get(strategyId);
     return known !== undefined && known >= sequence;
-  }
-
-  private writeSequence(strategyId: string, sequence: number): number {
-    const row = this.sql.noteSequence.get(strategyId, sequence) as { last_sequence: number };
-    return row.last_sequence;
   }
 
   /** Takes the next sequence of one of the runtime's own purposes (persisted before use). */
@@ -246,10 +274,16 @@ export class Journal implements IntentJournal {
   // Intents
 
   /**
-   * Journals a stamped intent in state `journaled` and advances its strategy's sequence. An
-   * intent already journaled under the same request id is returned unchanged, never replaced.
+   * Journals a stamped intent in state `journaled` and advances its strategy's sequence (the
+   * row carries it: `nextSequence` reads the highest). An intent already journaled under the
+   * same request id is returned unchanged, never replaced. With `first`, the command's bytes and
+   * the step after them go into the same row: one statement, one commit (one sync at `full`)
+   * before the first byte is sent.
    */
-  recordIntent(stamped: StampedIntent): {
+  recordIntent(
+    stamped: StampedIntent,
+    first?: FirstCommand,
+  ): {
     readonly record: IntentRecord;
     readonly created: boolean;
   } {
@@ -257,41 +291,64 @@ export class Journal implements IntentJournal {
     if (cached !== undefined) return { record: cached, created: false };
     const now = this.now();
     const intentJson = JSON.stringify(stamped);
-    const insert = (): boolean =>
-      this.sql.insertIntent.run(
-        stamped.requestId,
-        stamped.strategyId,
-        stamped.sequence,
-        stamped.intent.kind,
-        stamped.clientOrderId,
-        marketOf(stamped.intent),
-        intentJson,
-        stamped.emittedAt,
-        now,
-        now,
-      ).changes === 1;
-    // The sequence is usually noted already (the kernel notes it before the gate): then the
-    // insert is the only write and needs no transaction of its own.
-    let storedSequence: number | null = null;
+    const market = marketOf(stamped.intent);
     let created: boolean;
-    if (this.sequenceNoted(stamped.strategyId, stamped.sequence)) {
-      created = insert();
+    let contextJson: string | null = null;
+    if (first === undefined) {
+      created =
+        this.sql.insertIntent.run(
+          stamped.requestId,
+          stamped.strategyId,
+          stamped.sequence,
+          stamped.intent.kind,
+          stamped.clientOrderId,
+          market,
+          intentJson,
+          stamped.emittedAt,
+          now,
+          now,
+        ).changes === 1;
     } else {
-      created = this.transaction(() => {
-        if (!insert()) return false;
-        storedSequence = this.writeSequence(stamped.strategyId, stamped.sequence);
-        return true;
-      });
+      const { command, step } = first;
+      const simulation = step === 'sending' ? null : step;
+      contextJson = JSON.stringify(first.context);
+      created =
+        this.sql.insertIntentWithCommand.run(
+          stamped.requestId,
+          stamped.strategyId,
+          stamped.sequence,
+          stamped.intent.kind,
+          stamped.clientOrderId,
+          market,
+          intentJson,
+          stamped.emittedAt,
+          simulation === null ? 'sending' : 'simulating',
+          simulation?.simulateRequestId ?? null,
+          simulation?.attempt ?? 0,
+          command.endpoint,
+          command.path,
+          toBuffer(command.bodyBytes),
+          command.bodySha256,
+          simulation === null ? 1 : 0,
+          contextJson,
+          now,
+          now,
+        ).changes === 1;
     }
     if (!created) return { record: this.requireIntent(stamped.requestId), created: false };
     // The record exactly as its inserted row reads (column defaults included).
-    const record = newIntentRecord(stamped, JSON.parse(intentJson) as StampedIntent, now);
+    let record = newIntentRecord(stamped, JSON.parse(intentJson) as StampedIntent, now);
+    if (first !== undefined) {
+      record = withCommand(record, first.command, JSON.parse(contextJson as string), first.step);
+    }
     // Inside a caller's transaction the row may yet be rolled back: only committed rows are kept.
     if (this.database.inTransaction) {
       this.knownIds = null;
     } else {
       this.remember(record);
-      if (storedSequence !== null) this.sequences.set(stamped.strategyId, storedSequence);
+      if (!this.sequenceNoted(stamped.strategyId, stamped.sequence)) {
+        this.sequences.set(stamped.strategyId, stamped.sequence);
+      }
       if (record.clientOrderId !== null) this.knownIds?.clientOrderIds.add(record.clientOrderId);
     }
     return { record, created: true };
@@ -481,24 +538,7 @@ export class Journal implements IntentJournal {
       values.push(then.simulateRequestId, then.attempt);
     }
     this.updateIntent(requestId, statement, values, (current, updatedAt) => ({
-      ...current,
-      command: {
-        endpoint: command.endpoint,
-        path: command.path,
-        // One copy, as a read of the row would give: the caller's bytes stay the caller's.
-        bodyBytes: Uint8Array.from(command.bodyBytes),
-        bodySha256: command.bodySha256,
-      },
-      context: JSON.parse(contextJson) as IntentContext,
-      ...(then === 'sending'
-        ? { state: 'sending' as const, sendAttempts: current.sendAttempts + 1 }
-        : then === null
-          ? {}
-          : {
-              state: 'simulating' as const,
-              simulateRequestId: then.simulateRequestId,
-              simulateAttempt: then.attempt,
-            }),
+      ...withCommand(current, command, JSON.parse(contextJson) as IntentContext, then),
       updatedAt,
     }));
   }
