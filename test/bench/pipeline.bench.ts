@@ -360,6 +360,7 @@ function printBreakdown(title: string, traces: readonly Trace[]): void {
       'p50 wall (us)': quantile(wall, 0.5).toFixed(0),
       'p99 wall (us)': quantile(wall, 0.99).toFixed(0),
       'p50 CPU (us)': quantile(cpu, 0.5).toFixed(0),
+      'p99 CPU (us)': quantile(cpu, 0.99).toFixed(0),
     };
   });
   console.log(`\nbreakdown: ${title} (${traces.length} placements)`);

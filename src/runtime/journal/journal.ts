@@ -119,6 +119,18 @@ export const DEFAULT_ORDER_EVENT_WINDOW = 100_000;
 /** The ledger is trimmed once per this many events recorded. */
 const ORDER_EVENT_TRIM_EVERY = 1_000;
 
+/**
+ * Intents settled between two checkpoints of the WAL. A checkpoint copies the WAL back into the
+ * file and syncs both, at `normal` too: run when an intent has just settled, it stays out of the
+ * writes ahead of a send (the tick-to-place path).
+ */
+export const CHECKPOINT_EVERY_SETTLED = 64;
+/**
+ * SQLite's own checkpoint (pages in the WAL) is a backstop only: it runs inside whichever commit
+ * crosses it, a placement's write-ahead included.
+ */
+const WAL_AUTOCHECKPOINT_PAGES = 4_000;
+
 /** How many intent records the journal keeps parsed between reads. */
 const RECENT_INTENTS = 256;
 
@@ -131,6 +143,8 @@ export class Journal implements IntentJournal {
   private readonly sql: Statements;
   /** Order events this process recorded (the ledger is trimmed every so many). */
   private orderEventsRecorded = 0;
+  /** Intents settled since the last checkpoint (`CHECKPOINT_EVERY_SETTLED`). */
+  private settledSinceCheckpoint = 0;
   /**
    * The latest committed records of recently read or written intents, oldest first. An intent is
    * read several times between its writes (execution, the command, the outcome), and each write
@@ -195,6 +209,7 @@ export class Journal implements IntentJournal {
       }
       const synchronous = { full: 'FULL', normal: 'NORMAL' }[options.durability ?? 'full'];
       database.pragma(`synchronous = ${synchronous}`);
+      database.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
       database.pragma('foreign_keys = ON');
       const epoch = migrate(database, options);
       const journal = new Journal(
@@ -600,6 +615,7 @@ export class Journal implements IntentJournal {
         updatedAt,
       }),
     );
+    if (state !== 'unknown') this.settled();
   }
 
   /** One more resolution attempt failed to settle the intent. */
@@ -667,6 +683,17 @@ export class Journal implements IntentJournal {
     } else {
       this.knownIds = null;
     }
+    this.settled();
+  }
+
+  /** Counts a settled intent; every so many, checkpoints the WAL (`CHECKPOINT_EVERY_SETTLED`). */
+  private settled(): void {
+    if (this.path === ':memory:' || this.database.inTransaction) return;
+    this.settledSinceCheckpoint += 1;
+    if (this.settledSinceCheckpoint < CHECKPOINT_EVERY_SETTLED) return;
+    this.settledSinceCheckpoint = 0;
+    // PASSIVE: copies what it can and returns; nothing else holds the file (the lock is ours).
+    this.database.pragma('wal_checkpoint(PASSIVE)');
   }
 
   /** Marks the intent's fill reported; false when it already was (report once). */
