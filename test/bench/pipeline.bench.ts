@@ -285,7 +285,7 @@ function traceGate(kernel: Kernel, trace: PipelineTrace): void {
 function traceRest(rest: RestClient, trace: PipelineTrace): void {
   const inner = rest as unknown as {
     signer: { sign: (message: Uint8Array) => Uint8Array };
-    pool: { request: (options: unknown) => Promise<unknown> };
+    pool: { dispatch: (options: unknown, handler: Record<string, unknown>) => boolean };
   };
   const signer = inner.signer;
   const sign = signer.sign.bind(signer);
@@ -296,13 +296,15 @@ function traceRest(rest: RestClient, trace: PipelineTrace): void {
     return signature;
   };
   const pool = inner.pool;
-  const request = pool.request.bind(pool);
-  pool.request = (options) => {
+  const dispatch = pool.dispatch.bind(pool);
+  pool.dispatch = (options, handler) => {
     trace.markInSend('http');
-    return request(options).then((response) => {
+    const onResponseStart = handler.onResponseStart as (...args: unknown[]) => void;
+    handler.onResponseStart = (...args: unknown[]) => {
       trace.markInSend('headers');
-      return response;
-    });
+      onResponseStart.apply(handler, args);
+    };
+    return dispatch(options, handler);
   };
 }
 
