@@ -48,6 +48,7 @@ import {
   estimateClockOffset,
 } from './clock-offset.ts';
 import { isVenueError, type MutationOutcome, VenueError } from './errors.ts';
+import { Exchange, ResponseTooLarge } from './exchange.ts';
 import {
   ClientRateLimiter,
   OPERATOR_ENDPOINTS,
@@ -198,8 +199,6 @@ interface RequestSpec {
   readonly bodySha256?: string;
 }
 
-class ResponseTooLarge extends Error {}
-
 function errorCodeOf(error: unknown): string | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
   const code = (error as { code?: unknown }).code;
@@ -207,23 +206,6 @@ function errorCodeOf(error: unknown): string | undefined {
   // Node's happy-eyeballs connect reports one error per address in an AggregateError.
   const inner = (error as { errors?: unknown }).errors;
   return Array.isArray(inner) ? errorCodeOf(inner[0]) : undefined;
-}
-
-async function readBody(
-  body: AsyncIterable<Buffer> & { destroy(): void },
-  maxBytes: number,
-): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += chunk.byteLength;
-    if (size > maxBytes) {
-      body.destroy();
-      throw new ResponseTooLarge();
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 export class RestClient {
@@ -900,17 +882,17 @@ export class RestClient {
       throw error;
     }
 
-    const controller = new AbortController();
+    const exchange = new Exchange(this.maxResponseBytes);
     let timedOut = false;
     let callerAborted = false;
     const timeoutMs = options.timeoutMs ?? this.requestTimeoutMs;
     const timer = this.clock.setTimeout(() => {
       timedOut = true;
-      controller.abort();
+      exchange.abort(new Error('timed out'));
     }, timeoutMs);
     const onCallerAbort = (): void => {
       callerAborted = true;
-      controller.abort();
+      exchange.abort(new Error('aborted by the caller'));
     };
     options.signal?.addEventListener('abort', onCallerAbort, { once: true });
 
@@ -918,16 +900,8 @@ export class RestClient {
     let responseHeaders: Record<string, string | string[] | undefined>;
     let text: string;
     try {
-      const response = await this.pool.request({
-        path: target,
-        method,
-        headers,
-        body: bodyBytes,
-        signal: controller.signal,
-      });
-      status = response.statusCode;
-      responseHeaders = response.headers;
-      text = await readBody(response.body, this.maxResponseBytes);
+      this.pool.dispatch({ path: target, method, headers, body: bodyBytes }, exchange);
+      ({ status, headers: responseHeaders, text } = await exchange.done);
     } catch (error) {
       throw this.transportError(endpoint, mutation, error, {
         timedOut,

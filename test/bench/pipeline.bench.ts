@@ -13,7 +13,8 @@
  *     place of an executor); and the real kernel with trading halted, so each intent is
  *     stamped, its sequence journaled, denied and answered.
  *
- * `--tick-to-place` runs (a) alone (normal, then full); `--breakdown` runs (a) traced: each
+ * `--tick-to-place` runs (a) alone (normal, then full; `--durability normal` or `full` for one
+ * of them); `--breakdown` runs (a) traced: each
  * placement's stages from the WebSocket frame to the journaled outcome (wall and process CPU per
  * stage) and the journal statements and commits per phase, taken by wrappers in this file only.
  */
@@ -260,11 +261,31 @@ function traceJournal(journal: Journal, trace: PipelineTrace): void {
   );
 }
 
+/** Wraps the gate's evaluation and the kernel's snapshot for it (marks). */
+function traceGate(kernel: Kernel, trace: PipelineTrace): void {
+  const gate = kernel.gate as unknown as Record<string, (...args: unknown[]) => unknown>;
+  const evaluate = gate.evaluate!.bind(gate);
+  gate.evaluate = (...args: unknown[]) => {
+    trace.mark('gate');
+    const decision = evaluate(...args);
+    trace.mark('gate done');
+    return decision;
+  };
+  const snapshots = (kernel as unknown as { snapshots: Record<string, () => unknown> }).snapshots;
+  const snapshot = snapshots.snapshot!.bind(snapshots);
+  snapshots.snapshot = () => {
+    trace.mark('snapshot');
+    const taken = snapshot();
+    trace.mark('snapshot done');
+    return taken;
+  };
+}
+
 /** Wraps the REST client's signer and connection pool: when signing and the HTTP exchange run. */
 function traceRest(rest: RestClient, trace: PipelineTrace): void {
   const inner = rest as unknown as {
     signer: { sign: (message: Uint8Array) => Uint8Array };
-    pool: { request: (options: unknown) => Promise<unknown> };
+    pool: { dispatch: (options: unknown, handler: Record<string, unknown>) => boolean };
   };
   const signer = inner.signer;
   const sign = signer.sign.bind(signer);
@@ -275,21 +296,27 @@ function traceRest(rest: RestClient, trace: PipelineTrace): void {
     return signature;
   };
   const pool = inner.pool;
-  const request = pool.request.bind(pool);
-  pool.request = (options) => {
+  const dispatch = pool.dispatch.bind(pool);
+  pool.dispatch = (options, handler) => {
     trace.markInSend('http');
-    return request(options).then((response) => {
+    const onResponseStart = handler.onResponseStart as (...args: unknown[]) => void;
+    handler.onResponseStart = (...args: unknown[]) => {
       trace.markInSend('headers');
-      return response;
-    });
+      onResponseStart.apply(handler, args);
+    };
+    return dispatch(options, handler);
   };
 }
 
 const STAGES: readonly (readonly [string, string, string])[] = [
   ['stream: frame decode and fan-out', 'frame', 'tick'],
   ['strategy', 'tick', 'intent'],
-  ['host, sequence note, gate', 'intent', 'recordIntent'],
+  ['INTENT TO SIMULATE SENT (the bot, before the wire)', 'intent', 'send simulateOrder'],
+  ['host, sequence note, gate (and prepare, when first)', 'intent', 'recordIntent'],
   ['  of which journal.noteSequence', 'noteSequence', 'noteSequence done'],
+  ['  of which the risk snapshot', 'snapshot', 'snapshot done'],
+  ['  of which gate.evaluate', 'gate', 'gate done'],
+  ['  gate done to journal.recordIntent', 'gate done', 'recordIntent'],
   ['journal.recordIntent', 'recordIntent', 'recordIntent done'],
   ['wait: submit to lane task', 'recordIntent done', 'prepare placeOrder'],
   ['serialize + hash place', 'prepare placeOrder', 'prepared placeOrder'],
@@ -335,6 +362,7 @@ function printBreakdown(title: string, traces: readonly Trace[]): void {
       'p50 wall (us)': quantile(wall, 0.5).toFixed(0),
       'p99 wall (us)': quantile(wall, 0.99).toFixed(0),
       'p50 CPU (us)': quantile(cpu, 0.5).toFixed(0),
+      'p99 CPU (us)': quantile(cpu, 0.99).toFixed(0),
     };
   });
   console.log(`\nbreakdown: ${title} (${traces.length} placements)`);
@@ -510,6 +538,7 @@ async function tickToPlace(
     routeReady$: live.routeReady$,
     logger: silentKernelLogger,
   });
+  if (trace !== null) traceGate(kernel, trace);
   const samples: number[] = [];
   const kernelSamples: number[] = [];
   let failures = 0;
@@ -768,14 +797,17 @@ async function inProcess(): Promise<void> {
 }
 
 export default async function (): Promise<void> {
+  // `--durability normal` (or `full`) runs only that one of the two.
+  const only = process.argv[process.argv.indexOf('--durability') + 1];
+  const durabilities = (['normal', 'full'] as const).filter(
+    (durability) => !process.argv.includes('--durability') || durability === only,
+  );
   if (process.argv.includes('--breakdown')) {
-    await tickToPlace('normal', false, true);
-    await tickToPlace('full', false, true);
+    for (const durability of durabilities) await tickToPlace(durability, false, true);
     return;
   }
   if (process.argv.includes('--tick-to-place')) {
-    await tickToPlace('normal');
-    await tickToPlace('full');
+    for (const durability of durabilities) await tickToPlace(durability);
     return;
   }
   await tickToPlace('full');

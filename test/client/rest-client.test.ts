@@ -336,6 +336,23 @@ describe('transport failures', () => {
     expect(error.message).toContain('recover it by request id');
   });
 
+  it('times out while the body is still arriving, and drops what came of it', async () => {
+    const { clock, client } = setup({ requestTimeoutMs: 2_000, retry: { maxAttempts: 1 } }, 0);
+    serve(clock, (_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.write('{"account_id":');
+    });
+    const pending = track(client.getAccount());
+    await until(() => nonTimeRequests().length === 1, 'the request to arrive');
+    await turn();
+    expect(pending.settled()).toBe(false);
+    clock.advanceBy(2_000);
+    expect(await failure(pending.promise)).toMatchObject({
+      code: 'REQUEST_TIMEOUT',
+      retryable: true,
+    });
+  });
+
   it('times out a read as retryable', async () => {
     const { clock, client } = setup({ requestTimeoutMs: 1_000, retry: { maxAttempts: 1 } }, 0);
     serve(clock, () => undefined);

@@ -124,6 +124,13 @@ export interface SettlementReport {
   readonly unresolved: readonly string[];
 }
 
+/** A placement's commands, prepared before its intent is journaled (`Executor.submit`). */
+interface ReadyPlacement {
+  readonly body: OrderRequestInput;
+  readonly prepared: PreparedCommand<'placeOrder'>;
+  readonly simulation: PreparedCommand<'simulateOrder'>;
+}
+
 /** An intent's command, prepared and not journaled yet: it is journaled with the step after it. */
 interface PendingCommand {
   readonly prepared: PreparedCommand;
@@ -252,7 +259,19 @@ export class Executor {
       });
       return;
     }
-    const { created, record } = this.journal.recordIntent(stamped);
+    // An idle lane runs the intent at once: a placement's commands are then prepared first, and
+    // its bytes and first simulation journaled with the intent (one commit before it goes out).
+    const ready = this.lane.size === 0 ? this.readyPlacement(stamped) : null;
+    const { created, record } = this.journal.recordIntent(
+      stamped,
+      ready === null
+        ? undefined
+        : {
+            command: ready.prepared,
+            context: {},
+            step: { simulateRequestId: ready.simulation.requestId, attempt: 1 },
+          },
+    );
     if (!created) {
       this.logger.warn('intent already journaled; never executed twice', {
         requestId: stamped.requestId,
@@ -261,8 +280,30 @@ export class Executor {
     }
     this.active.add(stamped.requestId);
     void this.lane
-      .run(() => this.execute(record))
+      .run(() => this.execute(record, ready))
       .catch((error: unknown) => this.onTaskFailure(stamped.requestId, error));
+  }
+
+  /**
+   * A simulated placement the executor may send now, its commands prepared; null otherwise (it
+   * then takes the ordinary path, which prepares, and denies what cannot be prepared, itself).
+   */
+  private readyPlacement(stamped: StampedIntent): ReadyPlacement | null {
+    const intent = stamped.intent;
+    if (intent.kind !== 'place' || !this.config.simulate.place || !this.permitted) return null;
+    try {
+      const body = this.placeBody(stamped, intent);
+      return {
+        body,
+        prepared: this.venue.prepare({ endpoint: 'placeOrder', body }),
+        simulation: this.venue.prepare({
+          endpoint: 'simulateOrder',
+          body: { ...body, request_id: `${stamped.requestId}:s1` },
+        }),
+      };
+    } catch {
+      return null;
+    }
   }
 
   /** Submits every intent of `intents$`. */
@@ -334,8 +375,9 @@ export class Executor {
    * `record` is the one `submit` journaled, passed on rather than read again: while the intent
    * is active nothing else moves it out of `journaled` before this runs.
    */
-  private async execute(record: IntentRecord): Promise<void> {
-    if (record.state !== 'journaled') return;
+  private async execute(record: IntentRecord, ready: ReadyPlacement | null = null): Promise<void> {
+    // With `ready`, the command and its first simulation were journaled with the intent.
+    if (record.state !== (ready === null ? 'journaled' : 'simulating')) return;
     const intent = record.intent.intent;
     const createsExposure = intent.kind === 'place' || intent.kind === 'amend';
     if (createsExposure && !this.permitted) {
@@ -352,7 +394,7 @@ export class Executor {
     }
     switch (intent.kind) {
       case 'place':
-        return this.executePlace(record, intent);
+        return this.executePlace(record, intent, ready);
       case 'cancel':
         return this.executeCancel(record, intent);
       case 'cancel_all':
@@ -364,7 +406,10 @@ export class Executor {
     }
   }
 
-  private placeBody(record: IntentRecord, intent: PlaceIntent): OrderRequestInput {
+  private placeBody(
+    record: Pick<IntentRecord, 'requestId' | 'clientOrderId'>,
+    intent: PlaceIntent,
+  ): OrderRequestInput {
     return {
       request_id: record.requestId,
       client_order_id: record.clientOrderId ?? record.requestId,
@@ -387,16 +432,22 @@ export class Executor {
     };
   }
 
-  private async executePlace(record: IntentRecord, intent: PlaceIntent): Promise<void> {
-    const body = this.placeBody(record, intent);
-    const prepared = this.prepareOrDeny(record, {
-      endpoint: 'placeOrder',
-      body,
-    });
+  private async executePlace(
+    record: IntentRecord,
+    intent: PlaceIntent,
+    ready: ReadyPlacement | null,
+  ): Promise<void> {
+    const body = ready?.body ?? this.placeBody(record, intent);
+    const prepared =
+      ready?.prepared ??
+      this.prepareOrDeny(record, {
+        endpoint: 'placeOrder',
+        body,
+      });
     if (prepared === null) return;
     const command: PendingCommand = { prepared, context: {} };
     if (this.config.simulate.place) {
-      if (!(await this.simulate(record, body, command))) return;
+      if (!(await this.simulate(record, body, command, ready?.simulation))) return;
       await this.sendFirst(record, prepared);
       return;
     }
@@ -661,27 +712,34 @@ export class Executor {
 
   /**
    * True when the venue answered READY; otherwise the intent is finished rejected. `command`, the
-   * intent's own command, is journaled with the first attempt (one commit before it goes out).
+   * intent's own command, is journaled with the first attempt (one commit before it goes out),
+   * unless `journaledFirst`, that attempt, was journaled with the intent already.
    */
   private async simulate(
     record: IntentRecord,
     body: OrderRequestInput,
     command: PendingCommand,
+    journaledFirst?: PreparedCommand<'simulateOrder'>,
   ): Promise<boolean> {
     let last: FailureClass | null = null;
     for (let attempt = 1; attempt <= this.config.simulationAttempts; attempt++) {
       const simulateRequestId = `${record.requestId}:s${attempt}`;
       let prepared: PreparedCommand<'simulateOrder'>;
       try {
-        prepared = this.venue.prepare({
-          endpoint: 'simulateOrder',
-          body: { ...body, request_id: simulateRequestId },
-        });
+        prepared =
+          attempt === 1 && journaledFirst !== undefined
+            ? journaledFirst
+            : this.venue.prepare({
+                endpoint: 'simulateOrder',
+                body: { ...body, request_id: simulateRequestId },
+              });
       } catch (error) {
         this.finishRejectedLocally(record, codeOf(error), messageOf(error));
         return false;
       }
-      if (attempt === 1) {
+      if (attempt === 1 && journaledFirst !== undefined) {
+        // Journaled with the intent (`submit`).
+      } else if (attempt === 1) {
         this.journal.recordCommandWithStep(record.requestId, command.prepared, command.context, {
           simulateRequestId,
           attempt,

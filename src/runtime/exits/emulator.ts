@@ -107,6 +107,14 @@ interface Feed {
 
 const LEG_OFFSETS = { exit: 0, stopLoss: 1, takeProfit: 2 } as const;
 
+/** The intent kinds `take` may keep; it answers false for any other at once, keeping nothing. */
+export const EMULATOR_INTENT_KINDS: ReadonlySet<StampedIntent['intent']['kind']> = new Set([
+  'exit',
+  'bracket',
+  'cancel',
+  'amend',
+]);
+
 function denial(message: string, observed: string): Denial {
   return { rule: 'emulated_exit', limit: 'a live emulated exit', observed, message };
 }
@@ -246,6 +254,7 @@ export class ExitEmulator {
    */
   take(stamped: StampedIntent): boolean {
     const intent = stamped.intent;
+    if (!EMULATOR_INTENT_KINDS.has(intent.kind)) return false;
     switch (intent.kind) {
       case 'exit':
       case 'bracket': {

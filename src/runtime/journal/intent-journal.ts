@@ -23,6 +23,16 @@ import type { IntentState, InternalCommandState } from './schema.ts';
 export type CommandStep =
   { readonly simulateRequestId: string; readonly attempt: number } | 'sending';
 
+/**
+ * A command journaled in the same write as its intent, with the step after it: the executor's
+ * placement that runs at once (`Executor.submit`) is one commit before its simulation goes out.
+ */
+export interface FirstCommand {
+  readonly command: JournaledCommand;
+  readonly context: IntentContext;
+  readonly step: CommandStep;
+}
+
 export interface IntentJournal {
   /** Part of every id the runtime makes; fixed when the journal is created. */
   readonly epoch: string;
@@ -45,8 +55,13 @@ export interface IntentJournal {
   /**
    * Journals a stamped intent in state `journaled` and advances its strategy's sequence. An
    * intent already journaled under the same request id is returned unchanged, never replaced.
+   * With `first`, the intent's command and its next step are journaled in the same write (as
+   * `recordCommandWithStep` would, after it).
    */
-  recordIntent(stamped: StampedIntent): {
+  recordIntent(
+    stamped: StampedIntent,
+    first?: FirstCommand,
+  ): {
     readonly record: IntentRecord;
     readonly created: boolean;
   };

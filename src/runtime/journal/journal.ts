@@ -19,7 +19,7 @@ import { PaperbotError } from '../../core/errors.ts';
 import type { Fill, OrderStatusEvent } from '../../protocol/index.ts';
 import type { StampedIntent } from '../intents.ts';
 import { JournalExits } from './exits.ts';
-import type { CommandStep, IntentJournal } from './intent-journal.ts';
+import type { CommandStep, FirstCommand, IntentJournal } from './intent-journal.ts';
 import {
   type DeadmanRecord,
   type FillReadBackRecord,
@@ -79,6 +79,38 @@ export interface JournalOptions {
   readonly orderEventWindow?: number;
 }
 
+/**
+ * `record` with a command just written and the step written with it, as the row now reads. The
+ * bytes are copied, as a read of the row would give: the caller's bytes stay the caller's.
+ */
+function withCommand(
+  record: IntentRecord,
+  command: JournaledCommand,
+  context: IntentContext,
+  then: CommandNextStep,
+): IntentRecord {
+  const journaled = {
+    ...record,
+    command: {
+      endpoint: command.endpoint,
+      path: command.path,
+      bodyBytes: Uint8Array.from(command.bodyBytes),
+      bodySha256: command.bodySha256,
+    },
+    context,
+  };
+  if (then === null) return journaled;
+  if (then === 'sending') {
+    return { ...journaled, state: 'sending', sendAttempts: record.sendAttempts + 1 };
+  }
+  return {
+    ...journaled,
+    state: 'simulating',
+    simulateRequestId: then.simulateRequestId,
+    simulateAttempt: then.attempt,
+  };
+}
+
 /** Meta keys the journal writes itself; `writeMeta` never replaces them. */
 const RESERVED_META_KEYS: ReadonlySet<string> = new Set(['epoch', 'created_at']);
 
@@ -86,6 +118,18 @@ const RESERVED_META_KEYS: ReadonlySet<string> = new Set(['epoch', 'created_at'])
 export const DEFAULT_ORDER_EVENT_WINDOW = 100_000;
 /** The ledger is trimmed once per this many events recorded. */
 const ORDER_EVENT_TRIM_EVERY = 1_000;
+
+/**
+ * Intents settled between two checkpoints of the WAL. A checkpoint copies the WAL back into the
+ * file and syncs both, at `normal` too: run when an intent has just settled, it stays out of the
+ * writes ahead of a send (the tick-to-place path).
+ */
+export const CHECKPOINT_EVERY_SETTLED = 64;
+/**
+ * SQLite's own checkpoint (pages in the WAL) is a backstop only: it runs inside whichever commit
+ * crosses it, a placement's write-ahead included.
+ */
+const WAL_AUTOCHECKPOINT_PAGES = 4_000;
 
 /** How many intent records the journal keeps parsed between reads. */
 const RECENT_INTENTS = 256;
@@ -99,6 +143,8 @@ export class Journal implements IntentJournal {
   private readonly sql: Statements;
   /** Order events this process recorded (the ledger is trimmed every so many). */
   private orderEventsRecorded = 0;
+  /** Intents settled since the last checkpoint (`CHECKPOINT_EVERY_SETTLED`). */
+  private settledSinceCheckpoint = 0;
   /**
    * The latest committed records of recently read or written intents, oldest first. An intent is
    * read several times between its writes (execution, the command, the outcome), and each write
@@ -107,8 +153,8 @@ export class Journal implements IntentJournal {
    */
   private readonly recentIntents = new Map<string, IntentRecord>();
   /**
-   * Committed `last_sequence` values known to this process; never above the stored one, so a
-   * sequence at or below it needs no write (the stored value is a maximum).
+   * Committed last sequences known to this process (noted, or carried by a journaled intent);
+   * never above what `nextSequence` reads, so a sequence at or below it needs no write.
    */
   private readonly sequences = new Map<string, number>();
   /**
@@ -163,6 +209,7 @@ export class Journal implements IntentJournal {
       }
       const synchronous = { full: 'FULL', normal: 'NORMAL' }[options.durability ?? 'full'];
       database.pragma(`synchronous = ${synchronous}`);
+      database.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
       database.pragma('foreign_keys = ON');
       const epoch = migrate(database, options);
       const journal = new Journal(
@@ -216,25 +263,21 @@ export class Journal implements IntentJournal {
 
   /** The sequence a strategy's next intent should get (1 for a strategy never seen). */
   nextSequence(strategyId: string): number {
-    const row = this.sql.nextSequence.get(strategyId) as { last_sequence: number } | undefined;
+    const row = this.sql.nextSequence.get(strategyId, strategyId) as
+      { last_sequence: number } | undefined;
     return (row?.last_sequence ?? 0) + 1;
   }
 
   /** Records that `sequence` was stamped, even for an intent that never reaches the executor. */
   noteSequence(strategyId: string, sequence: number): void {
     if (this.sequenceNoted(strategyId, sequence)) return;
-    const stored = this.writeSequence(strategyId, sequence);
-    if (!this.database.inTransaction) this.sequences.set(strategyId, stored);
+    const row = this.sql.noteSequence.get(strategyId, sequence) as { last_sequence: number };
+    if (!this.database.inTransaction) this.sequences.set(strategyId, row.last_sequence);
   }
 
   private sequenceNoted(strategyId: string, sequence: number): boolean {
     const known = this.sequences.get(strategyId);
     return known !== undefined && known >= sequence;
-  }
-
-  private writeSequence(strategyId: string, sequence: number): number {
-    const row = this.sql.noteSequence.get(strategyId, sequence) as { last_sequence: number };
-    return row.last_sequence;
   }
 
   /** Takes the next sequence of one of the runtime's own purposes (persisted before use). */
@@ -246,10 +289,16 @@ export class Journal implements IntentJournal {
   // Intents
 
   /**
-   * Journals a stamped intent in state `journaled` and advances its strategy's sequence. An
-   * intent already journaled under the same request id is returned unchanged, never replaced.
+   * Journals a stamped intent in state `journaled` and advances its strategy's sequence (the
+   * row carries it: `nextSequence` reads the highest). An intent already journaled under the
+   * same request id is returned unchanged, never replaced. With `first`, the command's bytes and
+   * the step after them go into the same row: one statement, one commit (one sync at `full`)
+   * before the first byte is sent.
    */
-  recordIntent(stamped: StampedIntent): {
+  recordIntent(
+    stamped: StampedIntent,
+    first?: FirstCommand,
+  ): {
     readonly record: IntentRecord;
     readonly created: boolean;
   } {
@@ -257,41 +306,64 @@ export class Journal implements IntentJournal {
     if (cached !== undefined) return { record: cached, created: false };
     const now = this.now();
     const intentJson = JSON.stringify(stamped);
-    const insert = (): boolean =>
-      this.sql.insertIntent.run(
-        stamped.requestId,
-        stamped.strategyId,
-        stamped.sequence,
-        stamped.intent.kind,
-        stamped.clientOrderId,
-        marketOf(stamped.intent),
-        intentJson,
-        stamped.emittedAt,
-        now,
-        now,
-      ).changes === 1;
-    // The sequence is usually noted already (the kernel notes it before the gate): then the
-    // insert is the only write and needs no transaction of its own.
-    let storedSequence: number | null = null;
+    const market = marketOf(stamped.intent);
     let created: boolean;
-    if (this.sequenceNoted(stamped.strategyId, stamped.sequence)) {
-      created = insert();
+    let contextJson: string | null = null;
+    if (first === undefined) {
+      created =
+        this.sql.insertIntent.run(
+          stamped.requestId,
+          stamped.strategyId,
+          stamped.sequence,
+          stamped.intent.kind,
+          stamped.clientOrderId,
+          market,
+          intentJson,
+          stamped.emittedAt,
+          now,
+          now,
+        ).changes === 1;
     } else {
-      created = this.transaction(() => {
-        if (!insert()) return false;
-        storedSequence = this.writeSequence(stamped.strategyId, stamped.sequence);
-        return true;
-      });
+      const { command, step } = first;
+      const simulation = step === 'sending' ? null : step;
+      contextJson = JSON.stringify(first.context);
+      created =
+        this.sql.insertIntentWithCommand.run(
+          stamped.requestId,
+          stamped.strategyId,
+          stamped.sequence,
+          stamped.intent.kind,
+          stamped.clientOrderId,
+          market,
+          intentJson,
+          stamped.emittedAt,
+          simulation === null ? 'sending' : 'simulating',
+          simulation?.simulateRequestId ?? null,
+          simulation?.attempt ?? 0,
+          command.endpoint,
+          command.path,
+          toBuffer(command.bodyBytes),
+          command.bodySha256,
+          simulation === null ? 1 : 0,
+          contextJson,
+          now,
+          now,
+        ).changes === 1;
     }
     if (!created) return { record: this.requireIntent(stamped.requestId), created: false };
     // The record exactly as its inserted row reads (column defaults included).
-    const record = newIntentRecord(stamped, JSON.parse(intentJson) as StampedIntent, now);
+    let record = newIntentRecord(stamped, JSON.parse(intentJson) as StampedIntent, now);
+    if (first !== undefined) {
+      record = withCommand(record, first.command, JSON.parse(contextJson as string), first.step);
+    }
     // Inside a caller's transaction the row may yet be rolled back: only committed rows are kept.
     if (this.database.inTransaction) {
       this.knownIds = null;
     } else {
       this.remember(record);
-      if (storedSequence !== null) this.sequences.set(stamped.strategyId, storedSequence);
+      if (!this.sequenceNoted(stamped.strategyId, stamped.sequence)) {
+        this.sequences.set(stamped.strategyId, stamped.sequence);
+      }
       if (record.clientOrderId !== null) this.knownIds?.clientOrderIds.add(record.clientOrderId);
     }
     return { record, created: true };
@@ -481,24 +553,7 @@ export class Journal implements IntentJournal {
       values.push(then.simulateRequestId, then.attempt);
     }
     this.updateIntent(requestId, statement, values, (current, updatedAt) => ({
-      ...current,
-      command: {
-        endpoint: command.endpoint,
-        path: command.path,
-        // One copy, as a read of the row would give: the caller's bytes stay the caller's.
-        bodyBytes: Uint8Array.from(command.bodyBytes),
-        bodySha256: command.bodySha256,
-      },
-      context: JSON.parse(contextJson) as IntentContext,
-      ...(then === 'sending'
-        ? { state: 'sending' as const, sendAttempts: current.sendAttempts + 1 }
-        : then === null
-          ? {}
-          : {
-              state: 'simulating' as const,
-              simulateRequestId: then.simulateRequestId,
-              simulateAttempt: then.attempt,
-            }),
+      ...withCommand(current, command, JSON.parse(contextJson) as IntentContext, then),
       updatedAt,
     }));
   }
@@ -560,6 +615,7 @@ export class Journal implements IntentJournal {
         updatedAt,
       }),
     );
+    if (state !== 'unknown') this.settled();
   }
 
   /** One more resolution attempt failed to settle the intent. */
@@ -627,6 +683,17 @@ export class Journal implements IntentJournal {
     } else {
       this.knownIds = null;
     }
+    this.settled();
+  }
+
+  /** Counts a settled intent; every so many, checkpoints the WAL (`CHECKPOINT_EVERY_SETTLED`). */
+  private settled(): void {
+    if (this.path === ':memory:' || this.database.inTransaction) return;
+    this.settledSinceCheckpoint += 1;
+    if (this.settledSinceCheckpoint < CHECKPOINT_EVERY_SETTLED) return;
+    this.settledSinceCheckpoint = 0;
+    // PASSIVE: copies what it can and returns; nothing else holds the file (the lock is ours).
+    this.database.pragma('wal_checkpoint(PASSIVE)');
   }
 
   /** Marks the intent's fill reported; false when it already was (report once). */

@@ -17,7 +17,7 @@ import { PaperbotError } from '../../core/errors.ts';
 import { type Fill, type OrderStatusEvent, TERMINAL_ORDER_STATUSES } from '../../protocol/index.ts';
 import type { StampedIntent } from '../intents.ts';
 import type { JournalExits } from './exits.ts';
-import type { CommandStep, IntentJournal } from './intent-journal.ts';
+import type { CommandStep, FirstCommand, IntentJournal } from './intent-journal.ts';
 import { IntentWindow } from './intent-window.ts';
 import { Journal } from './journal.ts';
 import {
@@ -249,7 +249,20 @@ export class ReplayJournal implements IntentJournal {
 
   // Intents
 
-  recordIntent(stamped: StampedIntent): {
+  recordIntent(
+    stamped: StampedIntent,
+    first?: FirstCommand,
+  ): {
+    readonly record: IntentRecord;
+    readonly created: boolean;
+  } {
+    const result = this.insertIntent(stamped);
+    if (first === undefined || !result.created) return result;
+    this.recordCommandWithStep(stamped.requestId, first.command, first.context, first.step);
+    return { record: this.requireIntent(stamped.requestId), created: true };
+  }
+
+  private insertIntent(stamped: StampedIntent): {
     readonly record: IntentRecord;
     readonly created: boolean;
   } {

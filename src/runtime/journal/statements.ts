@@ -15,7 +15,15 @@ const OPEN_STATES_SQL = OPEN_INTENT_STATES.map((state) => `'${state}'`).join(', 
 export function prepareStatements(database: Database.Database) {
   const prepare = (sql: string) => database.prepare(sql);
   return {
-    nextSequence: prepare('SELECT last_sequence FROM strategy_sequences WHERE strategy_id = ?'),
+    // The last sequence is the higher of the one noted and the highest journaled intent's: an
+    // intent carries its own sequence, so journaling it needs no second write (the UNIQUE
+    // (strategy_id, sequence) index finds the highest at once).
+    nextSequence: prepare(
+      `SELECT MAX(
+           COALESCE((SELECT last_sequence FROM strategy_sequences WHERE strategy_id = ?), 0),
+           COALESCE((SELECT MAX(sequence) FROM intents WHERE strategy_id = ?), 0)
+         ) AS last_sequence`,
+    ),
     noteSequence: prepare(
       `INSERT INTO strategy_sequences (strategy_id, last_sequence) VALUES (?, ?)
          ON CONFLICT (strategy_id) DO UPDATE SET last_sequence = MAX(last_sequence, excluded.last_sequence)
@@ -30,6 +38,15 @@ export function prepareStatements(database: Database.Database) {
       `INSERT INTO intents (request_id, strategy_id, sequence, kind, client_order_id, market_id,
            intent_json, emitted_at, state, created_at, updated_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'journaled', ?, ?)
+         ON CONFLICT (request_id) DO NOTHING`,
+    ),
+    // An intent with its command and the step after it (`recordIntent` with a first command).
+    insertIntentWithCommand: prepare(
+      `INSERT INTO intents (request_id, strategy_id, sequence, kind, client_order_id, market_id,
+           intent_json, emitted_at, state, simulate_request_id, simulate_attempt,
+           command_endpoint, command_path, command_body, command_sha256, send_attempts,
+           context_json, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (request_id) DO NOTHING`,
     ),
     intent: prepare('SELECT * FROM intents WHERE request_id = ?'),

@@ -58,7 +58,7 @@ import {
   type ReconciliationReport,
 } from '../execution/reconciler.ts';
 import { OrderTracker, type OrderTrackerConfig } from '../execution/tracker.ts';
-import { ExitEmulator, type WaitingExitView } from '../exits/emulator.ts';
+import { EMULATOR_INTENT_KINDS, ExitEmulator, type WaitingExitView } from '../exits/emulator.ts';
 import { journalExitStore } from '../journal/exits.ts';
 import type { IntentOutcome, StampedIntent } from '../intents.ts';
 import type { IntentJournal } from '../journal/intent-journal.ts';
@@ -659,10 +659,15 @@ export class Kernel {
     if (this.phase !== 'running') return;
     this.counters.intents += 1;
     try {
-      this.journal.noteSequence(stamped.strategyId, stamped.sequence);
-      if (this.exits.take(stamped)) return;
+      // Every stamped sequence is journaled before anything may keep or answer the intent. On
+      // the executor's path the intent's own row carries it (one write): not noted apart.
+      if (EMULATOR_INTENT_KINDS.has(stamped.intent.kind)) {
+        this.journal.noteSequence(stamped.strategyId, stamped.sequence);
+        if (this.exits.take(stamped)) return;
+      }
       const decision = this.gate.evaluate(stamped, this.snapshots.snapshot());
       if (!decision.allowed) {
+        this.journal.noteSequence(stamped.strategyId, stamped.sequence);
         this.counters.denied += 1;
         this.publish(
           Object.freeze({
@@ -686,6 +691,11 @@ export class Kernel {
       // exposure until an operator looks.
       this.snapshots.removePending(stamped.requestId);
       this.latency.delete(stamped.requestId);
+      try {
+        this.journal.noteSequence(stamped.strategyId, stamped.sequence);
+      } catch {
+        // The journal is what failed: the halt below stops everything that would need it.
+      }
       const message = error instanceof Error ? error.message : String(error);
       const code = isPaperbotError(error) ? error.code : 'UNEXPECTED_ERROR';
       this.logger.error({ requestId: stamped.requestId, code, error: message }, 'intent not taken');

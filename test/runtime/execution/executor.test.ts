@@ -203,25 +203,40 @@ describe('journal first, simulate, place', () => {
     expect(reads).toEqual([intent.requestId]);
   });
 
-  it('journals the bytes with the simulation in one write, and the send attempt before the placement', async () => {
-    const h = harness();
-    const intent = stamp(limitBuy(), 1);
+  /** Names the journal's writes as they happen, in `writes`. */
+  function spyWrites(h: Harness): string[] {
     const writes: string[] = [];
     for (const name of [
+      'recordIntent',
       'recordCommand',
       'recordSimulation',
       'recordCommandWithStep',
       'recordSendAttempt',
     ] as const) {
-      const original = h.journal[name].bind(h.journal) as (...args: unknown[]) => void;
-      vi.spyOn(h.journal, name).mockImplementation((...args: unknown[]) => {
+      const original = h.journal[name].bind(h.journal) as (...args: unknown[]) => unknown;
+      vi.spyOn(h.journal, name).mockImplementation(((...args: unknown[]) => {
         writes.push(name);
-        original(...args);
-      });
+        return original(...args);
+      }) as never);
     }
+    return writes;
+  }
+
+  it('journals the intent, its bytes and its simulation in one write, and the send attempt before the placement', async () => {
+    const h = harness();
+    const intent = stamp(limitBuy(), 1);
+    const writes = spyWrites(h);
     h.venue
       .expectSend('simulateOrder', { value: simulation('READY') }, () => {
-        expect(writes).toEqual(['recordCommandWithStep']);
+        expect(writes).toEqual(['recordIntent']);
+        // Read from the row (this lookup skips the journal's cache): what a restart would find.
+        expect(h.journal.intentByClientOrderId(intent.clientOrderId!)).toMatchObject({
+          state: 'simulating',
+          simulateRequestId: `${intent.requestId}:s1`,
+          simulateAttempt: 1,
+          command: { endpoint: 'placeOrder' },
+          sendAttempts: 0,
+        });
       })
       .expectSend('placeOrder', {
         value: order({ order_id: 'o-1', client_order_id: intent.requestId }),
@@ -229,12 +244,66 @@ describe('journal first, simulate, place', () => {
     h.executor.submit(intent);
     await h.executor.idle();
     h.venue.verify();
-    expect(writes).toEqual(['recordCommandWithStep', 'recordSendAttempt']);
+    expect(writes).toEqual(['recordIntent', 'recordSendAttempt']);
     expect(h.journal.requireIntent(intent.requestId)).toMatchObject({
       state: 'accepted',
       sendAttempts: 1,
       simulateAttempt: 1,
     });
+    expect(h.journal.intentByClientOrderId(intent.clientOrderId!)?.command?.bodyBytes).toEqual(
+      h.venue.sends('placeOrder')[0]!.bodyBytes,
+    );
+  });
+
+  it('journals an intent queued behind another first, and its bytes with the simulation when it runs', async () => {
+    const h = harness();
+    const first = stamp(limitBuy(), 1);
+    const second = stamp(limitBuy(), 2);
+    const writes = spyWrites(h);
+    h.venue
+      .expectSend('simulateOrder', { value: simulation('READY') })
+      .expectSend('placeOrder', {
+        value: order({ order_id: 'o-1', client_order_id: first.requestId }),
+      })
+      .expectSend('simulateOrder', { value: simulation('READY') }, () => {
+        expect(writes).toEqual([
+          'recordIntent',
+          'recordIntent',
+          'recordSendAttempt',
+          'recordCommandWithStep',
+        ]);
+        expect(h.journal.requireIntent(second.requestId)).toMatchObject({
+          state: 'simulating',
+          simulateAttempt: 1,
+        });
+      })
+      .expectSend('placeOrder', {
+        value: order({ order_id: 'o-2', client_order_id: second.requestId }),
+      });
+    h.executor.submit(first);
+    // The lane is busy with the first: the second waits, journaled without its command.
+    h.executor.submit(second);
+    expect(h.journal.requireIntent(second.requestId)).toMatchObject({
+      state: 'journaled',
+      command: null,
+    });
+    await h.executor.idle();
+    h.venue.verify();
+    expect(h.outcomes.map((outcome) => outcome.status)).toEqual(['accepted', 'accepted']);
+  });
+
+  it('journals a placement taken while not permitted without its command, and denies it', async () => {
+    const h = harness();
+    h.permit.next(false);
+    const intent = stamp(limitBuy(), 1);
+    h.executor.submit(intent);
+    await h.executor.idle();
+    h.venue.verify();
+    expect(h.journal.requireIntent(intent.requestId)).toMatchObject({
+      state: 'denied',
+      command: null,
+    });
+    expect(h.outcomes).toMatchObject([{ status: 'denied' }]);
   });
 
   it('ends Rejected with the issues when the simulation is not READY, and places nothing', async () => {

@@ -103,6 +103,37 @@ describe.each<Durability>(['full', 'normal', 'replay'])('journal durability %s',
     expect(essentials(row!)).toEqual(expected);
   });
 
+  it.each([
+    ['the first simulation', { simulateRequestId: 'SIM', attempt: 1 }],
+    ['the first send', 'sending'],
+  ] as const)(
+    'journals the intent with its command and %s as the steps one after the other would',
+    (_, given) => {
+      const { journal: combined } = open(durability);
+      const { journal: stepwise } = open(durability);
+      const intent = stamp(limitBuy(), 1);
+      const command = placeCommand(intent.requestId);
+      const step =
+        given === 'sending' ? given : { ...given, simulateRequestId: `${intent.requestId}:s1` };
+      const context = { positionId: 'p-1' };
+      const first = combined.recordIntent(intent, { command, context, step });
+      stepwise.recordIntent(intent);
+      stepwise.recordCommandWithStep(intent.requestId, command, context, step);
+      const expected = essentials(stepwise.requireIntent(intent.requestId));
+      expect(first.created).toBe(true);
+      expect(essentials(first.record)).toEqual(expected);
+      expect(essentials(combined.requireIntent(intent.requestId))).toEqual(expected);
+      // What a restart reads (the rows, for the SQLite journal), not only the kept records.
+      expect(combined.openIntents().map(essentials)).toEqual([expected]);
+      // The row carries the sequence: the next one is not handed out again.
+      expect(combined.nextSequence(intent.strategyId)).toBe(2);
+      // Journaled again under the same request id: unchanged, and the command not written twice.
+      const again = combined.recordIntent(intent, { command, context: {}, step: 'sending' });
+      expect(again.created).toBe(false);
+      expect(essentials(again.record)).toEqual(expected);
+    },
+  );
+
   it('refuses a second command, whichever way it comes', () => {
     const { journal } = open(durability);
     const intent = stamp(limitBuy(), 1);
@@ -125,6 +156,27 @@ describe.each<Durability>(['full', 'normal', 'replay'])('journal durability %s',
 });
 
 describe('journal file', () => {
+  it('hands out sequences after both the noted ones and the journaled intents', () => {
+    const { journal, path } = open('full');
+    const intent = stamp(limitBuy(), 7);
+    journal.noteSequence(intent.strategyId, 3);
+    expect(journal.nextSequence(intent.strategyId)).toBe(4);
+    journal.recordIntent(intent, {
+      command: placeCommand(intent.requestId),
+      context: {},
+      step: { simulateRequestId: `${intent.requestId}:s1`, attempt: 1 },
+    });
+    expect(journal.nextSequence(intent.strategyId)).toBe(8);
+    // A sequence noted below the highest journaled one changes nothing.
+    journal.noteSequence(intent.strategyId, 5);
+    journal.close();
+    const { journal: reopened } = open('full', path);
+    expect(reopened.nextSequence(intent.strategyId)).toBe(8);
+    reopened.noteSequence(intent.strategyId, 9);
+    expect(reopened.nextSequence(intent.strategyId)).toBe(10);
+    expect(reopened.nextSequence('never-seen')).toBe(1);
+  });
+
   it('keeps the command and its step across a reopen: what recovery reads after a crash', () => {
     const { journal, path } = open('full');
     const simulated = stamp(limitBuy(), 1);

@@ -2,10 +2,11 @@
  * The journal on a real SQLite file: schema version, epoch, sequences, intents and their one
  * command for life, fills seen across a restart, the single-writer lock, the dead-man state.
  */
+import { statSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../../src/core/clock.ts';
-import { Journal } from '../../../src/runtime/journal/journal.ts';
+import { CHECKPOINT_EVERY_SETTLED, Journal } from '../../../src/runtime/journal/journal.ts';
 import { JOURNAL_SCHEMA_VERSION } from '../../../src/runtime/journal/schema.ts';
 import { limitBuy, placeCommand, START, stamp, tempJournalPath } from '../execution/fixtures.ts';
 
@@ -44,6 +45,39 @@ describe('journal', () => {
     expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
     raw.close();
     expect(open(temp()).epoch).not.toBe(epoch);
+  });
+
+  it('checkpoints the WAL when an intent settles, every so many, not in the writes ahead of a send', () => {
+    const path = temp();
+    const journal = open(path);
+    const fileSize = () => statSync(path).size;
+    const placeAndSettle = (sequence: number, settle: (requestId: string) => void) => {
+      const intent = stamp(limitBuy(), sequence);
+      journal.recordIntent(intent, {
+        command: placeCommand(intent.requestId),
+        context: {},
+        step: { simulateRequestId: `${intent.requestId}:s1`, attempt: 1 },
+      });
+      journal.recordSendAttempt(intent.requestId);
+      settle(intent.requestId);
+    };
+    const accept = (requestId: string) =>
+      journal.recordAccepted(requestId, `o-${requestId}`, { status: 'accepted' });
+    const reject = (requestId: string) =>
+      journal.recordRejected(requestId, { status: 'rejected', code: 'NO' });
+    const before = fileSize();
+    for (let sequence = 1; sequence < CHECKPOINT_EVERY_SETTLED; sequence++) {
+      placeAndSettle(sequence, sequence % 2 === 0 ? accept : reject);
+    }
+    // Everything so far is in the WAL: the file itself has not grown.
+    expect(fileSize()).toBe(before);
+    placeAndSettle(CHECKPOINT_EVERY_SETTLED, accept);
+    const after = fileSize();
+    expect(after).toBeGreaterThan(before);
+    // The count starts over: the next intents stay in the WAL again.
+    placeAndSettle(CHECKPOINT_EVERY_SETTLED + 1, accept);
+    expect(fileSize()).toBe(after);
+    expect(journal.countIntents('accepted')).toBe(CHECKPOINT_EVERY_SETTLED / 2 + 1);
   });
 
   it('refuses a journal written by a newer schema', () => {

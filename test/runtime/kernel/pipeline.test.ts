@@ -47,6 +47,8 @@ describe('the pipeline against the emulator', () => {
     const order = world.ordersWithRequestId(requestId);
     expect(order).toHaveLength(1);
     expect(record.orderId).toBe(order[0]?.order_id);
+    // The intent's row carries its sequence: the next intent does not reuse the id.
+    expect(process.journal.nextSequence('probe')).toBe(2);
 
     const endpoints = process.venue.sent.map((command) => command.endpoint);
     expect(endpoints.indexOf('setCancelAllAfter')).toBeGreaterThanOrEqual(0);
