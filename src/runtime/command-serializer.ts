@@ -1,7 +1,7 @@
 /**
  * The shared command serializer of `ExecutionVenue` implementations (`venue.ts`): a command is
- * checked against its endpoint's schema (defaults applied), normalized, encoded as UTF-8 JSON
- * and hashed once (`preparedCommand`). Checked bodies are cached by shape, so a simulation and
+ * checked against its endpoint's schema (defaults applied), normalized and written as JSON text;
+ * its UTF-8 bytes and their hash are made once, when first read (`LazyPreparedCommand`). Checked bodies are cached by shape, so a simulation and
  * its placement, or a quote placed again at another price, are checked once.
  */
 import type { z } from 'zod';
@@ -22,7 +22,7 @@ import {
   OrderRequest,
   toServiceIssues,
 } from '../protocol/index.ts';
-import { preparedCommand } from '../signing/index.ts';
+import { bodySha256Hex, preparedCommand } from '../signing/index.ts';
 import { fieldKey } from './shape-key.ts';
 import type { CommandEndpoint, PreparedCommand, VenueCommand, VenueCommandOf } from './venue.ts';
 
@@ -339,13 +339,62 @@ export function prepareVenueCommand<E extends CommandEndpoint>(
       error instanceof Error ? error.message : 'the command cannot be built',
     );
   }
-  return preparedCommand({
-    endpoint: command.endpoint,
-    path: built.path,
-    requestId: built.requestId,
-    body: built.body as PreparedCommand<E>['body'],
-    bodyBytes: encoder.encode(built.text),
-  });
+  return new LazyPreparedCommand(
+    command.endpoint,
+    built.path,
+    built.requestId,
+    built.body as PreparedCommand<E>['body'],
+    built.text,
+  );
+}
+
+/**
+ * A prepared command whose UTF-8 bytes and their SHA-256 are made together when either is first
+ * read, then kept: the live journal reads them before anything is sent, and a resend sends the
+ * same ones; a replay, whose venue takes the checked body and whose journal is in memory, never
+ * reads them. The text is final here, so the bytes are those an eager encoding would have made,
+ * and they are hashed before anyone holds them (bytes altered later fail the signature check).
+ * A class, frozen: an object literal with getters costs about fifteen times as much to make.
+ */
+class LazyPreparedCommand<E extends CommandEndpoint> implements PreparedCommand<E> {
+  readonly endpoint: E;
+  readonly path: string;
+  readonly requestId: string;
+  readonly body: PreparedCommand<E>['body'];
+  readonly #text: string;
+  #bytes: Uint8Array | undefined;
+  #sha256 = '';
+
+  constructor(
+    endpoint: E,
+    path: string,
+    requestId: string,
+    body: PreparedCommand<E>['body'],
+    text: string,
+  ) {
+    this.endpoint = endpoint;
+    this.path = path;
+    this.requestId = requestId;
+    this.body = body;
+    this.#text = text;
+    Object.freeze(this);
+  }
+
+  get bodyBytes(): Uint8Array {
+    return this.#bytes ?? this.#make();
+  }
+
+  get bodySha256(): string {
+    if (this.#bytes === undefined) this.#make();
+    return this.#sha256;
+  }
+
+  #make(): Uint8Array {
+    const bytes = encoder.encode(this.#text);
+    this.#sha256 = bodySha256Hex(bytes);
+    this.#bytes = bytes;
+    return bytes;
+  }
 }
 
 /**

@@ -337,18 +337,16 @@ export class ReplayJournal implements IntentJournal {
       );
     }
     const next = copyOf(slot.record, this.time());
-    next.command = {
-      endpoint: command.endpoint,
-      path: command.path,
-      // The prepared bytes themselves, not a copy: nothing changes them once they are hashed.
-      bodyBytes: command.bodyBytes,
-      bodySha256: command.bodySha256,
-    };
+    // The command itself, not a copy of its bytes: a prepared command is frozen, and makes its
+    // bytes and their hash only when first read (`command-serializer.ts`); a replay's venue takes
+    // the checked body, so a replay never reads them, and a resend would get the very bytes the
+    // live journal keeps.
+    next.command = command;
     next.context = context;
     this.update(slot, next);
   }
 
-  // In memory there is no commit to save: the two steps one after the other.
+  /** `recordCommand`, then `recordSendAttempt` or `recordSimulation`, as one new record. */
   recordCommandWithStep(
     requestId: string,
     command: JournaledCommand,
@@ -356,9 +354,26 @@ export class ReplayJournal implements IntentJournal {
     step: CommandStep,
   ): void {
     if (step !== 'sending') requireInteger(step.attempt, 'a simulation attempt');
-    this.recordCommand(requestId, command, context);
-    if (step === 'sending') this.recordSendAttempt(requestId);
-    else this.recordSimulation(requestId, step.simulateRequestId, step.attempt);
+    const slot = this.slotOf(requestId);
+    const current = slot.record;
+    if (current.command !== null) {
+      throw new PaperbotError(
+        'JOURNAL_COMMAND_EXISTS',
+        `intent ${requestId} already has journaled bytes; they are never replaced`,
+      );
+    }
+    const next = copyOf(current, this.time());
+    next.command = command;
+    next.context = context;
+    if (step === 'sending') {
+      next.state = current.state === 'unknown' ? 'unknown' : 'sending';
+      next.sendAttempts = current.sendAttempts + 1;
+    } else {
+      next.state = 'simulating';
+      next.simulateRequestId = step.simulateRequestId;
+      next.simulateAttempt = step.attempt;
+    }
+    this.update(slot, next);
   }
 
   recordSendAttempt(requestId: string): void {

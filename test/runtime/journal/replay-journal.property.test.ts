@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { OrderIntent } from '../../../src/runtime/intents.ts';
 import type { IntentJournal } from '../../../src/runtime/journal/intent-journal.ts';
+import type { IntentRecord } from '../../../src/runtime/journal/records.ts';
 import { Journal } from '../../../src/runtime/journal/journal.ts';
 import { FILL_IDS_KEPT, ReplayJournal } from '../../../src/runtime/journal/replay-journal.ts';
 import { fill, limitBuy, placeCommand, START, stamp } from '../execution/fixtures.ts';
@@ -75,11 +76,33 @@ function outcome(call: () => unknown): unknown {
   }
 }
 
+/**
+ * A record as the runtime reads it. Its command is read field by field: the replay journal holds
+ * the prepared command itself, whose bytes and hash are getters (made when first read), where
+ * the SQLite journal reads back a plain copy.
+ */
+function readable(record: IntentRecord | undefined): unknown {
+  if (record === undefined) return null;
+  const command = record.command;
+  return {
+    ...record,
+    command:
+      command === null
+        ? null
+        : {
+            endpoint: command.endpoint,
+            path: command.path,
+            bodyBytes: command.bodyBytes,
+            bodySha256: command.bodySha256,
+          },
+  };
+}
+
 /** Everything the runtime can read of the intents. */
 function reads(journal: IntentJournal, index: number, order: number) {
   const requestId = intentOf(index, false).requestId;
   return {
-    record: journal.getIntent(requestId) ?? null,
+    record: readable(journal.getIntent(requestId)),
     byOrder: journal.intentByOrderId(`o-${order}`)?.requestId ?? null,
     byClient: journal.intentByClientOrderId(requestId)?.requestId ?? null,
     open: journal.openIntents().map((record) => record.requestId),
@@ -96,7 +119,10 @@ function apply(journal: IntentJournal, step: Operation): unknown {
   const requestId = 'index' in step ? intentOf(step.index, false).requestId : '';
   switch (step.kind) {
     case 'intent':
-      return outcome(() => journal.recordIntent(intentOf(step.index, step.cancel)));
+      return outcome(() => {
+        const { record, created } = journal.recordIntent(intentOf(step.index, step.cancel));
+        return { record: readable(record), created };
+      });
     case 'command':
       return outcome(() =>
         journal.recordCommand(requestId, placeCommand(requestId), { targetOrderId: 'o-1' }),
