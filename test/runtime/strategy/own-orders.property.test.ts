@@ -113,7 +113,7 @@ function apply(orders: OwnOrders, steps: readonly Step[]): Map<string, Texts> {
         if (made === undefined) break;
         orders.applyOutcome(
           item.kind === 'accepted'
-            ? { status: 'accepted', intent: made, orderId: `o-${item.target}`, order: null }
+            ? { status: 'accepted', intent: made, orderId: `o-${item.target}` }
             : { status: 'rejected', intent: made, code: 'X', message: 'no' },
         );
         break;
