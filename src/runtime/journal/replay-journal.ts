@@ -187,6 +187,8 @@ export class ReplayJournal implements IntentJournal {
   /** The latest fill ids seen, oldest first, and how many fills were seen in all. */
   private readonly fillIds = new Set<string>();
   private fillsSeen = 0;
+  /** Meta values written, by key (see `writeMeta`). */
+  private readonly meta = new Map<string, string>();
 
   private constructor(ledger: Journal, now: () => number, window: IntentWindow<Slot> | null) {
     this.ledger = ledger;
@@ -613,11 +615,21 @@ export class ReplayJournal implements IntentJournal {
   }
 
   readMeta(key: string): string | null {
-    return this.ledger.readMeta(key);
+    if (!this.ledger.isOpen) return this.ledger.readMeta(key);
+    return this.meta.get(key) ?? this.ledger.readMeta(key);
   }
 
+  /**
+   * The first write of a key goes to the ledger, which refuses the journal's own keys; later
+   * ones, as the kernel's loss tracking at every account update, stay in memory.
+   */
   writeMeta(key: string, value: string): void {
+    if (this.meta.has(key) && this.ledger.isOpen) {
+      this.meta.set(key, value);
+      return;
+    }
     this.ledger.writeMeta(key, value);
+    this.meta.set(key, value);
   }
 
   readDeadman(): DeadmanRecord | null {

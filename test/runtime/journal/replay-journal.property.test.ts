@@ -24,6 +24,7 @@ type Operation =
   | { readonly kind: 'fill'; readonly index: number }
   | { readonly kind: 'venueFill'; readonly fill: number; readonly sequence: number | null }
   | { readonly kind: 'sequence'; readonly sequence: number }
+  | { readonly kind: 'meta'; readonly key: string; readonly value: string | null }
   | { readonly kind: 'read'; readonly index: number; readonly order: number }
   | { readonly kind: 'tick'; readonly milliseconds: number };
 
@@ -50,6 +51,12 @@ const operation: fc.Arbitrary<Operation> = fc.oneof(
     sequence: fc.option(fc.integer({ min: -1, max: 20 }), { nil: null }),
   }),
   fc.record({ kind: fc.constant('sequence' as const), sequence: fc.integer({ min: 1, max: 20 }) }),
+  fc.record({
+    kind: fc.constant('meta' as const),
+    key: fc.constantFrom('loss_tracking', 'other', 'epoch', 'created_at'),
+    // null reads the key; a string writes it.
+    value: fc.option(fc.constantFrom('a', 'b', '{"c":1}'), { nil: null }),
+  }),
   fc.record({ kind: fc.constant('read' as const), index, order: fc.integer({ min: 1, max: 6 }) }),
   fc.record({ kind: fc.constant('tick' as const), milliseconds: fc.integer({ min: 0, max: 50 }) }),
 );
@@ -178,6 +185,12 @@ function apply(journal: IntentJournal, step: Operation): unknown {
       }));
     case 'sequence':
       return outcome(() => journal.noteSequence('alpha', step.sequence));
+    case 'meta': {
+      const { key, value } = step;
+      return outcome(() =>
+        value === null ? journal.readMeta(key) : journal.writeMeta(key, value),
+      );
+    }
     case 'read':
       return outcome(() => reads(journal, step.index, step.order));
     case 'tick':
