@@ -93,6 +93,8 @@ interface MarketState {
   /** The position sampled with each equity sample, so its buckets are the equity chart's. */
   readonly position: BucketedSeries;
   quantity: Decimal;
+  /** `quantity` in wire form, written when it changes, not at every equity sample. */
+  quantityText: string;
 }
 
 function newGroup(onClosed: (trip: RoundTrip) => void = () => {}): Group {
@@ -285,6 +287,7 @@ export class ReportCollector {
     const position =
       fill.side === 'buy' ? market.quantity.plus(quantity) : market.quantity.minus(quantity);
     market.quantity = position;
+    market.quantityText = toWire(position);
     const at = Math.max(t, this.options.startMs);
     if (this.openMarkets.size > 0) this.exposedMs += at - this.exposureCursor;
     this.exposureCursor = at;
@@ -326,7 +329,7 @@ export class ReportCollector {
   private readPositions(): void {
     const t = this.positionsDueAt!;
     this.positionsDueAt = null;
-    for (const market of this.markets.values()) market.position.add(t, toWire(market.quantity));
+    for (const market of this.markets.values()) market.position.add(t, market.quantityText);
   }
 
   /** The report of a run that ended at `endMs`, with its closing equity when given. */
@@ -453,6 +456,7 @@ export class ReportCollector {
         sellFills: new BucketedSeries(),
         position: new BucketedSeries(),
         quantity: ZERO,
+        quantityText: '0',
       };
       market.position.add(this.options.startMs, '0');
       this.markets.set(marketId, market);
