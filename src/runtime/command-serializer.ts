@@ -1,7 +1,7 @@
 /**
  * The shared command serializer of `ExecutionVenue` implementations (`venue.ts`): a command is
- * checked against its endpoint's schema (defaults applied), normalized, encoded as UTF-8 JSON
- * and hashed once (`preparedCommand`). Checked bodies are cached by shape, so a simulation and
+ * checked against its endpoint's schema (defaults applied), normalized and written as JSON text;
+ * its UTF-8 bytes and their hash are made once, when first read (`LazyPreparedCommand`). Checked bodies are cached by shape, so a simulation and
  * its placement, or a quote placed again at another price, are checked once.
  */
 import type { z } from 'zod';
@@ -22,8 +22,8 @@ import {
   OrderRequest,
   toServiceIssues,
 } from '../protocol/index.ts';
-import { preparedCommand } from '../signing/index.ts';
-import { fieldKey } from './shape-key.ts';
+import { bodySha256Hex, preparedCommand } from '../signing/index.ts';
+import { ShapeCache, shapeToken, UNCACHEABLE } from './shape-key.ts';
 import type { CommandEndpoint, PreparedCommand, VenueCommand, VenueCommandOf } from './venue.ts';
 
 const encoder = new TextEncoder();
@@ -80,42 +80,62 @@ function isAnyAmount(endpoint: CommandEndpoint, name: string, value: string): bo
 }
 
 /**
- * A key for everything in `body` but its ids (and canonical amounts, see `isAnyAmount`), in key
- * order, or null when the body is not plain data (strings, finite numbers, booleans, null,
- * undefined) or an id would not pass its schema (`RequestId`, `ClientOrderId`: length and
- * pattern): such bodies always get the full check.
+ * The token of one field of a body in its shape (`shape-key.ts`): its ids stand for any valid
+ * id when they would pass their schema (`RequestId`, `ClientOrderId`: length and pattern), and
+ * canonical amounts for any (`isAnyAmount`); `UNCACHEABLE` when the value is not plain data or
+ * an id would not pass: such bodies always get the full check.
  */
-function bodyKey(endpoint: CommandEndpoint, body: unknown): string | null {
-  if (typeof body !== 'object' || body === null) return null;
-  if (Object.getPrototypeOf(body) !== Object.prototype) return null;
-  // A placement and its simulation take the same body, checked and normalized the same way.
-  let key: string = endpoint === 'simulateOrder' ? 'placeOrder' : endpoint;
-  const fields = body as Readonly<Record<string, unknown>>;
-  for (const name of Object.keys(fields)) {
-    const value = fields[name];
-    if (name === 'request_id' || name === 'client_order_id') {
-      const [shortest, longest] =
-        name === 'request_id' ? REQUEST_ID_LENGTH : CLIENT_ORDER_ID_LENGTH;
-      if (
-        typeof value !== 'string' ||
-        value.length < shortest ||
-        value.length > longest ||
-        !IDENTIFIER_PATTERN.test(value)
-      ) {
-        return null;
-      }
-      key += `|${name}`;
-      continue;
+function bodyFieldToken(endpoint: CommandEndpoint, name: string, value: unknown): unknown {
+  if (name === 'request_id' || name === 'client_order_id') {
+    const [shortest, longest] = name === 'request_id' ? REQUEST_ID_LENGTH : CLIENT_ORDER_ID_LENGTH;
+    if (
+      typeof value !== 'string' ||
+      value.length < shortest ||
+      value.length > longest ||
+      !IDENTIFIER_PATTERN.test(value)
+    ) {
+      return UNCACHEABLE;
     }
-    const part = fieldKey(
-      name,
-      value,
-      typeof value === 'string' && isAnyAmount(endpoint, name, value),
-    );
-    if (part === null) return null;
-    key += part;
+    return shapeToken(value, true);
   }
-  return key;
+  return shapeToken(value, typeof value === 'string' && isAnyAmount(endpoint, name, value));
+}
+
+/** A placement and its simulation take the same body, checked and normalized the same way. */
+function shapeRoot(endpoint: CommandEndpoint): CommandEndpoint {
+  return endpoint === 'simulateOrder' ? 'placeOrder' : endpoint;
+}
+
+function isPlainObject(body: unknown): body is Readonly<Record<string, unknown>> {
+  return (
+    typeof body === 'object' && body !== null && Object.getPrototypeOf(body) === Object.prototype
+  );
+}
+
+/** The template of a body of a shape checked before; undefined when none (or not cacheable). */
+function cachedTemplate(endpoint: CommandEndpoint, body: unknown): BodyTemplate | undefined {
+  if (!isPlainObject(body)) return undefined;
+  let node = checkedBodies.child(checkedBodies.start, shapeRoot(endpoint));
+  for (const name of Object.keys(body)) {
+    if (node === undefined) return undefined;
+    const token = bodyFieldToken(endpoint, name, body[name]);
+    if (token === UNCACHEABLE) return undefined;
+    node = checkedBodies.child(node, name);
+    if (node !== undefined) node = checkedBodies.child(node, token);
+  }
+  return node?.value;
+}
+
+/** The body's shape (the path of `ShapeCache.set`), or null when it is not cacheable. */
+function bodyShape(endpoint: CommandEndpoint, body: unknown): unknown[] | null {
+  if (!isPlainObject(body)) return null;
+  const path: unknown[] = [shapeRoot(endpoint)];
+  for (const name of Object.keys(body)) {
+    const token = bodyFieldToken(endpoint, name, body[name]);
+    if (token === UNCACHEABLE) return null;
+    path.push(name, token);
+  }
+  return path;
 }
 
 /**
@@ -133,21 +153,27 @@ interface BodyTemplate {
 }
 
 /**
- * Wire bodies already checked, by `bodyKey`: a body's check and normalization depend on its
- * fields, not on its ids (no rule of these schemas reads them), so a simulation and its
- * placement, or a quote placed again at the same or another price, are checked once. Bounded,
- * oldest out.
+ * Wire bodies already checked, by shape: a body's check and normalization depend on its fields,
+ * not on its ids (no rule of these schemas reads them), so a simulation and its placement, or a
+ * quote placed again at the same or another price, are checked once. Bounded.
  */
-const checkedBodies = new Map<string, BodyTemplate>();
-const CHECKED_BODIES = 1024;
+const checkedBodies = new ShapeCache<BodyTemplate>(1024);
 
-function fillTemplate(template: BodyTemplate, body: Readonly<Record<string, unknown>>): string {
-  const { parts, fields } = template;
+/** The text of a body of `template`'s shape whose own fields hold `values`, in order. */
+function fillTemplate(template: BodyTemplate, values: readonly unknown[]): string {
+  const { parts } = template;
   let text = parts[0]!;
-  for (let index = 0; index < fields.length; index++) {
-    text += JSON.stringify(body[fields[index]!]) + parts[index + 1]!;
+  for (let index = 0; index < values.length; index++) {
+    text += JSON.stringify(values[index]) + parts[index + 1]!;
   }
   return text;
+}
+
+/** The values of the template's own fields in `body` (its ids and amounts), in order. */
+function ownValues(template: BodyTemplate, body: Readonly<Record<string, unknown>>): unknown[] {
+  const values: unknown[] = [];
+  for (const name of template.fields) values.push(body[name]);
+  return values;
 }
 
 /**
@@ -187,7 +213,7 @@ function templateOf(
   }
   parts.push(`${part}}`);
   const template = { parts, fields, keys, fixed };
-  return fillTemplate(template, built) === text ? template : null;
+  return fillTemplate(template, ownValues(template, built)) === text ? template : null;
 }
 
 /**
@@ -235,42 +261,45 @@ function commandPath(command: VenueCommand): string {
   }
 }
 
-/** The command's path, its body's request id, the checked body and its JSON text. */
+/**
+ * The command's path, its body's request id, the checked body and its JSON text: `text`, or,
+ * for a body of a shape checked before, its template and own values to write it from when it
+ * is first needed (`LazyPreparedCommand`).
+ */
 interface WireText {
   readonly path: string;
   readonly requestId: string;
   readonly body: Readonly<Record<string, unknown>>;
-  readonly text: string;
+  readonly text: string | TextParts;
+}
+
+interface TextParts {
+  readonly template: BodyTemplate;
+  readonly values: readonly unknown[];
 }
 
 function wireText(command: VenueCommand): WireText {
-  const key = bodyKey(command.endpoint, command.body);
-  const template = key === null ? undefined : checkedBodies.get(key);
+  const template = cachedTemplate(command.endpoint, command.body);
   const source = command.body as Readonly<Record<string, unknown>>;
   if (template !== undefined) {
     return {
       path: commandPath(command),
       requestId: source.request_id as string,
       body: bodyObject(template, source),
-      text: fillTemplate(template, source),
+      text: { template, values: ownValues(template, source) },
     };
   }
   const built = checkedWireBody(command);
   const text = JSON.stringify(built.body);
-  if (key !== null) {
+  const shape = bodyShape(command.endpoint, command.body);
+  if (shape !== null) {
     const made = templateOf(
       command.endpoint,
       source,
       built.body as Readonly<Record<string, unknown>>,
       text,
     );
-    if (made !== null) {
-      if (checkedBodies.size >= CHECKED_BODIES) {
-        const oldest = checkedBodies.keys().next();
-        if (oldest.done !== true) checkedBodies.delete(oldest.value);
-      }
-      checkedBodies.set(key, made);
-    }
+    if (made !== null) checkedBodies.set(shape, made);
   }
   return {
     path: built.path,
@@ -323,22 +352,12 @@ function checkedWireBody(command: VenueCommand): {
 }
 
 /**
- * A command checked and written as JSON text, not yet encoded or hashed: what an in-process
- * venue prepares from, making the bytes and their hash only when something reads them.
+ * The shared serializer: validates the body against the endpoint's schema (defaults applied),
+ * normalizes numbers to canonical decimal strings and encodes JSON as UTF-8, once.
  */
-export interface CheckedVenueCommand<E extends CommandEndpoint = CommandEndpoint> {
-  readonly endpoint: E;
-  readonly path: string;
-  readonly requestId: string;
-  readonly body: PreparedCommand<E>['body'];
-  /** The JSON text `bodyBytes` encode, as `prepareVenueCommand` would encode it. */
-  readonly text: string;
-}
-
-/** The serializer's check and JSON text of a command (see `prepareVenueCommand`). */
-export function checkVenueCommand<E extends CommandEndpoint>(
+export function prepareVenueCommand<E extends CommandEndpoint>(
   command: VenueCommandOf<E>,
-): CheckedVenueCommand<E> {
+): PreparedCommand<E> {
   let built: WireText;
   try {
     built = wireText(command);
@@ -349,30 +368,66 @@ export function checkVenueCommand<E extends CommandEndpoint>(
       error instanceof Error ? error.message : 'the command cannot be built',
     );
   }
-  return {
-    endpoint: command.endpoint,
-    path: built.path,
-    requestId: built.requestId,
-    body: built.body as PreparedCommand<E>['body'],
-    text: built.text,
-  };
+  return new LazyPreparedCommand(
+    command.endpoint,
+    built.path,
+    built.requestId,
+    built.body as PreparedCommand<E>['body'],
+    built.text,
+  );
 }
 
 /**
- * The shared serializer: validates the body against the endpoint's schema (defaults applied),
- * normalizes numbers to canonical decimal strings and encodes JSON as UTF-8, once.
+ * A prepared command whose JSON text (for a body of a shape checked before), UTF-8 bytes and
+ * their SHA-256 are made together when the bytes or the hash are first read, then kept: the live journal reads them before anything is sent, and a resend sends the
+ * same ones; a replay, whose venue takes the checked body and whose journal is in memory, never
+ * reads them. The text is final here, so the bytes are those an eager encoding would have made,
+ * and they are hashed before anyone holds them (bytes altered later fail the signature check).
+ * A class, frozen: an object literal with getters costs about fifteen times as much to make.
  */
-export function prepareVenueCommand<E extends CommandEndpoint>(
-  command: VenueCommandOf<E>,
-): PreparedCommand<E> {
-  const checked = checkVenueCommand(command);
-  return preparedCommand({
-    endpoint: checked.endpoint,
-    path: checked.path,
-    requestId: checked.requestId,
-    body: checked.body,
-    bodyBytes: encoder.encode(checked.text),
-  });
+class LazyPreparedCommand<E extends CommandEndpoint> implements PreparedCommand<E> {
+  readonly endpoint: E;
+  readonly path: string;
+  readonly requestId: string;
+  readonly body: PreparedCommand<E>['body'];
+  #text: string | TextParts;
+  #bytes: Uint8Array | undefined;
+  #sha256 = '';
+
+  constructor(
+    endpoint: E,
+    path: string,
+    requestId: string,
+    body: PreparedCommand<E>['body'],
+    text: string | TextParts,
+  ) {
+    this.endpoint = endpoint;
+    this.path = path;
+    this.requestId = requestId;
+    this.body = body;
+    this.#text = text;
+    Object.freeze(this);
+  }
+
+  get bodyBytes(): Uint8Array {
+    return this.#bytes ?? this.#make();
+  }
+
+  get bodySha256(): string {
+    if (this.#bytes === undefined) this.#make();
+    return this.#sha256;
+  }
+
+  #make(): Uint8Array {
+    const text = this.#text;
+    const bytes = encoder.encode(
+      typeof text === 'string' ? text : fillTemplate(text.template, text.values),
+    );
+    this.#text = '';
+    this.#sha256 = bodySha256Hex(bytes);
+    this.#bytes = bytes;
+    return bytes;
+  }
 }
 
 /**

@@ -1,29 +1,80 @@
 /**
- * Keys for caches of checks by shape: the serializer (venue.ts) and the strategy boundary
+ * Caches of checks by shape: the serializer (command-serializer.ts) and the strategy boundary
  * (strategy/intent-check.ts) check a body or an intent once per shape and reuse the verdict
- * for every later one with the same key.
+ * for every later one with the same shape.
+ *
+ * A shape is the sequence of a value's field names, each followed by its value's token
+ * (`shapeToken`), and the cache is a trie over it: one map lookup per name and per token, with
+ * no key string built and hashed per lookup (which cost more than the lookup itself, and made
+ * garbage on every command).
  */
 
+/** A value that is not plain data: a body or intent holding one always gets the full check. */
+export const UNCACHEABLE: unique symbol = Symbol('uncacheable');
+/** A string value standing for any value already known valid (an id, a canonical amount). */
+const ANY_VALID: unique symbol = Symbol('any valid value');
+
 /**
- * One field's part of a shape key: its name and value, each with its length so no two shapes
- * share a key; `wildcard` makes a string value stand for any value already known valid. null
- * when the value is not plain data (strings, finite numbers, booleans, null, undefined): such
- * a body or intent always gets the full check.
+ * One field value's token: itself for plain data (strings, finite numbers but -0, booleans,
+ * null, undefined; a map tells a string from a number, and `true` from `'true'`), `ANY_VALID`
+ * for a `wildcard` string, `UNCACHEABLE` for anything else.
  */
-export function fieldKey(name: string, value: unknown, wildcard: boolean): string | null {
+export function shapeToken(value: unknown, wildcard: boolean): unknown {
   switch (typeof value) {
     case 'string':
-      return wildcard
-        ? `|${name.length}:${name}a`
-        : `|${name.length}:${name}s${value.length}:${value}`;
+      return wildcard ? ANY_VALID : value;
     case 'number':
-      if (!Number.isFinite(value) || Object.is(value, -0)) return null;
-      return `|${name.length}:${name}n${value}`;
+      return Number.isFinite(value) && !Object.is(value, -0) ? value : UNCACHEABLE;
     case 'boolean':
-      return `|${name.length}:${name}${value ? 't' : 'f'}`;
     case 'undefined':
-      return `|${name.length}:${name}u`;
+      return value;
     default:
-      return value === null ? `|${name.length}:${name}z` : null;
+      return value === null ? null : UNCACHEABLE;
+  }
+}
+
+/** A node of the trie: the path to it is a shape's prefix; `value` the verdict for that shape. */
+export interface ShapeNode<V> {
+  readonly children: Map<unknown, ShapeNode<V>>;
+  value: V | undefined;
+}
+
+/**
+ * Verdicts by shape, bounded: once `limit` verdicts are held, the next one starts the cache
+ * anew (a shape is checked again the next time it comes).
+ */
+export class ShapeCache<V> {
+  private root: ShapeNode<V> = { children: new Map(), value: undefined };
+  private size = 0;
+
+  constructor(private readonly limit: number) {}
+
+  /** Where shapes start; walk from it with `child`. */
+  get start(): ShapeNode<V> {
+    return this.root;
+  }
+
+  /** The node a step further along `key` (a field name or a token); undefined when none. */
+  child(node: ShapeNode<V>, key: unknown): ShapeNode<V> | undefined {
+    return node.children.get(key);
+  }
+
+  /** Holds `value` as the verdict of the shape `path` (names and tokens, in order). */
+  set(path: readonly unknown[], value: V): void {
+    if (this.size >= this.limit) {
+      this.root = { children: new Map(), value: undefined };
+      this.size = 0;
+    }
+    let node = this.root;
+    for (const key of path) {
+      let next = node.children.get(key);
+      if (next === undefined) {
+        next = { children: new Map(), value: undefined };
+        node.children.set(key, next);
+      }
+      node = next;
+    }
+    if (node.value === undefined) this.size += 1;
+    node.value = value;
   }
 }

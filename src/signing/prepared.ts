@@ -1,7 +1,8 @@
 /**
  * The one prepared command, from the journal to the wire: the runtime's serializer makes it, the
  * journal holds its bytes, the client signs and sends them, and an in-process venue takes its
- * checked body. The body is hashed once, here; signing uses `bodySha256` as it stands.
+ * checked body. The body is hashed once (here, or by the runtime's serializer when its bytes are
+ * first read); signing uses `bodySha256` as it stands.
  */
 import type { BodyOf, EndpointsWithBody } from '../protocol/index.ts';
 import { bodySha256Hex } from './canonical.ts';
@@ -20,7 +21,7 @@ export interface PreparedCommand<E extends EndpointsWithBody = EndpointsWithBody
   readonly bodySha256: string;
 }
 
-/** A prepared command from its parts; the one place its bytes are hashed. */
+/** A prepared command from its parts, its bytes hashed now (restored and client-made commands). */
 export function preparedCommand<E extends EndpointsWithBody>(
   parts: Omit<PreparedCommand<E>, 'bodySha256'>,
 ): PreparedCommand<E> {

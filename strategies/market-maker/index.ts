@@ -70,6 +70,7 @@ function quoteMarket(
     return EMPTY;
   }
   const state: QuoteState = { anchorMark: null, position: null };
+  const refreshDistance = tick.times(settings.refreshTicks);
 
   const pullQuotes = (): OrderIntent[] => {
     state.anchorMark = null;
@@ -86,8 +87,7 @@ function quoteMarket(
     const mark = parseDecimal(ticker.mark_price);
     const position = ctx.position(marketId).quantity;
     const moved =
-      state.anchorMark === null ||
-      mark.minus(state.anchorMark).abs().gte(tick.times(settings.refreshTicks));
+      state.anchorMark === null || mark.minus(state.anchorMark).abs().gte(refreshDistance);
     const positionChanged = state.position === null || !state.position.eq(position);
     if (!moved && !positionChanged) return [];
     state.anchorMark = mark;
@@ -117,10 +117,10 @@ function quoteMarket(
     ];
 
     const intents: OrderIntent[] = [];
+    // Read once: the intents below are emitted after both quotes are decided.
+    const open = ctx.openOrders(marketId);
     for (const quote of wanted) {
-      const live = ctx
-        .openOrders(marketId)
-        .filter((order) => order.tag === quote.tag && !order.cancelRequested);
+      const live = open.filter((order) => order.tag === quote.tag && !order.cancelRequested);
       let keep = false;
       for (const order of live) {
         const current = quote.allowed && order.price !== null && order.price.eq(quote.price);

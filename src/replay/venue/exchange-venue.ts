@@ -55,13 +55,11 @@ import {
   type VenueCommand,
   type VenueCommandOf,
 } from '../../runtime/venue.ts';
-import { checkVenueCommand, restoreVenueCommand } from '../../runtime/command-serializer.ts';
-import { bodySha256Hex } from '../../signing/index.ts';
+import { prepareVenueCommand, restoreVenueCommand } from '../../runtime/command-serializer.ts';
 import { toVenueFailure } from '../../runtime/venue-error.ts';
 import type { LatencyModel } from './latency.ts';
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
-const encoder = new TextEncoder();
 const POSITION_PAGE = 500;
 
 /**
@@ -114,42 +112,32 @@ function pathParams(prepared: PreparedCommand): Readonly<Record<string, string>>
 
 /**
  * A command this venue checked (prepared or restored), with the path parameters its path was
- * built from or matched to once. A prepared one holds the serializer's JSON text and makes its
- * bytes and their hash when first read: in process the body object is what is applied, so a
- * command nobody journals (a simulation) is never encoded or hashed. The bytes are those
- * `prepareVenueCommand` makes from the same text.
+ * built from or matched to once. Its bytes and their hash are the shared serializer's, made when
+ * first read (`prepareVenueCommand`): in process the body object is what is applied, so a command
+ * nobody journals (a simulation) is never encoded or hashed.
  */
 class CheckedCommand<E extends CommandEndpoint = CommandEndpoint> implements PreparedCommand<E> {
-  #text: string | null;
-  #bytes: Uint8Array | null;
-  #sha256: string | null;
+  readonly endpoint: E;
+  readonly path: string;
+  readonly requestId: string;
+  readonly body: PreparedCommand<E>['body'];
 
   constructor(
-    readonly endpoint: E,
-    readonly path: string,
-    readonly requestId: string,
-    readonly body: PreparedCommand<E>['body'],
+    private readonly prepared: PreparedCommand<E>,
     readonly params: Readonly<Record<string, string>>,
-    text: string | null,
-    bytes: Uint8Array | null,
-    sha256: string | null,
   ) {
-    this.#text = text;
-    this.#bytes = bytes;
-    this.#sha256 = sha256;
+    this.endpoint = prepared.endpoint;
+    this.path = prepared.path;
+    this.requestId = prepared.requestId;
+    this.body = prepared.body;
   }
 
   get bodyBytes(): Uint8Array {
-    if (this.#bytes === null) {
-      this.#bytes = encoder.encode(this.#text!);
-      this.#text = null;
-    }
-    return this.#bytes;
+    return this.prepared.bodyBytes;
   }
 
   get bodySha256(): string {
-    this.#sha256 ??= bodySha256Hex(this.bodyBytes);
-    return this.#sha256;
+    return this.prepared.bodySha256;
   }
 }
 
@@ -295,17 +283,7 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
 
   prepare<E extends CommandEndpoint>(command: VenueCommandOf<E>): PreparedCommand<E> {
     this.activity++;
-    const checked = checkVenueCommand(command);
-    return new CheckedCommand(
-      checked.endpoint,
-      checked.path,
-      checked.requestId,
-      checked.body,
-      paramsOf(command),
-      checked.text,
-      null,
-      null,
-    );
+    return new CheckedCommand(prepareVenueCommand(command), paramsOf(command));
   }
 
   restore<E extends CommandEndpoint>(
@@ -315,16 +293,7 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
   ): PreparedCommand<E> {
     this.activity++;
     const restored = restoreVenueCommand(endpoint, path, bodyBytes);
-    return new CheckedCommand(
-      restored.endpoint,
-      restored.path,
-      restored.requestId,
-      restored.body,
-      pathParams(restored),
-      null,
-      restored.bodyBytes,
-      restored.bodySha256,
-    );
+    return new CheckedCommand(restored, pathParams(restored));
   }
 
   send<E extends CommandEndpoint>(

@@ -187,6 +187,8 @@ export class ReplayJournal implements IntentJournal {
   /** The latest fill ids seen, oldest first, and how many fills were seen in all. */
   private readonly fillIds = new Set<string>();
   private fillsSeen = 0;
+  /** Meta values written, by key (see `writeMeta`). */
+  private readonly meta = new Map<string, string>();
 
   private constructor(ledger: Journal, now: () => number, window: IntentWindow<Slot> | null) {
     this.ledger = ledger;
@@ -350,14 +352,16 @@ export class ReplayJournal implements IntentJournal {
       );
     }
     const next = copyOf(slot.record, this.time());
-    // The prepared command itself, not a copy: nothing changes it, and an in-process venue's
-    // command makes its bytes and hash only if they are read (a resend, after a timeout).
+    // The command itself, not a copy of its bytes: a prepared command is frozen, and makes its
+    // bytes and their hash only when first read (`command-serializer.ts`); a replay's venue takes
+    // the checked body, so a replay never reads them, and a resend would get the very bytes the
+    // live journal keeps.
     next.command = command;
     next.context = context;
     this.update(slot, next);
   }
 
-  // In memory there is no commit to save: the two steps one after the other.
+  /** `recordCommand`, then `recordSendAttempt` or `recordSimulation`, as one new record. */
   recordCommandWithStep(
     requestId: string,
     command: JournaledCommand,
@@ -365,9 +369,26 @@ export class ReplayJournal implements IntentJournal {
     step: CommandStep,
   ): void {
     if (step !== 'sending') requireInteger(step.attempt, 'a simulation attempt');
-    this.recordCommand(requestId, command, context);
-    if (step === 'sending') this.recordSendAttempt(requestId);
-    else this.recordSimulation(requestId, step.simulateRequestId, step.attempt);
+    const slot = this.slotOf(requestId);
+    const current = slot.record;
+    if (current.command !== null) {
+      throw new PaperbotError(
+        'JOURNAL_COMMAND_EXISTS',
+        `intent ${requestId} already has journaled bytes; they are never replaced`,
+      );
+    }
+    const next = copyOf(current, this.time());
+    next.command = command;
+    next.context = context;
+    if (step === 'sending') {
+      next.state = current.state === 'unknown' ? 'unknown' : 'sending';
+      next.sendAttempts = current.sendAttempts + 1;
+    } else {
+      next.state = 'simulating';
+      next.simulateRequestId = step.simulateRequestId;
+      next.simulateAttempt = step.attempt;
+    }
+    this.update(slot, next);
   }
 
   recordSendAttempt(requestId: string): void {
@@ -607,11 +628,21 @@ export class ReplayJournal implements IntentJournal {
   }
 
   readMeta(key: string): string | null {
-    return this.ledger.readMeta(key);
+    if (!this.ledger.isOpen) return this.ledger.readMeta(key);
+    return this.meta.get(key) ?? this.ledger.readMeta(key);
   }
 
+  /**
+   * The first write of a key goes to the ledger, which refuses the journal's own keys; later
+   * ones, as the kernel's loss tracking at every account update, stay in memory.
+   */
   writeMeta(key: string, value: string): void {
+    if (this.meta.has(key) && this.ledger.isOpen) {
+      this.meta.set(key, value);
+      return;
+    }
     this.ledger.writeMeta(key, value);
+    this.meta.set(key, value);
   }
 
   readDeadman(): DeadmanRecord | null {

@@ -11,7 +11,7 @@
  * Each part is rebuilt only after what it is made of changed, so a burst of tickers costs one
  * rebuild at the next intent, not one per ticker.
  */
-import { type Decimal, parseDecimal } from '../../core/decimal.ts';
+import type { Decimal } from '../../core/decimal.ts';
 import type { Market, Order, Position } from '../../protocol/index.ts';
 import type { StampedIntent } from '../intents.ts';
 import {
@@ -19,6 +19,7 @@ import {
   type RiskOpenOrderView,
   type RiskPositionView,
   type RiskSnapshot,
+  orderAmount,
   riskMarketFromWire,
   riskMarketWithTicker,
   riskOpenOrdersFromWire,
@@ -107,8 +108,8 @@ export class RiskSnapshotBuilder {
       marketId: intent.marketId,
       side: intent.side,
       price:
-        intent.type === 'limit' && intent.price !== undefined ? parseDecimal(intent.price) : null,
-      remainingQuantity: parseDecimal(intent.quantity),
+        intent.type === 'limit' && intent.price !== undefined ? orderAmount(intent.price) : null,
+      remainingQuantity: orderAmount(intent.quantity),
       reduceOnly: intent.reduceOnly === true,
     });
     this.orderViews = null;

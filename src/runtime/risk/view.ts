@@ -75,6 +75,24 @@ function optionalDecimal(text: string | null | undefined): Decimal | null {
   return text === null || text === undefined ? null : parseDecimal(text);
 }
 
+/**
+ * Open orders' amounts, parsed once per text: each order update makes a new view, and a
+ * quoting strategy's orders come back at a few prices and sizes (the values are never changed
+ * in place). Bounded: emptied when full.
+ */
+const orderAmounts = new Map<string, Decimal>();
+const ORDER_AMOUNTS_KEPT = 4_096;
+
+export function orderAmount(text: string): Decimal {
+  let value = orderAmounts.get(text);
+  if (value === undefined) {
+    value = parseDecimal(text);
+    if (orderAmounts.size >= ORDER_AMOUNTS_KEPT) orderAmounts.clear();
+    orderAmounts.set(text, value);
+  }
+  return value;
+}
+
 /** The wire Market's fields the gate uses (protocol `Market` is assignable to it). */
 export interface MarketFields {
   readonly market_id: string;
@@ -197,13 +215,13 @@ function openOrderView(order: OrderFields): RiskOpenOrderView | null {
   if (cached !== undefined) return cached;
   let view: RiskOpenOrderView | null = null;
   if (ACTIVE_STATUSES.has(order.status) && (order.side === 'buy' || order.side === 'sell')) {
-    const quantity = order.quantity === null ? ZERO : parseDecimal(order.quantity);
-    const remaining = quantity.minus(parseDecimal(order.filled_quantity));
+    const quantity = order.quantity === null ? ZERO : orderAmount(order.quantity);
+    const remaining = quantity.minus(orderAmount(order.filled_quantity));
     view = Object.freeze({
       clientOrderId: order.client_order_id,
       marketId: order.market_id,
       side: order.side,
-      price: optionalDecimal(order.price),
+      price: order.price === null ? null : orderAmount(order.price),
       remainingQuantity: remaining.lt(ZERO) ? ZERO : remaining,
       reduceOnly: order.reduce_only,
     });

@@ -180,7 +180,20 @@ export function createStrategyContext<Params>(
     return info;
   };
 
+  // A strategy reads its position on every quote; it changes only with a position update.
+  const positionSnapshots = new Map<string, PositionSnapshot>();
   const position = (marketId: string): PositionSnapshot => {
+    let snapshot = positionSnapshots.get(marketId);
+    if (snapshot === undefined) {
+      snapshot = positionOf(marketId);
+      // Bounded: any id may be asked for, not only the markets'.
+      if (positionSnapshots.size >= 1_024) positionSnapshots.clear();
+      positionSnapshots.set(marketId, snapshot);
+    }
+    return snapshot;
+  };
+
+  const positionOf = (marketId: string): PositionSnapshot => {
     const held = [...positions.values()].filter((candidate) => candidate.marketId === marketId);
     let quantity = ZERO;
     let notional = ZERO;
@@ -223,6 +236,7 @@ export function createStrategyContext<Params>(
   subscriptions.push(
     environment.positions$.subscribe({
       next: (update) => {
+        positionSnapshots.clear();
         const quantity = signedQuantity(update);
         if (quantity.eq(ZERO)) {
           positions.delete(update.position_id);

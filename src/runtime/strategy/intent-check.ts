@@ -5,7 +5,7 @@
  * in `../intents.ts`; this file runs them once per shape and reports every problem.
  */
 import { OrderIntent } from '../intents.ts';
-import { fieldKey } from '../shape-key.ts';
+import { type ShapeNode, ShapeCache, shapeToken, UNCACHEABLE } from '../shape-key.ts';
 
 export type IntentCheck =
   | { readonly ok: true; readonly intent: OrderIntent }
@@ -26,37 +26,53 @@ function isAnyValid(kind: unknown, name: string, value: string): boolean {
   return false;
 }
 
-/**
- * A key for an intent's fields, in key order, with values that `isAnyValid` lets stand for any;
- * null when the value is not plain data (strings, finite numbers, booleans, null, undefined).
- */
-function intentKey(value: unknown): string | null {
-  if (typeof value !== 'object' || value === null) return null;
-  if (Object.getPrototypeOf(value) !== Object.prototype) return null;
-  const fields = value as Readonly<Record<string, unknown>>;
-  const kind = fields.kind;
-  let key = '';
-  for (const name of Object.keys(fields)) {
-    const field = fields[name];
-    const part = fieldKey(name, field, typeof field === 'string' && isAnyValid(kind, name, field));
-    if (part === null) return null;
-    key += part;
-  }
-  return key;
+function isPlainObject(value: unknown): value is Readonly<Record<string, unknown>> {
+  return (
+    typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype
+  );
+}
+
+function intentFieldToken(kind: unknown, name: string, value: unknown): unknown {
+  return shapeToken(value, typeof value === 'string' && isAnyValid(kind, name, value));
 }
 
 /**
- * The field names of intents already checked, by `intentKey`, in the order a check gives them:
- * intents with one key pass or fail together (a strategy emits the same shapes again and again,
- * at new prices and for new orders), and a check changes no value it passes. Bounded, oldest out.
+ * The field names of the checked intent of an intent's shape (its fields in key order, with the
+ * values `isAnyValid` lets stand for any) checked before; undefined when none or when a value
+ * is not plain data (strings, finite numbers, booleans, null, undefined).
  */
-const checkedIntents = new Map<string, readonly string[]>();
-const CHECKED_INTENTS = 1024;
+function cachedNames(value: unknown): readonly string[] | undefined {
+  if (!isPlainObject(value)) return undefined;
+  const kind = value.kind;
+  let node: ShapeNode<readonly string[]> | undefined = checkedIntents.start;
+  for (const name of Object.keys(value)) {
+    const token = intentFieldToken(kind, name, value[name]);
+    if (token === UNCACHEABLE) return undefined;
+    node = checkedIntents.child(node, name);
+    if (node !== undefined) node = checkedIntents.child(node, token);
+    if (node === undefined) return undefined;
+  }
+  return node.value;
+}
+
+/** An intent's shape (the path of `ShapeCache.set`), or null when it is not cacheable. */
+function intentShape(value: unknown): unknown[] | null {
+  if (!isPlainObject(value)) return null;
+  const kind = value.kind;
+  const path: unknown[] = [];
+  for (const name of Object.keys(value)) {
+    const token = intentFieldToken(kind, name, value[name]);
+    if (token === UNCACHEABLE) return null;
+    path.push(name, token);
+  }
+  return path;
+}
+
+const checkedIntents = new ShapeCache<readonly string[]>(1024);
 
 /** Checks an emitted value and returns a fresh copy of the intent (the strategy keeps its own). */
 export function checkIntent(value: unknown): IntentCheck {
-  const key = intentKey(value);
-  const names = key === null ? undefined : checkedIntents.get(key);
+  const names = cachedNames(value);
   if (names !== undefined) {
     const source = value as Readonly<Record<string, unknown>>;
     const copy: Record<string, unknown> = {};
@@ -69,13 +85,8 @@ export function checkIntent(value: unknown): IntentCheck {
     for (const [name, field] of Object.entries(result.data)) {
       if (field !== undefined) copy[name] = field;
     }
-    if (key !== null) {
-      if (checkedIntents.size >= CHECKED_INTENTS) {
-        const oldest = checkedIntents.keys().next();
-        if (oldest.done !== true) checkedIntents.delete(oldest.value);
-      }
-      checkedIntents.set(key, Object.keys(copy));
-    }
+    const shape = intentShape(value);
+    if (shape !== null) checkedIntents.set(shape, Object.keys(copy));
     return { ok: true, intent: copy as unknown as OrderIntent };
   }
   return {

@@ -78,22 +78,28 @@ export function meetsMinimums(
  * default order size of the example strategies.
  */
 export function smallestOrderQuantity(market: MarketInfo, price: Decimal | null): Decimal {
-  // A strategy asks again on every tick, mostly at the price it asked last (a division each).
-  const last = lastSmallest.get(market);
-  if (last !== undefined && samePrice(last.price, price)) return last.quantity;
+  // A strategy asks on every requote, at a mark that drifts: the answer changes only when the
+  // mark crosses a step of the notional minimum. It never grows with the price (the division
+  // and both roundings are monotone), so every price between two that gave the same quantity
+  // gives it too: one range per market answers most calls with two comparisons.
+  if (price === null || price.lte(ZERO)) return computeSmallestOrderQuantity(market, price);
+  const range = smallestByPrice.get(market);
+  if (range !== undefined && price.gte(range.low) && price.lte(range.high)) return range.quantity;
   const quantity = computeSmallestOrderQuantity(market, price);
-  lastSmallest.set(market, { price, quantity });
+  if (range !== undefined && range.quantity.eq(quantity)) {
+    if (price.lt(range.low)) range.low = price;
+    else range.high = price;
+  } else {
+    smallestByPrice.set(market, { low: price, high: price, quantity });
+  }
   return quantity;
 }
 
-const lastSmallest = new WeakMap<
+/** Per market, positive prices from `low` to `high` (both asked) that gave `quantity`. */
+const smallestByPrice = new WeakMap<
   MarketInfo,
-  { readonly price: Decimal | null; readonly quantity: Decimal }
+  { low: Decimal; high: Decimal; readonly quantity: Decimal }
 >();
-
-function samePrice(left: Decimal | null, right: Decimal | null): boolean {
-  return left === null || right === null ? left === right : left.eq(right);
-}
 
 function computeSmallestOrderQuantity(market: MarketInfo, price: Decimal | null): Decimal {
   let quantity = market.minimumQuantity ?? market.quantityStep ?? ZERO;

@@ -33,6 +33,15 @@ interface Entry {
   /** For an amendment's new order: the client order id of the order it replaces. */
   readonly replaces: string | null;
   readonly intent: StampedIntent | null;
+  /**
+   * The venue's texts that `price`, `quantity` and `filledQuantity` were last read from (null:
+   * not read from a venue order): an order's updates mostly repeat them, and are not parsed again.
+   */
+  priceText: string | null;
+  quantityText: string | null;
+  filledText: string | null;
+  /** The entry as `open()` last gave it, given again while its changing fields are the same. */
+  view: OpenOrder | null;
 }
 
 /** What a new order is: the fields an intent decides. */
@@ -60,7 +69,34 @@ function submitted(stamped: StampedIntent, terms: OrderTerms): Entry {
     cancelRequestedBy: null,
     replaces: null,
     intent: stamped,
+    priceText: null,
+    quantityText: null,
+    filledText: null,
+    view: null,
   };
+}
+
+/** What a strategy sees of an open order (`ctx.openOrders`). */
+function openOrderOf(entry: Entry): OpenOrder {
+  const remaining = entry.quantity.minus(entry.filledQuantity);
+  return Object.freeze({
+    clientOrderId: entry.clientOrderId,
+    requestId: entry.requestId,
+    orderId: entry.orderId,
+    marketId: entry.marketId,
+    side: entry.side,
+    type: entry.type,
+    price: entry.price,
+    quantity: entry.quantity,
+    filledQuantity: entry.filledQuantity,
+    remainingQuantity: remaining.gt(ZERO) ? remaining : ZERO,
+    postOnly: entry.postOnly,
+    reduceOnly: entry.reduceOnly,
+    tag: entry.tag,
+    status: entry.status,
+    cancelRequested: entry.cancelRequestedBy !== null,
+    intent: entry.intent,
+  });
 }
 
 function isRefusal(outcome: IntentOutcome): boolean {
@@ -141,6 +177,10 @@ export class OwnOrders {
           cancelRequestedBy: null,
           replaces: old.clientOrderId,
           intent: stamped,
+          priceText: null,
+          quantityText: null,
+          filledText: null,
+          view: null,
         });
         return;
       }
@@ -225,9 +265,18 @@ export class OwnOrders {
     }
     this.setOrderId(entry, order.order_id);
     entry.status = order.status;
-    entry.filledQuantity = parseDecimal(order.filled_quantity);
-    if (order.price !== null) entry.price = parseDecimal(order.price);
-    if (order.quantity !== null) entry.quantity = parseDecimal(order.quantity);
+    if (order.filled_quantity !== entry.filledText) {
+      entry.filledQuantity = parseDecimal(order.filled_quantity);
+      entry.filledText = order.filled_quantity;
+    }
+    if (order.price !== null && order.price !== entry.priceText) {
+      entry.price = parseDecimal(order.price);
+      entry.priceText = order.price;
+    }
+    if (order.quantity !== null && order.quantity !== entry.quantityText) {
+      entry.quantity = parseDecimal(order.quantity);
+      entry.quantityText = order.quantity;
+    }
     if (TERMINAL.has(order.status)) this.remove(entry);
     return { order, clientOrderId: entry.clientOrderId, tag: entry.tag, intent: entry.intent };
   }
@@ -236,26 +285,17 @@ export class OwnOrders {
     const result: OpenOrder[] = [];
     for (const entry of this.byClientId.values()) {
       if (marketId !== undefined && entry.marketId !== marketId) continue;
-      const remaining = entry.quantity.minus(entry.filledQuantity);
+      const view = entry.view;
       result.push(
-        Object.freeze({
-          clientOrderId: entry.clientOrderId,
-          requestId: entry.requestId,
-          orderId: entry.orderId,
-          marketId: entry.marketId,
-          side: entry.side,
-          type: entry.type,
-          price: entry.price,
-          quantity: entry.quantity,
-          filledQuantity: entry.filledQuantity,
-          remainingQuantity: remaining.gt(ZERO) ? remaining : ZERO,
-          postOnly: entry.postOnly,
-          reduceOnly: entry.reduceOnly,
-          tag: entry.tag,
-          status: entry.status,
-          cancelRequested: entry.cancelRequestedBy !== null,
-          intent: entry.intent,
-        }),
+        view !== null &&
+          view.orderId === entry.orderId &&
+          view.status === entry.status &&
+          view.price === entry.price &&
+          view.quantity === entry.quantity &&
+          view.filledQuantity === entry.filledQuantity &&
+          view.cancelRequested === (entry.cancelRequestedBy !== null)
+          ? view
+          : (entry.view = openOrderOf(entry)),
       );
     }
     return result;
@@ -282,6 +322,10 @@ export class OwnOrders {
       cancelRequestedBy: null,
       replaces: null,
       intent: null,
+      priceText: order.price,
+      quantityText: order.quantity,
+      filledText: order.filled_quantity,
+      view: null,
     };
     this.add(entry);
     return entry;

@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { OrderIntent } from '../../../src/runtime/intents.ts';
 import type { IntentJournal } from '../../../src/runtime/journal/intent-journal.ts';
+import type { IntentRecord } from '../../../src/runtime/journal/records.ts';
 import { Journal } from '../../../src/runtime/journal/journal.ts';
 import { FILL_IDS_KEPT, ReplayJournal } from '../../../src/runtime/journal/replay-journal.ts';
 import { fill, limitBuy, placeCommand, START, stamp } from '../execution/fixtures.ts';
@@ -23,6 +24,7 @@ type Operation =
   | { readonly kind: 'fill'; readonly index: number }
   | { readonly kind: 'venueFill'; readonly fill: number; readonly sequence: number | null }
   | { readonly kind: 'sequence'; readonly sequence: number }
+  | { readonly kind: 'meta'; readonly key: string; readonly value: string | null }
   | { readonly kind: 'read'; readonly index: number; readonly order: number }
   | { readonly kind: 'tick'; readonly milliseconds: number };
 
@@ -49,6 +51,12 @@ const operation: fc.Arbitrary<Operation> = fc.oneof(
     sequence: fc.option(fc.integer({ min: -1, max: 20 }), { nil: null }),
   }),
   fc.record({ kind: fc.constant('sequence' as const), sequence: fc.integer({ min: 1, max: 20 }) }),
+  fc.record({
+    kind: fc.constant('meta' as const),
+    key: fc.constantFrom('loss_tracking', 'other', 'epoch', 'created_at'),
+    // null reads the key; a string writes it.
+    value: fc.option(fc.constantFrom('a', 'b', '{"c":1}'), { nil: null }),
+  }),
   fc.record({ kind: fc.constant('read' as const), index, order: fc.integer({ min: 1, max: 6 }) }),
   fc.record({ kind: fc.constant('tick' as const), milliseconds: fc.integer({ min: 0, max: 50 }) }),
 );
@@ -75,11 +83,33 @@ function outcome(call: () => unknown): unknown {
   }
 }
 
+/**
+ * A record as the runtime reads it. Its command is read field by field: the replay journal holds
+ * the prepared command itself, whose bytes and hash are getters (made when first read), where
+ * the SQLite journal reads back a plain copy.
+ */
+function readable(record: IntentRecord | undefined): unknown {
+  if (record === undefined) return null;
+  const command = record.command;
+  return {
+    ...record,
+    command:
+      command === null
+        ? null
+        : {
+            endpoint: command.endpoint,
+            path: command.path,
+            bodyBytes: command.bodyBytes,
+            bodySha256: command.bodySha256,
+          },
+  };
+}
+
 /** Everything the runtime can read of the intents. */
 function reads(journal: IntentJournal, index: number, order: number) {
   const requestId = intentOf(index, false).requestId;
   return {
-    record: journal.getIntent(requestId) ?? null,
+    record: readable(journal.getIntent(requestId)),
     byOrder: journal.intentByOrderId(`o-${order}`)?.requestId ?? null,
     byClient: journal.intentByClientOrderId(requestId)?.requestId ?? null,
     open: journal.openIntents().map((record) => record.requestId),
@@ -96,7 +126,10 @@ function apply(journal: IntentJournal, step: Operation): unknown {
   const requestId = 'index' in step ? intentOf(step.index, false).requestId : '';
   switch (step.kind) {
     case 'intent':
-      return outcome(() => journal.recordIntent(intentOf(step.index, step.cancel)));
+      return outcome(() => {
+        const { record, created } = journal.recordIntent(intentOf(step.index, step.cancel));
+        return { record: readable(record), created };
+      });
     case 'command':
       return outcome(() =>
         journal.recordCommand(requestId, placeCommand(requestId), { targetOrderId: 'o-1' }),
@@ -152,6 +185,12 @@ function apply(journal: IntentJournal, step: Operation): unknown {
       }));
     case 'sequence':
       return outcome(() => journal.noteSequence('alpha', step.sequence));
+    case 'meta': {
+      const { key, value } = step;
+      return outcome(() =>
+        value === null ? journal.readMeta(key) : journal.writeMeta(key, value),
+      );
+    }
     case 'read':
       return outcome(() => reads(journal, step.index, step.order));
     case 'tick':
