@@ -102,6 +102,26 @@ export function removeFromSums(
   return { ...removed, highestOrderPrice };
 }
 
+/**
+ * `sums` with `previous` replaced by `next`, on the same market and at the same price (an order
+ * partly filled, or its status moved on): the quantities move, the highest price stays.
+ * Undefined when the two differ otherwise.
+ */
+export function replaceInSums(
+  sums: MarketOrderSums,
+  previous: RiskOpenOrderView,
+  next: RiskOpenOrderView,
+): MarketOrderSums | undefined {
+  if (previous.marketId !== next.marketId) return undefined;
+  const samePrice =
+    previous.price === next.price ||
+    (previous.price !== null &&
+      next.price !== null &&
+      scaledCompare(scaledOf(previous.price), scaledOf(next.price)) === 0);
+  if (!samePrice) return undefined;
+  return withOrder(withOrder(sums, previous, -1), next, 1);
+}
+
 /** The sums of `orders` from scratch, `leftOut` excluded. */
 export function sumOrders(
   orders: Iterable<RiskOpenOrderView>,
@@ -132,15 +152,25 @@ export class OrderSumsKeeper {
     // The view is replaced first, so a recount of the highest price no longer sees the old one.
     if (view === null) this.views.delete(key);
     else this.views.set(key, view);
-    if (previous !== undefined) this.take(previous);
+    if (previous !== undefined) this.forgetClientOrderId(previous.clientOrderId);
     if (view !== null) {
-      this.sums.set(view.marketId, addToSums(this.sums.get(view.marketId), view));
       this.clientOrderIds.set(
         view.clientOrderId,
         (this.clientOrderIds.get(view.clientOrderId) ?? 0) + 1,
       );
     }
     this.frozen = null;
+    if (previous !== undefined && view !== null) {
+      // The usual update (status moved on, partly filled) keeps its price: no recount.
+      const sums = this.sums.get(previous.marketId);
+      const replaced = sums === undefined ? undefined : replaceInSums(sums, previous, view);
+      if (replaced !== undefined) {
+        this.sums.set(view.marketId, replaced);
+        return;
+      }
+    }
+    if (previous !== undefined) this.take(previous);
+    if (view !== null) this.sums.set(view.marketId, addToSums(this.sums.get(view.marketId), view));
   }
 
   hasClientOrderId(clientOrderId: string | null): boolean {
@@ -169,9 +199,12 @@ export class OrderSumsKeeper {
       if (left === undefined) this.sums.delete(marketId);
       else this.sums.set(marketId, left);
     }
-    const count = this.clientOrderIds.get(view.clientOrderId) ?? 0;
-    if (count <= 1) this.clientOrderIds.delete(view.clientOrderId);
-    else this.clientOrderIds.set(view.clientOrderId, count - 1);
+  }
+
+  private forgetClientOrderId(clientOrderId: string | null): void {
+    const count = this.clientOrderIds.get(clientOrderId) ?? 0;
+    if (count <= 1) this.clientOrderIds.delete(clientOrderId);
+    else this.clientOrderIds.set(clientOrderId, count - 1);
   }
 
   /** The market's orders now held (the one being taken is already out of `views`). */
