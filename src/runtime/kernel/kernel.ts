@@ -570,7 +570,7 @@ export class Kernel {
       }),
       this.tracker.account$.subscribe((account) => this.onAccount(account)),
       this.tracker.positions$.subscribe(() => this.snapshots.invalidatePositions()),
-      this.tracker.orders$.subscribe(() => this.snapshots.invalidateOrders()),
+      this.tracker.orders$.subscribe((tracked) => this.snapshots.onOrder(tracked.order)),
       this.tracker.fills$.subscribe((fill) => {
         this.counters.fills += 1;
         if (this.startupFills !== null && this.startupFills.length < STARTUP_FILLS) {

@@ -2,7 +2,8 @@
  * The `RiskSnapshot` the gate evaluates each intent against, kept by the kernel:
  * - markets: the venue's market list (tick, step, minimums, leverage) with the latest ticker's
  *   mark, data status and time laid over it;
- * - positions and open orders: the order tracker's, plus the placements the gate let through
+ * - positions and open orders: the order tracker's (the orders kept view by view and summed by
+ *   market as each order event arrives, so a change costs one order, not all of them), plus the placements the gate let through
  *   that the venue has not answered yet, so two intents in one burst cannot both pass a limit
  *   that only one fits under;
  * - equity: the account's total equity;
@@ -19,12 +20,13 @@ import {
   type RiskOpenOrderView,
   type RiskPositionView,
   type RiskSnapshot,
+  openOrderView,
   orderAmount,
   riskMarketFromWire,
   riskMarketWithTicker,
-  riskOpenOrdersFromWire,
   riskPositionsFromWire,
 } from '../risk/view.ts';
+import { addToSums, type OrderSums, OrderSumsKeeper } from '../risk/order-sums.ts';
 import type { Ticker } from '../strategy/types.ts';
 
 export interface RiskSnapshotSources {
@@ -50,11 +52,14 @@ export class RiskSnapshotBuilder {
   private readonly dirtyMarkets = new Set<string>();
   private marketViews: Readonly<Record<string, RiskMarketView>> = {};
   private positionViews: Readonly<Record<string, RiskPositionView>> | null = null;
-  /** The tracker's open orders as views, and their client order ids; null after they changed. */
-  private trackedViews: readonly RiskOpenOrderView[] | null = null;
-  private trackedIds = new Set<string | null>();
+  /**
+   * The tracker's open orders as views with their sums, kept per order event; null until the
+   * first snapshot reads them whole (and after `invalidateOrders`).
+   */
+  private tracked: OrderSumsKeeper | null = null;
   /** The tracked views and the pending placements the tracker does not hold yet. */
   private orderViews: readonly RiskOpenOrderView[] | null = null;
+  private orderSums: OrderSums | null = null;
   private readonly pending = new Map<string, RiskOpenOrderView>();
   private equity: Decimal | null = null;
   private permitted = false;
@@ -77,9 +82,16 @@ export class RiskSnapshotBuilder {
     this.positionViews = null;
   }
 
-  /** The tracker's orders changed. */
+  /** One of the tracker's orders changed (a new order, an update, or an end). */
+  onOrder(order: Order): void {
+    if (this.tracked === null) return;
+    this.tracked.set(order.order_id, openOrderView(order));
+    this.orderViews = null;
+  }
+
+  /** The tracker's orders changed in a way not told order by order: read them whole again. */
   invalidateOrders(): void {
-    this.trackedViews = null;
+    this.tracked = null;
     this.orderViews = null;
   }
 
@@ -136,22 +148,37 @@ export class RiskSnapshotBuilder {
       this.marketViews = Object.freeze(views);
     }
     this.positionViews ??= Object.freeze(riskPositionsFromWire(this.sources.positions()));
-    if (this.orderViews === null) {
-      // A placement let through or answered changes only the pending part: the tracker's
-      // orders are read again only after the tracker's orders changed.
-      if (this.trackedViews === null) {
-        this.trackedViews = riskOpenOrdersFromWire(this.sources.openOrders());
-        this.trackedIds = new Set(this.trackedViews.map((order) => order.clientOrderId));
+    if (this.orderViews === null || this.orderSums === null) {
+      // The tracker's orders are read whole once; after that each order event changes one
+      // view and one market's sums. Pending placements are laid over them here.
+      if (this.tracked === null) {
+        const tracked = new OrderSumsKeeper();
+        for (const order of this.sources.openOrders()) {
+          tracked.set(order.order_id, openOrderView(order));
+        }
+        this.tracked = tracked;
       }
-      const known = this.trackedIds;
-      const pending = [...this.pending.values()].filter((order) => !known.has(order.clientOrderId));
-      this.orderViews = Object.freeze([...this.trackedViews, ...pending]);
+      const tracked = this.tracked;
+      const pending = [...this.pending.values()].filter(
+        (order) => !tracked.hasClientOrderId(order.clientOrderId),
+      );
+      this.orderViews = Object.freeze([...tracked.orders(), ...pending]);
+      let sums = tracked.current();
+      if (pending.length > 0) {
+        const withPending = new Map(sums);
+        for (const order of pending) {
+          withPending.set(order.marketId, addToSums(withPending.get(order.marketId), order));
+        }
+        sums = withPending;
+      }
+      this.orderSums = sums;
     }
     return {
       routeReady: this.permitted && this.routeReady,
       markets: this.marketViews,
       positions: this.positionViews,
       openOrders: this.orderViews,
+      orderSums: this.orderSums,
       equity: this.equity,
     };
   }

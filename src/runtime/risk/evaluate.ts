@@ -44,6 +44,7 @@ import type {
   StampedIntent,
 } from '../intents.ts';
 import { limitsFor, type MarketLimits, type RiskConfig } from './config.ts';
+import { type OrderSums, removeFromSums, sumOrders } from './order-sums.ts';
 import { lookup, type RiskMarketView, type RiskOpenOrderView, type RiskView } from './view.ts';
 
 /** Every rule name a denial can carry. Most match the configuration key that sets the limit. */
@@ -347,33 +348,39 @@ function emptyBook(position: Scaled): MarketBook {
 }
 
 function marketBooks(view: RiskView, replaces: RiskOpenOrderView | null): Map<string, MarketBook> {
+  // The snapshot's sums when it keeps them, else summed here; an amended order is taken out of
+  // its own market's sums (recounted from scratch only when it held the highest price).
+  let sums: OrderSums = view.orderSums ?? sumOrders(view.openOrders, replaces);
+  if (view.orderSums && replaces) {
+    const own = view.orderSums.get(replaces.marketId);
+    if (own) {
+      const left = removeFromSums(own, replaces, () =>
+        view.openOrders.filter(
+          (order) => order !== replaces && order.marketId === replaces.marketId,
+        ),
+      );
+      const copy = new Map(sums);
+      if (left) copy.set(replaces.marketId, left);
+      else copy.delete(replaces.marketId);
+      sums = copy;
+    }
+  }
   const books = new Map<string, MarketBook>();
   for (const marketId of Object.keys(view.positions)) {
     const position = view.positions[marketId];
     if (position) books.set(marketId, emptyBook(scaledOf(position.quantity)));
   }
-  for (const order of view.openOrders) {
-    if (order === replaces) continue;
-    let book = books.get(order.marketId);
-    if (!book) {
-      book = emptyBook(SCALED_ZERO);
-      books.set(order.marketId, book);
-    }
-    book.openOrders += 1;
-    const remaining = scaledOf(order.remainingQuantity);
-    if (order.side === 'buy') {
-      book.allBuys = scaledPlus(book.allBuys, remaining);
-      if (!order.reduceOnly) book.addingBuys = scaledPlus(book.addingBuys, remaining);
-    } else {
-      book.allSells = scaledPlus(book.allSells, remaining);
-      if (!order.reduceOnly) book.addingSells = scaledPlus(book.addingSells, remaining);
-    }
-    if (order.price) {
-      const price = scaledOf(order.price);
-      if (!book.highestOrderPrice || scaledCompare(price, book.highestOrderPrice) > 0) {
-        book.highestOrderPrice = price;
-      }
-    }
+  for (const [marketId, market] of sums) {
+    const book = books.get(marketId);
+    books.set(marketId, {
+      position: book ? book.position : SCALED_ZERO,
+      addingBuys: market.addingBuys,
+      addingSells: market.addingSells,
+      allBuys: market.allBuys,
+      allSells: market.allSells,
+      openOrders: market.openOrders,
+      highestOrderPrice: market.highestOrderPrice,
+    });
   }
   return books;
 }

@@ -170,6 +170,7 @@ export class RiskGate implements HaltTarget {
       markets: snapshot.markets,
       positions: snapshot.positions,
       openOrders: snapshot.openOrders,
+      orderSums: snapshot.orderSums,
       equity: snapshot.equity,
       now,
       tradingState: this.stateSubject.value.state,

@@ -8,6 +8,7 @@
  */
 import { type Decimal, parseDecimal, ZERO } from '../../core/decimal.ts';
 import type { Side } from '../intents.ts';
+import type { OrderSums } from './order-sums.ts';
 
 export type TradingState = 'ACTIVE' | 'REDUCING' | 'HALTED';
 export type MarketDataStatus = 'live' | 'stale' | 'unavailable';
@@ -58,6 +59,11 @@ export interface RiskView {
   readonly positions: Readonly<Record<string, RiskPositionView>>;
   /** The account's active orders, every market. */
   readonly openOrders: readonly RiskOpenOrderView[];
+  /**
+   * `openOrders` summed by market, when the snapshot keeps the sums as orders change
+   * (`./order-sums.ts`); absent, the gate sums `openOrders` itself. Must equal their sums.
+   */
+  readonly orderSums?: OrderSums | undefined;
   /** Account equity in the settlement asset; `null` while unknown. */
   readonly equity: Decimal | null;
   /** Epoch milliseconds of recent order commands (place, amend, close), oldest first. */
@@ -210,7 +216,7 @@ export function riskOpenOrdersFromWire(orders: readonly OrderFields[]): RiskOpen
  */
 const frozenOrderViews = new WeakMap<OrderFields, RiskOpenOrderView | null>();
 
-function openOrderView(order: OrderFields): RiskOpenOrderView | null {
+export function openOrderView(order: OrderFields): RiskOpenOrderView | null {
   const cached = frozenOrderViews.get(order);
   if (cached !== undefined) return cached;
   let view: RiskOpenOrderView | null = null;

@@ -20,6 +20,9 @@ const CANONICAL_POSITIVE = /^(?:[1-9]\d*(?:\.\d*[1-9])?|0\.\d*[1-9])$/;
  */
 function isAnyValid(kind: unknown, name: string, value: string): boolean {
   if (name === 'clientOrderId') return value.length >= 1 && value.length <= 100;
+  // A free label, checked by its length only; a strategy often tags each intent differently
+  // (the ticker's time, a counter), which without this made every intent a new shape.
+  if (name === 'tag') return value.length <= 100;
   if ((kind === 'place' || kind === 'amend') && (name === 'price' || name === 'quantity')) {
     return CANONICAL_POSITIVE.test(value);
   }

@@ -1,7 +1,8 @@
 /**
  * The kernel's risk snapshot is kept up to date part by part: a ticker changes only its market's
  * mark, data status and time (the grids stay the objects parsed once), a placement let through
- * changes only the pending part, and the tracker's orders are read again only after they changed.
+ * changes only the pending part, and the tracker's orders are read whole once, then kept order
+ * event by order event with their per-market sums.
  */
 import { describe, expect, it } from 'vitest';
 import { toWire } from '../../../src/core/decimal.ts';
@@ -9,6 +10,7 @@ import type { StampedIntent } from '../../../src/runtime/intents.ts';
 import { RiskSnapshotBuilder } from '../../../src/runtime/kernel/risk-snapshot.ts';
 import type { Market, Order } from '../../../src/protocol/index.ts';
 import type { Ticker } from '../../../src/runtime/strategy/types.ts';
+import { sumOrders } from '../../../src/runtime/risk/order-sums.ts';
 
 const market = {
   market_id: 'BTC-PERP',
@@ -22,8 +24,9 @@ const market = {
   observed_at: '2025-01-15T12:00:00Z',
 } as unknown as Market;
 
-function restingOrder(clientOrderId: string): Order {
+function restingOrder(clientOrderId: string, status = 'OPEN'): Order {
   return Object.freeze({
+    order_id: `order-${clientOrderId}`,
     client_order_id: clientOrderId,
     market_id: 'BTC-PERP',
     side: 'buy',
@@ -31,7 +34,7 @@ function restingOrder(clientOrderId: string): Order {
     quantity: '0.010',
     filled_quantity: '0.002',
     reduce_only: false,
-    status: 'OPEN',
+    status,
   }) as unknown as Order;
 }
 
@@ -78,14 +81,29 @@ describe('RiskSnapshotBuilder', () => {
     expect(builder.snapshot().openOrders.map((order) => order.clientOrderId)).toEqual(['a', 'b']);
     expect(reads).toBe(1);
 
-    // The venue answered b: the tracker holds it now, and it is not counted twice.
+    // The venue answered b: the tracker holds it now, and it is not counted twice. The order
+    // event is applied on its own; the tracker is not read again.
     tracked = [restingOrder('a'), restingOrder('b')];
+    builder.onOrder(restingOrder('b'));
+    const after = builder.snapshot();
+    expect(after.openOrders.map((order) => order.clientOrderId)).toEqual(['a', 'b']);
+    expect(toWire(after.openOrders[1]!.remainingQuantity)).toBe('0.008');
+    expect(reads).toBe(1);
+    expect(Object.isFrozen(after.openOrders)).toBe(true);
+    expect(after.orderSums).toEqual(sumOrders(after.openOrders));
+
+    // a ends: it leaves the views and the sums; the earlier snapshot's sums stay as they were.
+    builder.onOrder(restingOrder('a', 'CANCELLED'));
+    tracked = [restingOrder('b')];
+    const ended = builder.snapshot();
+    expect(ended.openOrders.map((order) => order.clientOrderId)).toEqual(['b']);
+    expect(ended.orderSums).toEqual(sumOrders(ended.openOrders));
+    expect(after.orderSums?.get('BTC-PERP')?.openOrders).toBe(2);
+
+    // Told nothing order by order, the builder reads the tracker whole again.
     builder.invalidateOrders();
-    const after = builder.snapshot().openOrders;
-    expect(after.map((order) => order.clientOrderId)).toEqual(['a', 'b']);
-    expect(toWire(after[1]!.remainingQuantity)).toBe('0.008');
+    expect(builder.snapshot().openOrders.map((order) => order.clientOrderId)).toEqual(['b']);
     expect(reads).toBe(2);
-    expect(Object.isFrozen(after)).toBe(true);
   });
 
   it('lays a ticker over its market and keeps the grids parsed once', () => {

@@ -4,14 +4,21 @@
  * down to 10^-12, quantities up to 10^12, prices with up to 40 decimals, short and long
  * positions, every limit near the figure it bounds), both must give the same decision: the same
  * allows with the same rounded prices and quantities as text, the same denials with the same
- * rules, limits, observed figures and messages.
+ * rules, limits, observed figures and messages. Also with the open orders' sums kept order
+ * event by order event (as the kernel's snapshot keeps them) rather than summed per intent.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseDecimal } from '../../../src/core/decimal.ts';
+import { scaledToWire } from '../../../src/core/scaled.ts';
 import type { OrderIntent, Side } from '../../../src/runtime/intents.ts';
 import { RiskConfig } from '../../../src/runtime/risk/config.ts';
 import { evaluateIntent } from '../../../src/runtime/risk/evaluate.ts';
+import {
+  type OrderSums,
+  OrderSumsKeeper,
+  sumOrders,
+} from '../../../src/runtime/risk/order-sums.ts';
 import type {
   RiskMarketView,
   RiskOpenOrderView,
@@ -198,7 +205,66 @@ const nearArbitrary = (view: RiskView): fc.Arbitrary<OrderIntent> =>
       };
     });
 
+/**
+ * A view whose open orders came from a random sequence of order events (new, changed, ended),
+ * with the sums kept event by event as the kernel's snapshot keeps them.
+ */
+const keptViewArbitrary: fc.Arbitrary<{ view: RiskView; kept: OrderSums }> = fc
+  .tuple(
+    viewArbitrary,
+    fc.array(
+      fc.record({
+        key: fc.integer({ min: 0, max: 7 }),
+        order: fc.option(
+          fc.integer({ min: 0, max: 5 }).chain((index) => orderArbitrary(index)),
+          { nil: null, freq: 3 },
+        ),
+      }),
+      { maxLength: 30 },
+    ),
+  )
+  .map(([view, events]) => {
+    const keeper = new OrderSumsKeeper();
+    for (const { key, order } of events) keeper.set(String(key), order);
+    const kept = keeper.current();
+    return { view: { ...view, openOrders: [...keeper.orders()], orderSums: kept }, kept };
+  });
+
+function wireSums(sums: OrderSums): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [marketId, market] of sums) {
+    out[marketId] = {
+      addingBuys: scaledToWire(market.addingBuys),
+      addingSells: scaledToWire(market.addingSells),
+      allBuys: scaledToWire(market.allBuys),
+      allSells: scaledToWire(market.allSells),
+      openOrders: market.openOrders,
+      highestOrderPrice: market.highestOrderPrice && scaledToWire(market.highestOrderPrice),
+    };
+  }
+  return out;
+}
+
 describe('evaluateIntent on scaled integers (property, against big.js)', () => {
+  it('keeps sums event by event equal to sums from scratch, and decides as the big.js rules', () => {
+    fc.assert(
+      fc.property(
+        keptViewArbitrary,
+        configArbitrary(false),
+        intentArbitrary,
+        ({ view, kept }, config, intent) => {
+          expect(wireSums(kept)).toEqual(wireSums(sumOrders(view.openOrders)));
+          const stamped = stamp(intent);
+          const { orderSums: _kept, ...plain } = view;
+          expect(evaluateIntent(stamped, view, config)).toEqual(
+            referenceEvaluateIntent(stamped, plain, config),
+          );
+        },
+      ),
+      { numRuns: 3000 },
+    );
+  });
+
   it('gives the decision of the big.js rules for random intents', () => {
     fc.assert(
       fc.property(

@@ -1,6 +1,6 @@
 /**
  * The host checks an intent's shape once for all intents that differ only in their prices,
- * quantities and client order ids. Whatever the intent and whatever was checked before it, the
+ * quantities, client order ids and tags. Whatever the intent and whatever was checked before it, the
  * answer (the copy, its key order, or the problems) must be that of a fresh check.
  */
 import fc from 'fast-check';
@@ -49,7 +49,16 @@ const placeIntent = fc.record(
     leverage: field(fc.constantFrom<unknown>(1, 5, 0, 1.5)),
     marginMode: field(fc.constantFrom<unknown>('cross', 'isolated')),
     maxSlippagePercent: field(fc.constantFrom<unknown>('0.5', '3')),
-    tag: field(fc.constantFrom<unknown>('mm-bid', 'mm-ask')),
+    tag: field(
+      fc.constantFrom<unknown>(
+        'mm-bid',
+        '2025-01-15T12:00:00.125Z',
+        '',
+        't'.repeat(100),
+        't'.repeat(101),
+        3,
+      ),
+    ),
   },
   { requiredKeys: ['kind'] },
 );

@@ -1,0 +1,214 @@
+/**
+ * The open orders' per-market sums the exposure rules read (remaining quantity on each side,
+ * the count, the highest price), kept as orders change rather than summed again for every
+ * intent: with a few hundred resting orders, summing them all cost more than the rest of the
+ * gate. A change costs one market's sums; only removing that market's highest-priced order
+ * reads the market's other orders again.
+ *
+ * The sums are exact (scaled integers), so sums kept this way equal sums taken from scratch,
+ * whatever the order of the changes.
+ */
+import {
+  type Scaled,
+  SCALED_ZERO,
+  scaledCompare,
+  scaledMinus,
+  scaledOf,
+  scaledPlus,
+} from '../../core/scaled.ts';
+import type { RiskOpenOrderView } from './view.ts';
+
+/** One market's open orders, summed. Immutable: a change makes a new one. */
+export interface MarketOrderSums {
+  /** Remaining quantity of resting buys and sells that may add exposure (not reduce-only). */
+  readonly addingBuys: Scaled;
+  readonly addingSells: Scaled;
+  /** Remaining quantity of every resting order on each side (reduce-only included). */
+  readonly allBuys: Scaled;
+  readonly allSells: Scaled;
+  readonly openOrders: number;
+  readonly highestOrderPrice: Scaled | null;
+}
+
+/** Sums by market id; a market without open orders is absent. */
+export type OrderSums = ReadonlyMap<string, MarketOrderSums>;
+
+const NO_ORDERS: MarketOrderSums = Object.freeze({
+  addingBuys: SCALED_ZERO,
+  addingSells: SCALED_ZERO,
+  allBuys: SCALED_ZERO,
+  allSells: SCALED_ZERO,
+  openOrders: 0,
+  highestOrderPrice: null,
+});
+
+/** `sums` with `order` added (or taken away, `sign` -1; the highest price is then left as is). */
+function withOrder(sums: MarketOrderSums, order: RiskOpenOrderView, sign: 1 | -1): MarketOrderSums {
+  const remaining = scaledOf(order.remainingQuantity);
+  const step = sign === 1 ? scaledPlus : scaledMinus;
+  let { addingBuys, addingSells, allBuys, allSells, highestOrderPrice } = sums;
+  if (order.side === 'buy') {
+    allBuys = step(allBuys, remaining);
+    if (!order.reduceOnly) addingBuys = step(addingBuys, remaining);
+  } else {
+    allSells = step(allSells, remaining);
+    if (!order.reduceOnly) addingSells = step(addingSells, remaining);
+  }
+  if (sign === 1 && order.price) {
+    const price = scaledOf(order.price);
+    if (!highestOrderPrice || scaledCompare(price, highestOrderPrice) > 0) {
+      highestOrderPrice = price;
+    }
+  }
+  return {
+    addingBuys,
+    addingSells,
+    allBuys,
+    allSells,
+    openOrders: sums.openOrders + sign,
+    highestOrderPrice,
+  };
+}
+
+export function addToSums(
+  sums: MarketOrderSums | undefined,
+  order: RiskOpenOrderView,
+): MarketOrderSums {
+  return withOrder(sums ?? NO_ORDERS, order, 1);
+}
+
+/**
+ * `sums` without `order`; `others` are the market's orders left (read only when the order held
+ * the highest price). Undefined once no order is left.
+ */
+export function removeFromSums(
+  sums: MarketOrderSums,
+  order: RiskOpenOrderView,
+  others: () => Iterable<RiskOpenOrderView>,
+): MarketOrderSums | undefined {
+  if (sums.openOrders <= 1) return undefined;
+  const removed = withOrder(sums, order, -1);
+  const highest = sums.highestOrderPrice;
+  if (!order.price || !highest || scaledCompare(scaledOf(order.price), highest) !== 0) {
+    return removed;
+  }
+  let highestOrderPrice: Scaled | null = null;
+  for (const other of others()) {
+    if (!other.price) continue;
+    const price = scaledOf(other.price);
+    if (!highestOrderPrice || scaledCompare(price, highestOrderPrice) > 0)
+      highestOrderPrice = price;
+  }
+  return { ...removed, highestOrderPrice };
+}
+
+/**
+ * `sums` with `previous` replaced by `next`, on the same market and at the same price (an order
+ * partly filled, or its status moved on): the quantities move, the highest price stays.
+ * Undefined when the two differ otherwise.
+ */
+export function replaceInSums(
+  sums: MarketOrderSums,
+  previous: RiskOpenOrderView,
+  next: RiskOpenOrderView,
+): MarketOrderSums | undefined {
+  if (previous.marketId !== next.marketId) return undefined;
+  const samePrice =
+    previous.price === next.price ||
+    (previous.price !== null &&
+      next.price !== null &&
+      scaledCompare(scaledOf(previous.price), scaledOf(next.price)) === 0);
+  if (!samePrice) return undefined;
+  return withOrder(withOrder(sums, previous, -1), next, 1);
+}
+
+/** The sums of `orders` from scratch, `leftOut` excluded. */
+export function sumOrders(
+  orders: Iterable<RiskOpenOrderView>,
+  leftOut: RiskOpenOrderView | null = null,
+): Map<string, MarketOrderSums> {
+  const sums = new Map<string, MarketOrderSums>();
+  for (const order of orders) {
+    if (order === leftOut) continue;
+    sums.set(order.marketId, addToSums(sums.get(order.marketId), order));
+  }
+  return sums;
+}
+
+/**
+ * Open order views by a key (the venue's order id), with their sums kept as views are set and
+ * removed. Views are kept in the order they were first set.
+ */
+export class OrderSumsKeeper {
+  private readonly views = new Map<string, RiskOpenOrderView>();
+  private readonly sums = new Map<string, MarketOrderSums>();
+  private readonly clientOrderIds = new Map<string | null, number>();
+  private frozen: OrderSums | null = null;
+
+  /** Sets the order's view, or removes it (`null`: the order no longer counts). */
+  set(key: string, view: RiskOpenOrderView | null): void {
+    const previous = this.views.get(key);
+    if (previous === view) return;
+    // The view is replaced first, so a recount of the highest price no longer sees the old one.
+    if (view === null) this.views.delete(key);
+    else this.views.set(key, view);
+    if (previous !== undefined) this.forgetClientOrderId(previous.clientOrderId);
+    if (view !== null) {
+      this.clientOrderIds.set(
+        view.clientOrderId,
+        (this.clientOrderIds.get(view.clientOrderId) ?? 0) + 1,
+      );
+    }
+    this.frozen = null;
+    if (previous !== undefined && view !== null) {
+      // The usual update (status moved on, partly filled) keeps its price: no recount.
+      const sums = this.sums.get(previous.marketId);
+      const replaced = sums === undefined ? undefined : replaceInSums(sums, previous, view);
+      if (replaced !== undefined) {
+        this.sums.set(view.marketId, replaced);
+        return;
+      }
+    }
+    if (previous !== undefined) this.take(previous);
+    if (view !== null) this.sums.set(view.marketId, addToSums(this.sums.get(view.marketId), view));
+  }
+
+  hasClientOrderId(clientOrderId: string | null): boolean {
+    return this.clientOrderIds.has(clientOrderId);
+  }
+
+  get size(): number {
+    return this.views.size;
+  }
+
+  orders(): IterableIterator<RiskOpenOrderView> {
+    return this.views.values();
+  }
+
+  /** The sums as they are now: a copy, so later changes do not reach an earlier snapshot. */
+  current(): OrderSums {
+    this.frozen ??= new Map(this.sums);
+    return this.frozen;
+  }
+
+  private take(view: RiskOpenOrderView): void {
+    const sums = this.sums.get(view.marketId);
+    if (sums !== undefined) {
+      const marketId = view.marketId;
+      const left = removeFromSums(sums, view, () => this.ordersOn(marketId));
+      if (left === undefined) this.sums.delete(marketId);
+      else this.sums.set(marketId, left);
+    }
+  }
+
+  private forgetClientOrderId(clientOrderId: string | null): void {
+    const count = this.clientOrderIds.get(clientOrderId) ?? 0;
+    if (count <= 1) this.clientOrderIds.delete(clientOrderId);
+    else this.clientOrderIds.set(clientOrderId, count - 1);
+  }
+
+  /** The market's orders now held (the one being taken is already out of `views`). */
+  private *ordersOn(marketId: string): Generator<RiskOpenOrderView> {
+    for (const view of this.views.values()) if (view.marketId === marketId) yield view;
+  }
+}
