@@ -267,15 +267,17 @@ export class IdempotencyLedger {
     return this.#store.atomically(work);
   }
 
-  /** Keeps a first outcome; its completion is stamped now or when its orders move. */
+  /**
+   * Keeps a first outcome; its completion is stamped now or when its orders move. The record is
+   * a new object the ledger owns from here on: its `completed_at` is stamped in place (a copy
+   * per stamp was an object of ten members per command), then it is saved again.
+   */
   record(record: NewIdempotencyRecord): void {
     // The body was made by the engine just now, so its statuses are current.
     const tracked = trackedOrders(record);
     if (allSatisfied(tracked)) {
-      this.#store.saveIdempotency(record.account_id, record.request_id, {
-        ...record,
-        completed_at: record.created_at,
-      });
+      record.completed_at = record.created_at;
+      this.#store.saveIdempotency(record.account_id, record.request_id, record);
       return;
     }
     this.#store.saveIdempotency(record.account_id, record.request_id, record);
@@ -313,10 +315,8 @@ export class IdempotencyLedger {
         ),
       );
       if (!complete) continue;
-      this.#store.saveIdempotency(accountId, record.request_id, {
-        ...record,
-        completed_at: this.#occurredAt(event.occurred_at) ?? record.created_at,
-      });
+      record.completed_at = this.#occurredAt(event.occurred_at) ?? record.created_at;
+      this.#store.saveIdempotency(accountId, record.request_id, record);
       for (const order of tracked) {
         const waiting = byOrder.get(order.orderId);
         waiting?.delete(record.request_id);
