@@ -241,8 +241,11 @@ export class IdempotencyLedger {
    * `completed_at` when they complete. The records are kept here so an order event does not read
    * the store; two levels of maps, because every private event is looked up here and the ids
    * the engine hands over already carry their hashes, where a joined key would need a new one.
+   * An order is almost always waited on by one request, so its requests are a short list, not a
+   * map; an account's map stays when empty (accounts are few, and a placement would otherwise
+   * make it anew).
    */
-  readonly #watchers = new Map<string, Map<string, Map<string, NewIdempotencyRecord>>>();
+  readonly #watchers = new Map<string, Map<string, NewIdempotencyRecord[]>>();
   #lastOccurredText = '';
   #lastOccurredMs: number | null = null;
 
@@ -287,12 +290,14 @@ export class IdempotencyLedger {
       this.#watchers.set(record.account_id, byOrder);
     }
     for (const { orderId } of tracked) {
-      let requests = byOrder.get(orderId);
+      const requests = byOrder.get(orderId);
       if (requests === undefined) {
-        requests = new Map();
-        byOrder.set(orderId, requests);
+        byOrder.set(orderId, [record]);
+      } else {
+        const same = requests.findIndex((kept) => kept.request_id === record.request_id);
+        if (same === -1) requests.push(record);
+        else requests[same] = record;
       }
-      requests.set(record.request_id, record);
     }
   }
 
@@ -303,8 +308,9 @@ export class IdempotencyLedger {
     const requests = byOrder?.get(event.data.entity_id);
     if (byOrder === undefined || requests === undefined) return;
     const moved = event.data.entity_id;
-    // Deleting the entry being visited does not disturb a Map's iteration: no copy needed.
-    for (const record of requests.values()) {
+    // Completed requests leave the list below: a list of one is visited as it is (its one entry
+    // removed after the visit ends the loop), longer ones through a copy.
+    for (const record of requests.length === 1 ? requests : [...requests]) {
       const tracked = trackedOrders(record);
       const complete = tracked.every((order) =>
         satisfied(
@@ -319,11 +325,12 @@ export class IdempotencyLedger {
       this.#store.saveIdempotency(accountId, record.request_id, record);
       for (const order of tracked) {
         const waiting = byOrder.get(order.orderId);
-        waiting?.delete(record.request_id);
-        if (waiting?.size === 0) byOrder.delete(order.orderId);
+        if (waiting === undefined) continue;
+        const at = waiting.indexOf(record);
+        if (at !== -1) waiting.splice(at, 1);
+        if (waiting.length === 0) byOrder.delete(order.orderId);
       }
     }
-    if (byOrder.size === 0) this.#watchers.delete(accountId);
   }
 
   /** The events of one command share their time: the last one parsed is kept. */
