@@ -158,8 +158,13 @@ export class ServiceCore {
     this.collected = null;
     try {
       const answer = this.run(command);
-      const events = this.collected ?? NO_EVENTS;
-      return { ...answer, events };
+      return {
+        status: answer.status,
+        body: answer.body,
+        replayed: answer.replayed,
+        refused: answer.refused,
+        events: this.collected ?? NO_EVENTS,
+      };
     } finally {
       this.collectingFor = previousFor;
       this.collected = previous;

@@ -199,22 +199,33 @@ const CREATING: ReadonlySet<CommandType> = new Set([
   'order.batch',
 ]);
 
-function trackedOrders(record: NewIdempotencyRecord): TrackedOrder[] {
-  if (record.status >= 400) return [];
+const NOTHING_TRACKED: readonly TrackedOrder[] = Object.freeze([]);
+
+function trackedOrders(record: NewIdempotencyRecord): readonly TrackedOrder[] {
+  if (record.status >= 400) return NOTHING_TRACKED;
   const criterion: Criterion = CREATING.has(record.command_type) ? 'left_pending' : 'terminal';
-  const items =
-    record.command_type === 'order.batch' || record.command_type === 'order.cancel_all'
-      ? resultItems(record.body)
-      : [record.body];
-  return items.filter(isOrderLike).map((order) => ({
-    orderId: order.order_id,
-    criterion,
-    status: order.status as OrderStatus,
-  }));
+  if (record.command_type !== 'order.batch' && record.command_type !== 'order.cancel_all') {
+    const order = record.body;
+    return isOrderLike(order)
+      ? [{ orderId: order.order_id, criterion, status: order.status as OrderStatus }]
+      : NOTHING_TRACKED;
+  }
+  return resultItems(record.body)
+    .filter(isOrderLike)
+    .map((order) => ({
+      orderId: order.order_id,
+      criterion,
+      status: order.status as OrderStatus,
+    }));
 }
 
 function satisfied(criterion: Criterion, status: OrderStatus): boolean {
   return criterion === 'terminal' ? TERMINAL_ORDER_STATUSES.has(status) : status !== 'PENDING';
+}
+
+function allSatisfied(tracked: readonly TrackedOrder[]): boolean {
+  for (const order of tracked) if (!satisfied(order.criterion, order.status)) return false;
+  return true;
 }
 
 export interface OrderReader {
@@ -230,8 +241,13 @@ export class IdempotencyLedger {
    * `completed_at` when they complete. The records are kept here so an order event does not read
    * the store; two levels of maps, because every private event is looked up here and the ids
    * the engine hands over already carry their hashes, where a joined key would need a new one.
+   * An order is almost always waited on by one request, so its requests are a short list, not a
+   * map; an account's map stays when empty (accounts are few, and a placement would otherwise
+   * make it anew).
    */
-  readonly #watchers = new Map<string, Map<string, Map<string, NewIdempotencyRecord>>>();
+  readonly #watchers = new Map<string, Map<string, NewIdempotencyRecord[]>>();
+  #lastOccurredText = '';
+  #lastOccurredMs: number | null = null;
 
   constructor(store: Store, orders: OrderReader) {
     this.#store = store;
@@ -254,27 +270,34 @@ export class IdempotencyLedger {
     return this.#store.atomically(work);
   }
 
-  /** Keeps a first outcome; its completion is stamped now or when its orders move. */
+  /**
+   * Keeps a first outcome; its completion is stamped now or when its orders move. The record is
+   * a new object the ledger owns from here on: its `completed_at` is stamped in place (a copy
+   * per stamp was an object of ten members per command), then it is saved again.
+   */
   record(record: NewIdempotencyRecord): void {
     // The body was made by the engine just now, so its statuses are current.
-    const completed = trackedOrders(record).every((tracked) =>
-      satisfied(tracked.criterion, tracked.status),
-    );
-    const stored = completed ? { ...record, completed_at: record.created_at } : record;
-    this.#store.saveIdempotency(record.account_id, record.request_id, stored);
-    if (completed) return;
+    const tracked = trackedOrders(record);
+    if (allSatisfied(tracked)) {
+      record.completed_at = record.created_at;
+      this.#store.saveIdempotency(record.account_id, record.request_id, record);
+      return;
+    }
+    this.#store.saveIdempotency(record.account_id, record.request_id, record);
     let byOrder = this.#watchers.get(record.account_id);
     if (byOrder === undefined) {
       byOrder = new Map();
       this.#watchers.set(record.account_id, byOrder);
     }
-    for (const tracked of trackedOrders(record)) {
-      let requests = byOrder.get(tracked.orderId);
+    for (const { orderId } of tracked) {
+      const requests = byOrder.get(orderId);
       if (requests === undefined) {
-        requests = new Map();
-        byOrder.set(tracked.orderId, requests);
+        byOrder.set(orderId, [record]);
+      } else {
+        const same = requests.findIndex((kept) => kept.request_id === record.request_id);
+        if (same === -1) requests.push(record);
+        else requests[same] = record;
       }
-      requests.set(record.request_id, record);
     }
   }
 
@@ -285,28 +308,38 @@ export class IdempotencyLedger {
     const requests = byOrder?.get(event.data.entity_id);
     if (byOrder === undefined || requests === undefined) return;
     const moved = event.data.entity_id;
-    for (const record of [...requests.values()]) {
-      const complete = trackedOrders(record).every((tracked) =>
+    // Completed requests leave the list below: a list of one is visited as it is (its one entry
+    // removed after the visit ends the loop), longer ones through a copy.
+    for (const record of requests.length === 1 ? requests : [...requests]) {
+      const tracked = trackedOrders(record);
+      const complete = tracked.every((order) =>
         satisfied(
-          tracked.criterion,
-          tracked.orderId === moved
+          order.criterion,
+          order.orderId === moved
             ? event.data.to_state
-            : this.#currentStatus(accountId, tracked.orderId, 'UNKNOWN'),
+            : this.#currentStatus(accountId, order.orderId, 'UNKNOWN'),
         ),
       );
       if (!complete) continue;
-      const occurredAt = parseTimestamp(event.occurred_at) ?? record.created_at;
-      this.#store.saveIdempotency(accountId, record.request_id, {
-        ...record,
-        completed_at: occurredAt,
-      });
-      for (const tracked of trackedOrders(record)) {
-        const waiting = byOrder.get(tracked.orderId);
-        waiting?.delete(record.request_id);
-        if (waiting?.size === 0) byOrder.delete(tracked.orderId);
+      record.completed_at = this.#occurredAt(event.occurred_at) ?? record.created_at;
+      this.#store.saveIdempotency(accountId, record.request_id, record);
+      for (const order of tracked) {
+        const waiting = byOrder.get(order.orderId);
+        if (waiting === undefined) continue;
+        const at = waiting.indexOf(record);
+        if (at !== -1) waiting.splice(at, 1);
+        if (waiting.length === 0) byOrder.delete(order.orderId);
       }
     }
-    if (byOrder.size === 0) this.#watchers.delete(accountId);
+  }
+
+  /** The events of one command share their time: the last one parsed is kept. */
+  #occurredAt(text: string): number | null {
+    if (text !== this.#lastOccurredText) {
+      this.#lastOccurredText = text;
+      this.#lastOccurredMs = parseTimestamp(text);
+    }
+    return this.#lastOccurredMs;
   }
 
   /** GET /v1/requests/{request_id}: ORDER_NOT_FOUND when the request is unknown. */

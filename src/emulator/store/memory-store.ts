@@ -8,6 +8,14 @@
  * so `listEvents` after a dropped sequence starts at the oldest retained event (the reader sees
  * the gap in `sequence`) and fill pages end at the oldest retained fill. The SqliteStore keeps
  * everything.
+ *
+ * Idempotency records are kept as the ledger hands them over, the newest `retainedIdempotency`
+ * of all accounts (oldest forgotten first: a resend of a forgotten request id runs anew), and
+ * copied through JSON only when read back, which only a resend or a request-status read does.
+ * Serializing every record as it was saved cost 30 to 50 µs per placement of a live emulator,
+ * most of it the fingerprint's hash, which the ledger computes only when it is read. The ledger
+ * saves new objects and never changes them afterwards, and the engine's answers are new wire
+ * objects no one writes to.
  */
 import type { PrivateEvent } from '../../protocol/index.ts';
 import type {
@@ -31,6 +39,8 @@ import { DEFAULT_RETAINED_ORDERS, EVENT_COLUMNS, FILL_COLUMNS } from './store.ts
 /** Per account. An event takes about 100 to 200 bytes in the engine's compact form. */
 export const DEFAULT_RETAINED_EVENTS = 100_000;
 export const DEFAULT_RETAINED_FILLS = 100_000;
+/** Of all accounts. A placement's record takes about 2 KB until it is forgotten. */
+export const DEFAULT_RETAINED_IDEMPOTENCY = 100_000;
 
 export interface MemoryStoreOptions {
   /** Newest events kept per account (at least 1). */
@@ -39,6 +49,8 @@ export interface MemoryStoreOptions {
   readonly retainedFills?: number;
   /** Terminal orders kept per account, besides the active ones (at least 1). */
   readonly retainedOrders?: number;
+  /** Newest idempotency records kept, of all accounts (at least 1). */
+  readonly retainedIdempotency?: number;
 }
 
 function records<Record extends { readonly ordinal: number }>(
@@ -201,6 +213,7 @@ export class MemoryStore implements Store {
   readonly retainedEvents: number;
   readonly retainedFills: number;
   readonly retainedOrders: number;
+  readonly retainedIdempotency: number;
   /** Released orders are forgotten. */
   readonly orderArchive: OrderArchive | null = null;
   private readonly accounts = new Map<string, RecordSource<AccountRecord>>();
@@ -209,7 +222,21 @@ export class MemoryStore implements Store {
   private readonly fills = new Map<string, RetainedRecords<FillRecord>>();
   private readonly events = new Map<string, RetainedRecords<EventRecord>>();
   private readonly keys = new Map<string, string>();
-  private readonly idempotency = new Map<string, string>();
+  /**
+   * By account, then request id: two lookups of strings the caller already holds, where one
+   * joined key would be a new string to hash at every save and every find.
+   */
+  private readonly idempotency = new Map<string, Map<string, unknown>>();
+  /**
+   * The keys in the order they came, a ring once full: the oldest is found here, not by
+   * iterating a map, whose deleted entries stay at its front until it is rehashed (finding the
+   * oldest there cost a walk over them at every save of a long replay).
+   */
+  private readonly idempotencyAccounts: string[] = [];
+  private readonly idempotencyRequests: string[] = [];
+  /** The slot of the oldest key once the ring is full. */
+  private oldestIdempotency = 0;
+  private idempotencyCount = 0;
   private nextIdentifier = 1;
   private closed = false;
 
@@ -226,6 +253,15 @@ export class MemoryStore implements Store {
       'retainedOrders',
       options.retainedOrders ?? DEFAULT_RETAINED_ORDERS,
     );
+    this.retainedIdempotency = checkCapacity(
+      'retainedIdempotency',
+      options.retainedIdempotency ?? DEFAULT_RETAINED_IDEMPOTENCY,
+    );
+  }
+
+  /** How many idempotency records the store holds now. */
+  get idempotencySize(): number {
+    return this.idempotencyCount;
   }
 
   load(): StoredState {
@@ -323,13 +359,33 @@ export class MemoryStore implements Store {
 
   saveIdempotency(accountId: string, requestId: string, record: unknown): void {
     this.ensureOpen();
-    this.idempotency.set(`${accountId}\u0000${requestId}`, JSON.stringify(record));
+    let byRequest = this.idempotency.get(accountId);
+    if (byRequest === undefined) {
+      byRequest = new Map();
+      this.idempotency.set(accountId, byRequest);
+    }
+    if (!byRequest.has(requestId)) {
+      if (this.idempotencyCount < this.retainedIdempotency) {
+        this.idempotencyAccounts.push(accountId);
+        this.idempotencyRequests.push(requestId);
+        this.idempotencyCount++;
+      } else {
+        const slot = this.oldestIdempotency;
+        this.idempotency
+          .get(this.idempotencyAccounts[slot]!)
+          ?.delete(this.idempotencyRequests[slot]!);
+        this.idempotencyAccounts[slot] = accountId;
+        this.idempotencyRequests[slot] = requestId;
+        this.oldestIdempotency = slot + 1 === this.retainedIdempotency ? 0 : slot + 1;
+      }
+    }
+    byRequest.set(requestId, record);
   }
 
   loadIdempotency(accountId: string, requestId: string): unknown | undefined {
     this.ensureOpen();
-    const text = this.idempotency.get(`${accountId}\u0000${requestId}`);
-    return text === undefined ? undefined : (JSON.parse(text) as unknown);
+    const record = this.idempotency.get(accountId)?.get(requestId);
+    return record === undefined ? undefined : (JSON.parse(JSON.stringify(record)) as unknown);
   }
 
   /** Refuses further use, like a closed database; `reopen()` lifts it (tests of a restart). */

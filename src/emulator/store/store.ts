@@ -5,7 +5,8 @@
  * state from `load()`. Fills and events, which only grow, are read back through the store.
  *
  * Keys and idempotency records belong to the server; the store keeps them as opaque JSON values
- * that the server parses with its own schemas when it reads them back.
+ * that the server parses with its own schemas when it reads them back (a MemoryStore keeps an
+ * idempotency record as the object handed over and reads back a JSON copy of it).
  */
 import type { Fill, OrderStatus, PrivateEvent } from '../../protocol/index.ts';
 

@@ -1,8 +1,8 @@
 /**
  * The core hashes a command's fingerprint only when it is read: by a repeated request id, or by
- * a store serializing the record. A store that serializes (MemoryStore) keeps the same hex
- * string as before; the replay's window keeps the record as it is and still detects repeats and
- * conflicts.
+ * a store serializing the record (on save with a data dir, on load in memory). Both memory
+ * stores keep the record as it is, read back the same hex string as before and still detect
+ * repeats and conflicts.
  */
 import { describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../../src/core/clock.ts';
@@ -73,7 +73,7 @@ describe('the lazy fingerprint', () => {
   });
 
   for (const [name, makeStore] of [
-    ['a serializing store (MemoryStore)', () => new MemoryStore()],
+    ["the emulator's memory store (MemoryStore)", () => new MemoryStore()],
     ['the replay window (IdempotencyWindow)', () => new IdempotencyWindow()],
   ] as const) {
     it(`stores the same hex string and detects repeats and conflicts over ${name}`, () => {
