@@ -189,9 +189,10 @@ export class RoundTripBook {
   }
 
   /** The market price of `key`'s open trip, if any, at one instant (for its excursions). */
-  price(key: string, value: string, numeric: number = Number(value)): void {
+  price(key: string, value: string, given?: number): void {
     const trip = this.trips.get(key);
     if (trip === undefined) return;
+    const numeric = given ?? Number(value);
     if (trip.priceLow === null || numeric < trip.lowValue) {
       trip.priceLow = value;
       trip.lowValue = numeric;
