@@ -246,12 +246,11 @@ export class ReportCollector {
 
   /** A market price (mark, else last) at t: its chart, and the excursions of its open trip. */
   price(marketId: string, t: number, price: string): void {
+    const numeric = Number(price);
     const market = this.markets.get(marketId);
     if (market === undefined) return;
-    // The text is parsed only where it is compared: by the chart when its bucket's close
-    // changes, by the book when the market has an open trip (a replay calls this per ticker).
-    market.price.add(t, price);
-    this.account.book.price(marketId, price);
+    market.price.add(t, price, numeric);
+    this.account.book.price(marketId, price, numeric);
   }
 
   /** The limit price of a strategy's accepted order (the market's chart). */

@@ -189,10 +189,9 @@ export class RoundTripBook {
   }
 
   /** The market price of `key`'s open trip, if any, at one instant (for its excursions). */
-  price(key: string, value: string, given?: number): void {
+  price(key: string, value: string, numeric: number = Number(value)): void {
     const trip = this.trips.get(key);
     if (trip === undefined) return;
-    const numeric = given ?? Number(value);
     if (trip.priceLow === null || numeric < trip.lowValue) {
       trip.priceLow = value;
       trip.lowValue = numeric;
