@@ -135,6 +135,8 @@ export class OrderTracker {
   private readonly links = new Map<string, OrderLink>();
 
   private readonly pendingReads = new Map<string, number>();
+  /** The highest event sequence that asked for a pending read of the order (see `settled`). */
+  private readonly readSequences = new Map<string, number>();
   private readonly readsInFlight = new Set<string>();
   private readonly rereadAfterFlight = new Set<string>();
   private flushTimer: TimerHandle | undefined;
@@ -194,6 +196,7 @@ export class OrderTracker {
     this.clock.clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
     this.pendingReads.clear();
+    this.readSequences.clear();
   }
 
   /** Resolves once no REST read started by the tracker is in flight. */
@@ -298,6 +301,14 @@ export class OrderTracker {
 
   /** Reads the order back by REST, coalesced with other requests for it. */
   refreshOrder(orderId: string): void {
+    this.queueRead(orderId, null);
+  }
+
+  /** Queues a read of the order; `sequence` is that of the event asking for it, if any. */
+  private queueRead(orderId: string, sequence: number | null): void {
+    if (sequence !== null && sequence > (this.readSequences.get(orderId) ?? -1)) {
+      this.readSequences.set(orderId, sequence);
+    }
     if (this.readsInFlight.has(orderId)) {
       this.rereadAfterFlight.add(orderId);
       return;
@@ -329,7 +340,7 @@ export class OrderTracker {
     }
     const to = event.data.to_state;
     if (current === undefined || !STATUS_ONLY_MOVES.has(to)) {
-      this.refreshOrder(orderId);
+      this.queueRead(orderId, event.sequence);
       return;
     }
     this.store(
@@ -558,6 +569,10 @@ export class OrderTracker {
     const reads = [...this.pendingReads];
     this.pendingReads.clear();
     for (const [orderId, failures] of reads) {
+      if (this.settled(orderId)) {
+        this.readSequences.delete(orderId);
+        continue;
+      }
       this.track(this.readOrder(orderId, failures));
     }
     if (this.accountRefreshQueued) {
@@ -566,7 +581,29 @@ export class OrderTracker {
     }
   }
 
+  /**
+   * True when a read of the order can tell nothing new, so it is not made: the order is held
+   * terminal, as the venue returned it whole (a response, read or snapshot: an event alone never
+   * makes an order terminal here), at or past the sequence of every event that asked for the
+   * read, and under the link it has now. A terminal order never changes at the venue, and a fill
+   * asking for the read was made before the order ended, so that order already counts it. The
+   * market maker's cancels end this way: the cancel's response lands between the event and the
+   * read, and the read would return the same order again.
+   */
+  private settled(orderId: string): boolean {
+    const held = this.terminal.get(orderId);
+    if (held === undefined) return false;
+    const asked = this.readSequences.get(orderId);
+    if (asked !== undefined) {
+      const sequence = held.order.last_event_sequence;
+      if (sequence === null || sequence < asked) return false;
+    }
+    const link = this.links.get(orderId);
+    return link !== undefined && link.requestId === held.requestId;
+  }
+
   private async readOrder(orderId: string, failures: number): Promise<void> {
+    this.readSequences.delete(orderId);
     this.readsInFlight.add(orderId);
     try {
       const order = await withDeadline(this.clock, this.config.readTimeoutMs, () =>
