@@ -7,6 +7,8 @@
  *   the order (PARTIALLY_FILLED, FILLED, CANCELLED, REJECTED, UNKNOWN), and any order not known
  *   yet, is read back by REST. Reads are coalesced: a burst of events for one order within
  *   `coalesceMs` costs one read, and an event arriving during a read costs one more read after it.
+ *   A read is dropped when, by the time it would go out, the order is already held terminal as
+ *   the venue returned it whole (a cancel's response), at or past every event that asked for it.
  * - Versions only move forward: an update older than what is held (by `last_event_sequence`) is
  *   ignored, and a terminal order never becomes active again.
  * - Fills are de-duplicated by `fill_id` through the journal, so a fill replayed after a
