@@ -476,11 +476,16 @@ export class Executor {
   }
 
   private async executeCancel(record: IntentRecord, intent: CancelIntent): Promise<void> {
-    const target = await this.findOrderOrDeny(
-      record,
-      intent.clientOrderId,
-      'a cancel names an order the runtime tracks',
-    );
+    // A tracked order is found at once (`findOrder`'s first answer), without a wait for it.
+    const tracked = this.tracker.orderByClientOrderId(intent.clientOrderId);
+    const target =
+      tracked !== undefined
+        ? { orderId: tracked.order.order_id, order: tracked.order }
+        : await this.findOrderOrDeny(
+            record,
+            intent.clientOrderId,
+            'a cancel names an order the runtime tracks',
+          );
     if (target === null) return;
     if (target.order !== null && !isActive(target.order)) {
       this.finishDenied(
@@ -847,44 +852,55 @@ export class Executor {
   ): Promise<Finish> {
     const requestId = record.requestId;
     if (countAttempt) this.journal.recordSendAttempt(requestId);
+    let response: unknown;
     try {
-      const response = await this.sendCommand(prepared);
-      return this.accepted(record, prepared.endpoint, response, note);
+      response = await this.sendCommand(prepared);
     } catch (error) {
-      const failure = classifyFailure(error);
-      if (failure.code === 'IDEMPOTENCY_CONFLICT') {
-        this.logger.error(
-          'IDEMPOTENCY_CONFLICT: the venue holds other bytes under this request id; this is a bug. The intent stays unknown and is never given a new id',
-          {
-            requestId,
-            endpoint: prepared.endpoint,
-            bodySha256: prepared.bodySha256,
-          },
-        );
-      }
-      if (failure.kind === 'rejected') {
-        return {
-          status: 'rejected',
-          code: failure.code,
-          message: failure.message,
-          ...(failure.issues === undefined ? {} : { issues: failure.issues }),
-        };
-      }
+      return this.failed(requestId, prepared, error);
+    }
+    // Outside the try: a fault in taking the answer is the task's, not the command's. Only an
+    // amendment's answer waits for a read; the others are taken at once.
+    const endpoint = prepared.endpoint;
+    return endpoint === 'amendOrder'
+      ? this.acceptedAmend(record, response as Order, note)
+      : this.accepted(record, endpoint, response, note);
+  }
+
+  /** How a command the venue did not accept ended: rejected, or unknown. */
+  private failed(requestId: string, prepared: PreparedCommand, error: unknown): Finish {
+    const failure = classifyFailure(error);
+    if (failure.code === 'IDEMPOTENCY_CONFLICT') {
+      this.logger.error(
+        'IDEMPOTENCY_CONFLICT: the venue holds other bytes under this request id; this is a bug. The intent stays unknown and is never given a new id',
+        {
+          requestId,
+          endpoint: prepared.endpoint,
+          bodySha256: prepared.bodySha256,
+        },
+      );
+    }
+    if (failure.kind === 'rejected') {
       return {
-        status: 'unknown',
+        status: 'rejected',
         code: failure.code,
-        reason: `${failure.code}: ${failure.message}`,
+        message: failure.message,
+        ...(failure.issues === undefined ? {} : { issues: failure.issues }),
       };
     }
+    return {
+      status: 'unknown',
+      code: failure.code,
+      reason: `${failure.code}: ${failure.message}`,
+    };
   }
 
   /** Applies a success response to the tracker and says which order the intent made. */
-  private async accepted(
+  private accepted(
     record: IntentRecord,
-    endpoint: CommandEndpoint,
+    endpoint: Exclude<CommandEndpoint, 'amendOrder'>,
     response: unknown,
     note: string | undefined,
-  ): Promise<Finish> {
+  ): Finish {
     const withNote = note === undefined ? {} : { note };
     switch (endpoint) {
       case 'placeOrder':
@@ -892,17 +908,6 @@ export class Executor {
         const order = response as Order;
         this.linkAndApply(record, order);
         return { status: 'accepted', orderId: order.order_id, ...withNote };
-      }
-      case 'amendOrder': {
-        const order = response as Order;
-        this.linkAndApply(record, order);
-        const raced = await this.checkAmendRace(record);
-        const notes = [note, raced].filter((text) => text !== undefined).join('; ');
-        return {
-          status: 'accepted',
-          orderId: order.order_id,
-          ...(notes ? { note: notes } : {}),
-        };
       }
       case 'cancelOrder': {
         const order = response as Order;
@@ -932,6 +937,22 @@ export class Executor {
       default:
         return { status: 'accepted', orderId: null, ...withNote };
     }
+  }
+
+  /** An amendment's answer: the replacement applied, then the replaced order's last fill checked. */
+  private async acceptedAmend(
+    record: IntentRecord,
+    order: Order,
+    note: string | undefined,
+  ): Promise<Finish> {
+    this.linkAndApply(record, order);
+    const raced = await this.checkAmendRace(record);
+    const notes = [note, raced].filter((text) => text !== undefined).join('; ');
+    return {
+      status: 'accepted',
+      orderId: order.order_id,
+      ...(notes ? { note: notes } : {}),
+    };
   }
 
   private linkAndApply(record: IntentRecord, order: Order): void {

@@ -7,6 +7,8 @@
  *   the order (PARTIALLY_FILLED, FILLED, CANCELLED, REJECTED, UNKNOWN), and any order not known
  *   yet, is read back by REST. Reads are coalesced: a burst of events for one order within
  *   `coalesceMs` costs one read, and an event arriving during a read costs one more read after it.
+ *   A read is dropped when, by the time it would go out, the order is already held terminal as
+ *   the venue returned it whole (a cancel's response), at or past every event that asked for it.
  * - Versions only move forward: an update older than what is held (by `last_event_sequence`) is
  *   ignored, and a terminal order never becomes active again.
  * - Fills are de-duplicated by `fill_id` through the journal, so a fill replayed after a
@@ -135,6 +137,8 @@ export class OrderTracker {
   private readonly links = new Map<string, OrderLink>();
 
   private readonly pendingReads = new Map<string, number>();
+  /** The highest event sequence that asked for a pending read of the order (see `settled`). */
+  private readonly readSequences = new Map<string, number>();
   private readonly readsInFlight = new Set<string>();
   private readonly rereadAfterFlight = new Set<string>();
   private flushTimer: TimerHandle | undefined;
@@ -194,6 +198,7 @@ export class OrderTracker {
     this.clock.clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
     this.pendingReads.clear();
+    this.readSequences.clear();
   }
 
   /** Resolves once no REST read started by the tracker is in flight. */
@@ -298,6 +303,14 @@ export class OrderTracker {
 
   /** Reads the order back by REST, coalesced with other requests for it. */
   refreshOrder(orderId: string): void {
+    this.queueRead(orderId, null);
+  }
+
+  /** Queues a read of the order; `sequence` is that of the event asking for it, if any. */
+  private queueRead(orderId: string, sequence: number | null): void {
+    if (sequence !== null && sequence > (this.readSequences.get(orderId) ?? -1)) {
+      this.readSequences.set(orderId, sequence);
+    }
     if (this.readsInFlight.has(orderId)) {
       this.rereadAfterFlight.add(orderId);
       return;
@@ -329,7 +342,7 @@ export class OrderTracker {
     }
     const to = event.data.to_state;
     if (current === undefined || !STATUS_ONLY_MOVES.has(to)) {
-      this.refreshOrder(orderId);
+      this.queueRead(orderId, event.sequence);
       return;
     }
     this.store(
@@ -550,7 +563,11 @@ export class OrderTracker {
 
   private track<T>(promise: Promise<T>): Promise<T> {
     this.inFlight.add(promise);
-    void promise.finally(() => this.inFlight.delete(promise)).catch(() => {});
+    // One reaction for either end (not `finally` and a `catch`: two more promises per read).
+    const forget = () => {
+      this.inFlight.delete(promise);
+    };
+    promise.then(forget, forget);
     return promise;
   }
 
@@ -558,6 +575,10 @@ export class OrderTracker {
     const reads = [...this.pendingReads];
     this.pendingReads.clear();
     for (const [orderId, failures] of reads) {
+      if (this.settled(orderId)) {
+        this.readSequences.delete(orderId);
+        continue;
+      }
       this.track(this.readOrder(orderId, failures));
     }
     if (this.accountRefreshQueued) {
@@ -566,7 +587,29 @@ export class OrderTracker {
     }
   }
 
+  /**
+   * True when a read of the order can tell nothing new, so it is not made: the order is held
+   * terminal, as the venue returned it whole (a response, read or snapshot: an event alone never
+   * makes an order terminal here), at or past the sequence of every event that asked for the
+   * read, and under the link it has now. A terminal order never changes at the venue, and a fill
+   * asking for the read was made before the order ended, so that order already counts it. The
+   * market maker's cancels end this way: the cancel's response lands between the event and the
+   * read, and the read would return the same order again.
+   */
+  private settled(orderId: string): boolean {
+    const held = this.terminal.get(orderId);
+    if (held === undefined) return false;
+    const asked = this.readSequences.get(orderId);
+    if (asked !== undefined) {
+      const sequence = held.order.last_event_sequence;
+      if (sequence === null || sequence < asked) return false;
+    }
+    const link = this.links.get(orderId);
+    return link !== undefined && link.requestId === held.requestId;
+  }
+
   private async readOrder(orderId: string, failures: number): Promise<void> {
+    this.readSequences.delete(orderId);
     this.readsInFlight.add(orderId);
     try {
       const order = await withDeadline(this.clock, this.config.readTimeoutMs, () =>
@@ -601,10 +644,10 @@ export class OrderTracker {
 
   private async readAccount(): Promise<void> {
     try {
-      const [positions, account] = await Promise.all([
-        withDeadline(this.clock, this.config.readTimeoutMs, () => this.venue.listPositions()),
-        withDeadline(this.clock, this.config.readTimeoutMs, () => this.venue.getAccount()),
-      ]);
+      // Both reads start together, so one deadline over the pair gives up when either would.
+      const [positions, account] = await withDeadline(this.clock, this.config.readTimeoutMs, () =>
+        Promise.all([this.venue.listPositions(), this.venue.getAccount()]),
+      );
       if (this.running) {
         this.setPositions(positions);
         this.setAccount(account);

@@ -228,4 +228,47 @@ describe('order tracker', () => {
     expect(t.tracker.orderByClientOrderId('alpha:e:2')?.order.order_id).toBe('o-5');
     expect([...t.tracker.openOrdersByClientOrderId().keys()]).toEqual(['alpha:e:2']);
   });
+
+  it('reads no order back that a response already ended at or past the asking event', async () => {
+    const t = setup();
+    t.tracker.linkOrder('o-1', { clientOrderId: 'c-1', requestId: 'c-1' });
+    t.tracker.applyOrder(open());
+    // The cancel's event comes before its response, which holds the order whole and terminal.
+    t.venue.orderEventSource.next(orderEvent('o-1', 'OPEN', 'CANCELLED', 3));
+    t.tracker.applyOrder(open({ status: 'CANCELLED', last_event_sequence: 3 }), 'response');
+    // A fill made before the cancel, delivered after it, is counted but reads nothing either.
+    t.venue
+      .expect('listPositions', { value: [position()] })
+      .expect('getAccount', { value: account() });
+    t.venue.fillSource.next(fill({ fill_id: 'f-1', order_id: 'o-1' }));
+    await t.advance(100);
+    t.venue.verify();
+    expect(t.venue.calls.filter((call) => call.method === 'getOrder')).toEqual([]);
+    expect(t.fills.map((received) => received.fill_id)).toEqual(['f-1']);
+    expect(t.orders.map((tracked) => tracked.order.status)).toEqual(['OPEN', 'CANCELLED']);
+  });
+
+  it('still reads a terminal order held older than the event, or not under its link', async () => {
+    const older = setup();
+    older.tracker.linkOrder('o-1', { clientOrderId: 'c-1', requestId: 'c-1' });
+    older.tracker.applyOrder(open());
+    older.venue.orderEventSource.next(orderEvent('o-1', 'OPEN', 'PARTIALLY_FILLED', 4));
+    older.tracker.applyOrder(open({ status: 'CANCELLED', last_event_sequence: 3 }), 'response');
+    const final = open({ status: 'CANCELLED', filled_quantity: '0.004', last_event_sequence: 5 });
+    older.venue.expect('getOrder', { value: final });
+    await older.advance(25);
+    older.venue.verify();
+    expect(older.tracker.order('o-1')?.order.filled_quantity).toBe('0.004');
+
+    // Never linked to an intent: the read may still find the intent's link in the journal.
+    const unlinked = setup();
+    unlinked.tracker.applyOrder(open());
+    unlinked.venue.orderEventSource.next(orderEvent('o-1', 'OPEN', 'CANCELLED', 3));
+    unlinked.tracker.applyOrder(open({ status: 'CANCELLED', last_event_sequence: 3 }), 'response');
+    unlinked.venue.expect('getOrder', {
+      value: open({ status: 'CANCELLED', last_event_sequence: 3 }),
+    });
+    await unlinked.advance(25);
+    unlinked.venue.verify();
+  });
 });
