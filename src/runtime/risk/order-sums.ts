@@ -16,22 +16,9 @@ import {
   scaledOf,
   scaledPlus,
 } from '../../core/scaled.ts';
-import type { RiskOpenOrderView } from './view.ts';
+import type { MarketOrderSums, OrderSums, RiskOpenOrderView } from './view.ts';
 
-/** One market's open orders, summed. Immutable: a change makes a new one. */
-export interface MarketOrderSums {
-  /** Remaining quantity of resting buys and sells that may add exposure (not reduce-only). */
-  readonly addingBuys: Scaled;
-  readonly addingSells: Scaled;
-  /** Remaining quantity of every resting order on each side (reduce-only included). */
-  readonly allBuys: Scaled;
-  readonly allSells: Scaled;
-  readonly openOrders: number;
-  readonly highestOrderPrice: Scaled | null;
-}
-
-/** Sums by market id; a market without open orders is absent. */
-export type OrderSums = ReadonlyMap<string, MarketOrderSums>;
+export type { MarketOrderSums, OrderSums } from './view.ts';
 
 const NO_ORDERS: MarketOrderSums = Object.freeze({
   addingBuys: SCALED_ZERO,

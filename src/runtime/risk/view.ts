@@ -8,7 +8,7 @@
  */
 import { type Decimal, parseDecimal, ZERO } from '../../core/decimal.ts';
 import type { Side } from '../intents.ts';
-import type { OrderSums } from './order-sums.ts';
+import type { Scaled } from '../../core/scaled.ts';
 
 export type TradingState = 'ACTIVE' | 'REDUCING' | 'HALTED';
 export type MarketDataStatus = 'live' | 'stale' | 'unavailable';
@@ -235,3 +235,18 @@ export function openOrderView(order: OrderFields): RiskOpenOrderView | null {
   if (Object.isFrozen(order)) frozenOrderViews.set(order, view);
   return view;
 }
+
+/** One market's open orders, summed (kept by `order-sums.ts`). Immutable: a change makes a new one. */
+export interface MarketOrderSums {
+  /** Remaining quantity of resting buys and sells that may add exposure (not reduce-only). */
+  readonly addingBuys: Scaled;
+  readonly addingSells: Scaled;
+  /** Remaining quantity of every resting order on each side (reduce-only included). */
+  readonly allBuys: Scaled;
+  readonly allSells: Scaled;
+  readonly openOrders: number;
+  readonly highestOrderPrice: Scaled | null;
+}
+
+/** Sums by market id; a market without open orders is absent. */
+export type OrderSums = ReadonlyMap<string, MarketOrderSums>;
