@@ -7,7 +7,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../src/core/clock.ts';
 import { NotificationsSection } from '../../src/cli/notifications/config.ts';
 import { fillEvent, type NotificationEvent } from '../../src/cli/notifications/events.ts';
-import { createPostJson } from '../../src/cli/notifications/post.ts';
+import {
+  createPostJson,
+  type PostJson,
+  type PostResult,
+} from '../../src/cli/notifications/post.ts';
 import { WebhookChannel } from '../../src/cli/notifications/webhook.ts';
 import { delay, type Receiver, startReceiver, until } from './receiver.ts';
 
@@ -220,5 +224,29 @@ describe('webhook delivery', () => {
     expect(channel.counts().queued).toBe(3);
     channel.close();
     expect(channel.counts()).toMatchObject({ queued: 0, droppedEvents: 3 });
+  });
+
+  it('counts a message answered after close as sent, not also as dropped', async () => {
+    const clock = new VirtualClock(Date.UTC(2026, 0, 5, 12));
+    const section = NotificationsSection.parse({
+      webhooks: [{ url: 'http://127.0.0.1:9/hook' }],
+      batch_ms: 100,
+    });
+    const entry = section.webhooks[0];
+    if (entry === undefined) throw new Error('no webhook');
+    // A fake post answered by hand: the answer arrives after the channel is closed.
+    const answers: ((result: PostResult) => void)[] = [];
+    const post: PostJson = () => new Promise<PostResult>((resolve) => answers.push(resolve));
+    const channel = new WebhookChannel(entry, 0, section, clock, post, new Logs().logger);
+    channels.push(channel);
+    channel.publish(fill(1, clock.now()));
+    channel.publish(fill(2, clock.now()));
+    clock.advanceBy(100);
+    await until('the message in flight', () => answers.length === 1);
+    channel.close();
+    expect(channel.counts()).toMatchObject({ droppedEvents: 2, sentEvents: 0 });
+    answers[0]!({ ok: true, status: 200, error: null });
+    await until('the answer', () => channel.counts().sentEvents === 2);
+    expect(channel.counts()).toMatchObject({ sentMessages: 1, droppedEvents: 0, queued: 0 });
   });
 });

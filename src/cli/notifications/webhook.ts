@@ -192,6 +192,8 @@ export class WebhookChannel {
       if (result.ok) {
         this.counters.sentMessages += 1;
         this.counters.sentEvents += eventCount;
+        // `close` counted the message in flight as lost with the process; it got through.
+        if (this.closed) this.counters.droppedEvents -= eventCount;
         if (this.downSince !== null) {
           this.logger.info(
             {
