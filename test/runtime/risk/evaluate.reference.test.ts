@@ -10,7 +10,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseDecimal } from '../../../src/core/decimal.ts';
-import { scaledToWire } from '../../../src/core/scaled.ts';
 import type { OrderIntent, Side } from '../../../src/runtime/intents.ts';
 import { RiskConfig } from '../../../src/runtime/risk/config.ts';
 import { evaluateIntent } from '../../../src/runtime/risk/evaluate.ts';
@@ -25,7 +24,7 @@ import type {
   RiskPositionView,
   RiskView,
 } from '../../../src/runtime/risk/view.ts';
-import { NOW, stamp } from './fixtures.ts';
+import { NOW, stamp, wireSums } from './fixtures.ts';
 import { referenceEvaluateIntent } from './reference-evaluate.ts';
 
 const MARKET_IDS = ['AAA-PERP', 'BBB-PERP', 'CCC-PERP'] as const;
@@ -229,21 +228,6 @@ const keptViewArbitrary: fc.Arbitrary<{ view: RiskView; kept: OrderSums }> = fc
     const kept = keeper.current();
     return { view: { ...view, openOrders: [...keeper.orders()], orderSums: kept }, kept };
   });
-
-function wireSums(sums: OrderSums): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [marketId, market] of sums) {
-    out[marketId] = {
-      addingBuys: scaledToWire(market.addingBuys),
-      addingSells: scaledToWire(market.addingSells),
-      allBuys: scaledToWire(market.allBuys),
-      allSells: scaledToWire(market.allSells),
-      openOrders: market.openOrders,
-      highestOrderPrice: market.highestOrderPrice && scaledToWire(market.highestOrderPrice),
-    };
-  }
-  return out;
-}
 
 describe('evaluateIntent on scaled integers (property, against big.js)', () => {
   it('keeps sums event by event equal to sums from scratch, and decides as the big.js rules', () => {

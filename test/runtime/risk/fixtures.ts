@@ -1,5 +1,7 @@
 /** Builders of risk views, configurations and intents for the risk gate's tests. */
 import { type Decimal, parseDecimal } from '../../../src/core/decimal.ts';
+import { scaledToWire } from '../../../src/core/scaled.ts';
+import type { OrderSums } from '../../../src/runtime/risk/order-sums.ts';
 import type {
   AmendIntent,
   ClosePositionIntent,
@@ -120,4 +122,20 @@ export function deepFreeze<T>(value: T): T {
     for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
   }
   return value;
+}
+
+/** Order sums in wire form (exact decimal strings), to compare kept sums with sums from scratch. */
+export function wireSums(sums: OrderSums): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [marketId, market] of sums) {
+    out[marketId] = {
+      addingBuys: scaledToWire(market.addingBuys),
+      addingSells: scaledToWire(market.addingSells),
+      allBuys: scaledToWire(market.allBuys),
+      allSells: scaledToWire(market.allSells),
+      openOrders: market.openOrders,
+      highestOrderPrice: market.highestOrderPrice && scaledToWire(market.highestOrderPrice),
+    };
+  }
+  return out;
 }

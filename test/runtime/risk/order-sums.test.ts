@@ -6,14 +6,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseDecimal } from '../../../src/core/decimal.ts';
-import { scaledToWire } from '../../../src/core/scaled.ts';
 import type { Side } from '../../../src/runtime/intents.ts';
-import {
-  type OrderSums,
-  OrderSumsKeeper,
-  sumOrders,
-} from '../../../src/runtime/risk/order-sums.ts';
+import { OrderSumsKeeper, sumOrders } from '../../../src/runtime/risk/order-sums.ts';
 import type { RiskOpenOrderView } from '../../../src/runtime/risk/view.ts';
+import { wireSums } from './fixtures.ts';
 
 const orderView: fc.Arbitrary<RiskOpenOrderView> = fc.record({
   clientOrderId: fc.constantFrom('a', 'b', null),
@@ -25,21 +21,6 @@ const orderView: fc.Arbitrary<RiskOpenOrderView> = fc.record({
   remainingQuantity: fc.constantFrom('0', '0.001', '0.0010', '2.5', '7').map(parseDecimal),
   reduceOnly: fc.boolean(),
 });
-
-function wire(sums: OrderSums): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [marketId, market] of sums) {
-    out[marketId] = {
-      addingBuys: scaledToWire(market.addingBuys),
-      addingSells: scaledToWire(market.addingSells),
-      allBuys: scaledToWire(market.allBuys),
-      allSells: scaledToWire(market.allSells),
-      openOrders: market.openOrders,
-      highestOrderPrice: market.highestOrderPrice && scaledToWire(market.highestOrderPrice),
-    };
-  }
-  return out;
-}
 
 describe('OrderSumsKeeper', () => {
   it('keeps the sums of the orders it holds equal to sums from scratch after every event', () => {
@@ -57,19 +38,19 @@ describe('OrderSumsKeeper', () => {
           const held = new Map<number, RiskOpenOrderView>();
           for (const { key, view } of events) {
             const before = keeper.current();
-            const beforeWire = wire(before);
+            const beforeWire = wireSums(before);
             keeper.set(String(key), view);
             if (view === null) held.delete(key);
             else held.set(key, view);
             expect([...keeper.orders()]).toEqual([...held.values()]);
-            expect(wire(keeper.current())).toEqual(wire(sumOrders(held.values())));
+            expect(wireSums(keeper.current())).toEqual(wireSums(sumOrders(held.values())));
             for (const id of ['a', 'b', null]) {
               expect(keeper.hasClientOrderId(id)).toBe(
                 [...held.values()].some((order) => order.clientOrderId === id),
               );
             }
             // A snapshot's sums do not move with later events.
-            expect(wire(before)).toEqual(beforeWire);
+            expect(wireSums(before)).toEqual(beforeWire);
           }
         },
       ),
