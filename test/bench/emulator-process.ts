@@ -6,9 +6,12 @@
  * writes it as a key file (mode 0600) in the folder it is given and reports the file over IPC;
  * the bench loads the key from there, so the private key never travels over IPC or a log. The
  * child answers `cpu` with its own CPU time and `close` by closing the emulator and exiting;
- * it also exits when the bench goes away (IPC disconnect).
+ * it also exits when the bench goes away (IPC disconnect). `PAPERBOT_BENCH_EMULATOR_NODE_ARGS`
+ * passes flags to the child's node (for example `--cpu-prof --cpu-prof-dir=/tmp/profiles`).
  */
 import { fork } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defaultEmulatorConfig } from '../../src/emulator/config.ts';
@@ -31,12 +34,17 @@ export function benchEmulatorOptions(): StartEmulatorOptions {
 
 type ToChild = { readonly type: 'cpu' } | { readonly type: 'close' };
 type FromChild =
-  | { readonly type: 'ready'; readonly keyFile: string }
+  | { readonly type: 'ready'; readonly keyFile: string; readonly floorUrl: string }
   | { readonly type: 'cpu'; readonly cpuMs: number }
   | { readonly type: 'failed'; readonly message: string };
 
 export interface EmulatorProcess {
   readonly credential: Credential;
+  /**
+   * A bare node:http server in the same child, answering every request with a fixed small JSON
+   * body at once: the round trip's floor on this machine, with no signing, parsing or engine.
+   */
+  readonly floorUrl: string;
   readonly pid: number;
   /** The child's CPU time so far (user + system, ms). */
   cpuMs(): Promise<number>;
@@ -49,7 +57,12 @@ const START_TIMEOUT_MS = 60_000;
 /** Forks this file and resolves once its emulator listens and its key file is written. */
 export async function startEmulatorProcess(keyFolder: string): Promise<EmulatorProcess> {
   const child = fork(fileURLToPath(import.meta.url), [keyFolder], {
-    execArgv: ['--conditions=paperbot-source', '--import', 'tsx'],
+    execArgv: [
+      ...(process.env.PAPERBOT_BENCH_EMULATOR_NODE_ARGS ?? '').split(' ').filter(Boolean),
+      '--conditions=paperbot-source',
+      '--import',
+      'tsx',
+    ],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
@@ -71,16 +84,17 @@ export async function startEmulatorProcess(keyFolder: string): Promise<EmulatorP
     });
   const ready = next('ready');
   const timer = setTimeout(() => child.kill(), START_TIMEOUT_MS);
-  let keyFile: string;
+  let started: { keyFile: string; floorUrl: string };
   try {
-    keyFile = ((await ready) as { keyFile: string }).keyFile;
+    started = (await ready) as { keyFile: string; floorUrl: string };
   } finally {
     clearTimeout(timer);
   }
-  const credential = await loadKeyFile(keyFile);
+  const credential = await loadKeyFile(started.keyFile);
   const send = (message: ToChild) => child.send(message);
   return {
     credential,
+    floorUrl: started.floorUrl,
     pid: child.pid!,
     async cpuMs() {
       const answer = next('cpu');
@@ -94,13 +108,27 @@ export async function startEmulatorProcess(keyFolder: string): Promise<EmulatorP
   };
 }
 
+/** About the size of a simulation's answer. */
+const FLOOR_ANSWER = JSON.stringify({ floor: true, padding: 'x'.repeat(400) });
+
 async function runChild(keyFolder: string): Promise<void> {
   const reply = (message: FromChild) => process.send!(message);
   try {
     const emulator = await startEmulator(benchEmulatorOptions());
     const keyFile = join(keyFolder, 'bench-key.json');
     await writeKeyFile(keyFile, emulator.createKey());
+    const floor = createServer((request, response) => {
+      request.resume();
+      request.on('end', () => {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(FLOOR_ANSWER);
+      });
+    });
+    await new Promise<void>((done) => floor.listen(0, '127.0.0.1', done));
+    const floorUrl = `http://127.0.0.1:${(floor.address() as AddressInfo).port}`;
     const close = async () => {
+      floor.closeAllConnections();
+      floor.close();
       await emulator.close();
       process.disconnect();
     };
@@ -112,8 +140,12 @@ async function runChild(keyFolder: string): Promise<void> {
         void close();
       }
     });
-    process.once('disconnect', () => void emulator.close());
-    reply({ type: 'ready', keyFile });
+    process.once('disconnect', () => {
+      floor.closeAllConnections();
+      floor.close();
+      void emulator.close();
+    });
+    reply({ type: 'ready', keyFile, floorUrl });
   } catch (error) {
     reply({ type: 'failed', message: error instanceof Error ? error.message : String(error) });
     process.disconnect();

@@ -20,6 +20,9 @@
  *     place of an executor); and the real kernel with trading halted, so each intent is
  *     stamped, its sequence journaled, denied and answered.
  *
+ * A row before them gives the floor under the simulation's round trip on the machine at hand: a
+ * bare POST to another process at the same cadence (`loopbackFloor`).
+ *
  * `--tick-to-place` runs (a) alone (normal, then full; `--durability normal` or `full` for one
  * of them; `--emulator process` or `inline` for one row of each); `--breakdown` runs (a)
  * traced: each placement's stages from the WebSocket frame to the journaled outcome (wall and
@@ -35,6 +38,7 @@ import { performance } from 'node:perf_hooks';
 import { EMPTY, filter, map, mergeMap, type Observable, Subject } from 'rxjs';
 import pino from 'pino';
 import { Bench } from 'tinybench';
+import { Pool } from 'undici';
 import { createBotDashboard, DashboardSection } from '../../src/cli/dashboard/index.ts';
 import { NotificationsSection } from '../../src/cli/notifications/config.ts';
 import { Notifier } from '../../src/cli/notifications/notifier.ts';
@@ -608,6 +612,45 @@ async function tickToPlace(
   });
 }
 
+/**
+ * The floor under the simulation's round trip on this machine: a bare POST (about the size of
+ * a simulation, no signing) through an undici Pool, as the REST client sends, to a node:http
+ * server in the emulator's process that answers at once, at the placements' cadence (one every
+ * 40 ms, so both ends are as cold as on the pipeline's path).
+ */
+async function loopbackFloor(): Promise<void> {
+  const folder = mkdtempSync(join(tmpdir(), 'paperbot-bench-'));
+  const emulator = await startEmulatorProcess(folder);
+  const pool = new Pool(emulator.floorUrl, { connections: 16 });
+  const body = JSON.stringify({ request_id: 'r'.repeat(40), padding: 'x'.repeat(200) });
+  const wall: number[] = [];
+  const cpu: number[] = [];
+  for (let index = 0; index < SAMPLES + WARMUP_SAMPLES; index++) {
+    await new Promise((done) => setTimeout(done, PLACE_EVERY * 10));
+    const cpuFrom = process.cpuUsage();
+    const from = performance.now();
+    const answer = await pool.request({
+      path: '/floor',
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
+    await answer.body.text();
+    const used = process.cpuUsage(cpuFrom);
+    if (index < WARMUP_SAMPLES) continue;
+    wall.push(performance.now() - from);
+    cpu.push((used.user + used.system) / 1000);
+  }
+  await pool.close();
+  await emulator.close();
+  rmSync(folder, { recursive: true, force: true });
+  const sorted = cpu.sort((a, b) => a - b);
+  printLatency('loopback floor: bare POST round trip to another process, every 40 ms', wall, {
+    'CPU/request p50, this process (ms)': (sorted[Math.floor(sorted.length / 2)] ?? 0).toFixed(3),
+    'load avg': loadavg()[0]!.toFixed(1),
+  });
+}
+
 // (b): in-process, no venue I/O
 
 const BATCH = 1_000;
@@ -833,11 +876,13 @@ export default async function (): Promise<void> {
     return;
   }
   if (process.argv.includes('--tick-to-place')) {
+    if (option('--emulator') !== 'inline') await loopbackFloor();
     for (const durability of durabilities) {
       for (const where of places) await tickToPlace(durability, where);
     }
     return;
   }
+  await loopbackFloor();
   for (const where of places) await tickToPlace('full', where);
   for (const where of places) await tickToPlace('normal', where);
   await tickToPlace('normal', 'own process', true);
