@@ -68,6 +68,10 @@ export async function startEmulatorProcess(keyFolder: string): Promise<EmulatorP
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
   const next = (type: FromChild['type']) =>
     new Promise<FromChild>((resolve, reject) => {
+      if (child.exitCode !== null || child.signalCode !== null) {
+        reject(new Error('emulator process exited'));
+        return;
+      }
       const onMessage = (message: FromChild) => {
         if (message.type !== type && message.type !== 'failed') return;
         child.off('message', onMessage);
