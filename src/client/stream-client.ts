@@ -695,9 +695,12 @@ export class StreamClient {
 
   private onMessage(generation: number, data: WebSocket.RawData): void {
     if (generation !== this.generation) return;
-    const text = Array.isArray(data)
-      ? Buffer.concat(data).toString('utf8')
-      : Buffer.from(data as ArrayBuffer).toString('utf8');
+    // A frame arrives as one Buffer (ws's default): read it in place, not through a copy.
+    const text = Buffer.isBuffer(data)
+      ? data.toString('utf8')
+      : Array.isArray(data)
+        ? Buffer.concat(data).toString('utf8')
+        : Buffer.from(data).toString('utf8');
     let document: unknown;
     try {
       document = JSON.parse(text);

@@ -3,9 +3,16 @@
  *
  * (a) Tick to place: from a ticker frame received by the stream client to the placement
  *     handed to the REST client, the gate, the journal writes and the simulation round trip
- *     included, against the emulator in this process over loopback. The emulator's market
- *     steps every 10 ms; the strategy places a resting post-only bid on every 4th ticker. Run
- *     with the journal's `full` durability (each commit synced, as live) and `normal`.
+ *     included, against the emulator over loopback. The emulator's market steps every 10 ms;
+ *     the strategy places a resting post-only bid on every 4th ticker. Two rows each:
+ *     - `emulator own process` (THE HEADLINE): the emulator in a child process
+ *       (emulator-process.ts), as the real service is another process or machine; the bot's
+ *       event loop and heap are its own. CPU per placement is given for each process apart.
+ *     - `emulator in process`: the emulator in this process, sharing the bot's event loop and
+ *       heap (its request handling and its 10 ms market steps run between the bot's stages),
+ *       as `paperbot run` with an embedded emulator does. Slower; kept for comparison.
+ *     Run with the journal's `normal` durability (the aim's setting) and `full` (each commit
+ *     synced).
  * (b) In-process cost per event of streams -> strategy -> gate, no venue I/O: tickers pushed
  *     through a Subject into the strategy host, and the intents they cause evaluated by the
  *     gate against the kernel's risk snapshot. Measured three ways: tickers a strategy only
@@ -13,10 +20,14 @@
  *     place of an executor); and the real kernel with trading halted, so each intent is
  *     stamped, its sequence journaled, denied and answered.
  *
+ * A row before them gives the floor under the simulation's round trip on the machine at hand: a
+ * bare POST to another process at the same cadence (`loopbackFloor`).
+ *
  * `--tick-to-place` runs (a) alone (normal, then full; `--durability normal` or `full` for one
- * of them); `--breakdown` runs (a) traced: each
- * placement's stages from the WebSocket frame to the journaled outcome (wall and process CPU per
- * stage) and the journal statements and commits per phase, taken by wrappers in this file only.
+ * of them; `--emulator process` or `inline` for one row of each); `--breakdown` runs (a)
+ * traced: each placement's stages from the WebSocket frame to the journaled outcome (wall and
+ * this process's CPU per stage) and the journal statements and commits per phase, taken by
+ * wrappers in this file only.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, get as httpGet, type Server } from 'node:http';
@@ -27,13 +38,13 @@ import { performance } from 'node:perf_hooks';
 import { EMPTY, filter, map, mergeMap, type Observable, Subject } from 'rxjs';
 import pino from 'pino';
 import { Bench } from 'tinybench';
+import { Pool } from 'undici';
 import { createBotDashboard, DashboardSection } from '../../src/cli/dashboard/index.ts';
 import { NotificationsSection } from '../../src/cli/notifications/config.ts';
 import { Notifier } from '../../src/cli/notifications/notifier.ts';
 import { z } from 'zod';
 import { RestClient, StreamClient } from '../../src/client/index.ts';
 import { systemClock, VirtualClock } from '../../src/core/clock.ts';
-import { defaultEmulatorConfig } from '../../src/emulator/config.ts';
 import { startEmulator } from '../../src/emulator/start.ts';
 import type { Account, Fill, Order, Position } from '../../src/protocol/index.ts';
 import type { ExecutionLogger } from '../../src/runtime/execution/logger.ts';
@@ -53,6 +64,7 @@ import {
 import { testMarket, testTicker } from '../../src/runtime/testing/fixtures.ts';
 import type { ExecutionVenue } from '../../src/runtime/venue.ts';
 import { account } from '../runtime/execution/fixtures.ts';
+import { benchEmulatorOptions, startEmulatorProcess } from './emulator-process.ts';
 import { printLatency } from './report.ts';
 
 const quiet: ExecutionLogger = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
@@ -475,24 +487,23 @@ async function attachOperatorViews(
   };
 }
 
+/** Where the emulator runs: its own process (as the real service, the headline) or this one. */
+type EmulatorPlace = 'own process' | 'in process';
+
 async function tickToPlace(
   durability: 'full' | 'normal',
+  where: EmulatorPlace,
   operatorViews = false,
   breakdown = false,
 ): Promise<void> {
   const trace = breakdown ? new PipelineTrace() : null;
   const folder = mkdtempSync(join(tmpdir(), 'paperbot-bench-'));
-  const defaults = defaultEmulatorConfig();
-  const emulator = await startEmulator({
-    seed: 3,
-    config: {
-      ...defaults,
-      starting_balance: '100000000',
-      simulation: { ...defaults.simulation, step_ms: 10 },
-    },
-    rateLimit: { quota: 100_000_000, windowMs: 60_000 },
-  });
-  const credential = emulator.createKey();
+  const emulator =
+    where === 'own process'
+      ? await startEmulatorProcess(folder)
+      : await startEmulator(benchEmulatorOptions());
+  const credential = 'credential' in emulator ? emulator.credential : emulator.createKey();
+  const emulatorCpuMs = async () => ('cpuMs' in emulator ? emulator.cpuMs() : 0);
   const rest = new RestClient({ credential });
   const stream = new StreamClient({ rest });
   const tickAt = new Map<string, number>();
@@ -542,9 +553,12 @@ async function tickToPlace(
   const samples: number[] = [];
   const kernelSamples: number[] = [];
   let failures = 0;
-  // Process CPU over the measured placements: the bot's side and the emulator's (one process).
+  // CPU over the measured placements: this process's (the bot, and the emulator when it runs
+  // here) and the emulator process's, when it has its own.
   let cpuFrom = process.cpuUsage();
   let cpuUsed = { user: 0, system: 0 };
+  let emulatorCpuFrom: Promise<number> = Promise.resolve(0);
+  let emulatorCpuTo: Promise<number> = Promise.resolve(0);
   const done = new Promise<void>((resolve) => {
     kernel.intentLatency$.subscribe((latency) => {
       if (latency.tickToPlaceMs !== null) kernelSamples.push(latency.tickToPlaceMs);
@@ -558,9 +572,13 @@ async function tickToPlace(
       const tick = intent.kind === 'place' && intent.tag ? tickAt.get(intent.tag) : undefined;
       const sent = sentAt.get(outcome.intent.requestId);
       if (tick !== undefined && sent !== undefined) samples.push(sent - tick);
-      if (samples.length === WARMUP_SAMPLES) cpuFrom = process.cpuUsage();
-      if (samples.length >= SAMPLES + WARMUP_SAMPLES) {
+      if (samples.length === WARMUP_SAMPLES) {
+        cpuFrom = process.cpuUsage();
+        emulatorCpuFrom = emulatorCpuMs();
+      }
+      if (samples.length === SAMPLES + WARMUP_SAMPLES) {
         cpuUsed = process.cpuUsage(cpuFrom);
+        emulatorCpuTo = emulatorCpuMs();
         resolve();
       }
     });
@@ -568,6 +586,7 @@ async function tickToPlace(
   const detach = operatorViews ? await attachOperatorViews(kernel, stream, live) : () => {};
   await kernel.start();
   await done;
+  const emulatorCpu = (await emulatorCpuTo) - (await emulatorCpuFrom);
   await kernel.stop('bench over');
   detach();
   ticks.unsubscribe();
@@ -578,18 +597,56 @@ async function tickToPlace(
   await emulator.close();
   rmSync(folder, { recursive: true, force: true });
   const views = operatorViews ? ', dashboard and webhooks attached' : '';
-  const name = `tick to place, journal ${durability}${views}${breakdown ? ', traced' : ''}`;
+  const name = `tick to place, emulator ${where}, journal ${durability}${views}${breakdown ? ', traced' : ''}`;
+  const cpuMs = (cpuUsed.user + cpuUsed.system) / 1000;
   if (trace !== null) printBreakdown(name, trace.finished.slice(WARMUP_SAMPLES));
   printLatency(name, samples.slice(WARMUP_SAMPLES), {
     'kernel p50 (ms, clock)': String(
       [...kernelSamples].sort((a, b) => a - b)[Math.floor(kernelSamples.length / 2)] ?? '',
     ),
     'not accepted': String(failures),
-    'CPU per placement (ms, bot + emulator)': (
-      (cpuUsed.user + cpuUsed.system) /
-      1000 /
-      SAMPLES
-    ).toFixed(3),
+    'CPU/placement, this process (ms)': (cpuMs / SAMPLES).toFixed(3),
+    'CPU/placement, emulator process (ms)':
+      where === 'own process' ? (emulatorCpu / SAMPLES).toFixed(3) : '-',
+    'load avg': loadavg()[0]!.toFixed(1),
+  });
+}
+
+/**
+ * The floor under the simulation's round trip on this machine: a bare POST (about the size of
+ * a simulation, no signing) through an undici Pool, as the REST client sends, to a node:http
+ * server in the emulator's process that answers at once, at the placements' cadence (one every
+ * 40 ms, so both ends are as cold as on the pipeline's path).
+ */
+async function loopbackFloor(): Promise<void> {
+  const folder = mkdtempSync(join(tmpdir(), 'paperbot-bench-'));
+  const emulator = await startEmulatorProcess(folder);
+  const pool = new Pool(emulator.floorUrl, { connections: 16 });
+  const body = JSON.stringify({ request_id: 'r'.repeat(40), padding: 'x'.repeat(200) });
+  const wall: number[] = [];
+  const cpu: number[] = [];
+  for (let index = 0; index < SAMPLES + WARMUP_SAMPLES; index++) {
+    await new Promise((done) => setTimeout(done, PLACE_EVERY * 10));
+    const cpuFrom = process.cpuUsage();
+    const from = performance.now();
+    const answer = await pool.request({
+      path: '/floor',
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
+    await answer.body.text();
+    const used = process.cpuUsage(cpuFrom);
+    if (index < WARMUP_SAMPLES) continue;
+    wall.push(performance.now() - from);
+    cpu.push((used.user + used.system) / 1000);
+  }
+  await pool.close();
+  await emulator.close();
+  rmSync(folder, { recursive: true, force: true });
+  const sorted = cpu.sort((a, b) => a - b);
+  printLatency('loopback floor: bare POST round trip to another process, every 40 ms', wall, {
+    'CPU/request p50, this process (ms)': (sorted[Math.floor(sorted.length / 2)] ?? 0).toFixed(3),
     'load avg': loadavg()[0]!.toFixed(1),
   });
 }
@@ -796,22 +853,38 @@ async function inProcess(): Promise<void> {
   kernel.close();
 }
 
+function option(name: string): string | undefined {
+  const at = process.argv.indexOf(name);
+  return at === -1 ? undefined : process.argv[at + 1];
+}
+
 export default async function (): Promise<void> {
-  // `--durability normal` (or `full`) runs only that one of the two.
-  const only = process.argv[process.argv.indexOf('--durability') + 1];
+  // `--durability normal` (or `full`) runs only that one of the two; `--emulator process` (or
+  // `inline`) only that row of each.
   const durabilities = (['normal', 'full'] as const).filter(
-    (durability) => !process.argv.includes('--durability') || durability === only,
+    (durability) => option('--durability') === undefined || durability === option('--durability'),
+  );
+  const places = (['own process', 'in process'] as const).filter(
+    (where) =>
+      option('--emulator') === undefined ||
+      (option('--emulator') === 'process') === (where === 'own process'),
   );
   if (process.argv.includes('--breakdown')) {
-    for (const durability of durabilities) await tickToPlace(durability, false, true);
+    for (const durability of durabilities) {
+      for (const where of places) await tickToPlace(durability, where, false, true);
+    }
     return;
   }
   if (process.argv.includes('--tick-to-place')) {
-    for (const durability of durabilities) await tickToPlace(durability);
+    if (option('--emulator') !== 'inline') await loopbackFloor();
+    for (const durability of durabilities) {
+      for (const where of places) await tickToPlace(durability, where);
+    }
     return;
   }
-  await tickToPlace('full');
-  await tickToPlace('normal');
-  await tickToPlace('normal', true);
+  await loopbackFloor();
+  for (const where of places) await tickToPlace('full', where);
+  for (const where of places) await tickToPlace('normal', where);
+  await tickToPlace('normal', 'own process', true);
   await inProcess();
 }

@@ -94,7 +94,7 @@ function withCommand(
     command: {
       endpoint: command.endpoint,
       path: command.path,
-      bodyBytes: Uint8Array.from(command.bodyBytes),
+      bodyBytes: new Uint8Array(command.bodyBytes),
       bodySha256: command.bodySha256,
     },
     context,
