@@ -5,7 +5,7 @@
  * does. Values cross to and from `Decimal` (./decimal.ts) and wire text at the edges; every
  * result equals big.js's to the last digit (property-tested against it).
  */
-import { Big, type Decimal, DECIMAL_PATTERN } from './decimal.ts';
+import { Big, type Decimal, DECIMAL_PATTERN, parseDecimal } from './decimal.ts';
 import { PaperbotError } from './errors.ts';
 import { type RoundingDirection, roundToIncrement as roundDecimalToIncrement } from './grid.ts';
 
@@ -93,8 +93,9 @@ export function scaledToWire(value: Scaled): string {
   return negative ? `-${text}` : text;
 }
 
+/** The decimal of `value`, built from its digits as big.js would parse its wire text. */
 export function scaledToDecimal(value: Scaled): Decimal {
-  return new Big(scaledToWire(value));
+  return parseDecimal(scaledToWire(value));
 }
 
 /** `value` written with `scale` places (at least its own). */

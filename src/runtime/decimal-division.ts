@@ -7,7 +7,7 @@
  * the market maker sizes every quote with a division. The rounding itself is src/core/scaled.ts's,
  * which the risk gate uses on scaled values directly.
  */
-import { Big, type Decimal, ZERO } from '../core/decimal.ts';
+import { Big, type Decimal, parseDecimal, ZERO } from '../core/decimal.ts';
 import { powerOfTen, scaledOf, scaledRoundToIncrement, scaledToDecimal } from '../core/scaled.ts';
 import {
   type RoundingDirection,
@@ -33,7 +33,7 @@ function scaledQuotient(a: Decimal, b: Decimal): bigint {
 /** `units / 10^scale` (units at or above zero). */
 function decimalOf(units: bigint, scale: number): Decimal {
   const digits = units.toString().padStart(scale + 1, '0');
-  return new Big(`${digits.slice(0, -scale)}.${digits.slice(-scale)}`);
+  return parseDecimal(`${digits.slice(0, -scale)}.${digits.slice(-scale)}`);
 }
 
 /**
