@@ -12,7 +12,7 @@
  *   order id, and a new one placed.
  * - When the feed is not live (stale, unavailable, or no mark) it pulls its quotes.
  */
-import { EMPTY, filter, map, merge, mergeMap, type Observable } from 'rxjs';
+import { EMPTY, filter, map, merge, mergeAll, type Observable } from 'rxjs';
 import { z } from 'zod';
 import {
   cancelOrder,
@@ -176,7 +176,12 @@ function quoteMarket(
       filter((position) => position.market_id === marketId),
       map(() => ctx.lastTicker(marketId)),
     ),
-  ).pipe(mergeMap((ticker) => requote(ticker)));
+  ).pipe(
+    map(requote),
+    // Most tickers change nothing: no inner subscription for an empty list.
+    filter((intents) => intents.length > 0),
+    mergeAll(),
+  );
 }
 
 export default defineStrategy({
