@@ -49,6 +49,22 @@ export function scaledOf(value: Decimal): Scaled {
   return { units: value.s < 0 ? -units : units, scale };
 }
 
+/**
+ * `scaledOf`, converted once per decimal: for decimals read again and again (a market's tick and
+ * minimums, a configured limit, a mark or a resting order's amounts across intents). Decimals
+ * are never changed in place, and the WeakMap keeps an entry no longer than its decimal lives.
+ */
+const keptScaled = new WeakMap<Decimal, Scaled>();
+
+export function scaledOfKept(value: Decimal): Scaled {
+  let scaled = keptScaled.get(value);
+  if (scaled === undefined) {
+    scaled = scaledOf(value);
+    keptScaled.set(value, scaled);
+  }
+  return scaled;
+}
+
 /** A decimal string (interface rule 1) as a scaled value; `null` when it is not one. */
 export function parseScaled(text: string): Scaled | null {
   if (typeof text !== 'string' || !DECIMAL_PATTERN.test(text)) return null;

@@ -13,7 +13,7 @@ import {
   SCALED_ZERO,
   scaledCompare,
   scaledMinus,
-  scaledOf,
+  scaledOfKept,
   scaledPlus,
 } from '../../core/scaled.ts';
 import type { Decimal } from '../../core/decimal.ts';
@@ -29,23 +29,6 @@ const NO_ORDERS: MarketOrderSums = Object.freeze({
   openOrders: 0,
   highestOrderPrice: null,
 });
-
-/**
- * Amounts as scaled values, converted once per decimal: the views' decimals are shared (one per
- * wire text, `orderAmount` in ./view.ts), so each order event would otherwise convert the same
- * few values again. Decimals are never changed in place, and a WeakMap holds them no longer
- * than their views do.
- */
-const scaledAmounts = new WeakMap<Decimal, Scaled>();
-
-function amountOf(value: Decimal): Scaled {
-  let scaled = scaledAmounts.get(value);
-  if (scaled === undefined) {
-    scaled = scaledOf(value);
-    scaledAmounts.set(value, scaled);
-  }
-  return scaled;
-}
 
 function sameAmount(a: Decimal | null, b: Decimal | null): boolean {
   return a === b || (a !== null && b !== null && a.eq(b));
@@ -69,7 +52,7 @@ export function sameTerms(a: RiskOpenOrderView, b: RiskOpenOrderView): boolean {
 
 /** `sums` with `order` added (or taken away, `sign` -1; the highest price is then left as is). */
 function withOrder(sums: MarketOrderSums, order: RiskOpenOrderView, sign: 1 | -1): MarketOrderSums {
-  const remaining = amountOf(order.remainingQuantity);
+  const remaining = scaledOfKept(order.remainingQuantity);
   const step = sign === 1 ? scaledPlus : scaledMinus;
   let { addingBuys, addingSells, allBuys, allSells, highestOrderPrice } = sums;
   if (order.side === 'buy') {
@@ -80,7 +63,7 @@ function withOrder(sums: MarketOrderSums, order: RiskOpenOrderView, sign: 1 | -1
     if (!order.reduceOnly) addingSells = step(addingSells, remaining);
   }
   if (sign === 1 && order.price) {
-    const price = amountOf(order.price);
+    const price = scaledOfKept(order.price);
     if (!highestOrderPrice || scaledCompare(price, highestOrderPrice) > 0) {
       highestOrderPrice = price;
     }
@@ -114,13 +97,13 @@ export function removeFromSums(
   if (sums.openOrders <= 1) return undefined;
   const removed = withOrder(sums, order, -1);
   const highest = sums.highestOrderPrice;
-  if (!order.price || !highest || scaledCompare(amountOf(order.price), highest) !== 0) {
+  if (!order.price || !highest || scaledCompare(scaledOfKept(order.price), highest) !== 0) {
     return removed;
   }
   let highestOrderPrice: Scaled | null = null;
   for (const other of others()) {
     if (!other.price) continue;
-    const price = amountOf(other.price);
+    const price = scaledOfKept(other.price);
     if (!highestOrderPrice || scaledCompare(price, highestOrderPrice) > 0)
       highestOrderPrice = price;
   }
@@ -142,7 +125,7 @@ export function replaceInSums(
     previous.price === next.price ||
     (previous.price !== null &&
       next.price !== null &&
-      scaledCompare(amountOf(previous.price), amountOf(next.price)) === 0);
+      scaledCompare(scaledOfKept(previous.price), scaledOfKept(next.price)) === 0);
   if (!samePrice) return undefined;
   return withOrder(withOrder(sums, previous, -1), next, 1);
 }
