@@ -8,7 +8,13 @@
  * which the risk gate uses on scaled values directly.
  */
 import { Big, type Decimal, parseDecimal, ZERO } from '../core/decimal.ts';
-import { powerOfTen, scaledOf, scaledRoundToIncrement, scaledToDecimal } from '../core/scaled.ts';
+import {
+  powerOfTen,
+  scaledOf,
+  scaledOfKept,
+  scaledRoundToIncrement,
+  scaledToDecimal,
+} from '../core/scaled.ts';
 import {
   type RoundingDirection,
   roundToIncrement as roundToIncrementSlowly,
@@ -57,5 +63,8 @@ export function roundToIncrement(
   if (value.s < 0 || increment.s < 0 || increment.eq(ZERO)) {
     return roundToIncrementSlowly(value, increment, direction);
   }
-  return scaledToDecimal(scaledRoundToIncrement(scaledOf(value), scaledOf(increment), direction));
+  // The increment is a market's tick or step, the same decimal call after call.
+  return scaledToDecimal(
+    scaledRoundToIncrement(scaledOf(value), scaledOfKept(increment), direction),
+  );
 }
