@@ -32,10 +32,58 @@ export function parseDecimal(text: string): Decimal {
   if (typeof text !== 'string' || !DECIMAL_PATTERN.test(text)) {
     throw new PaperbotError('INVALID_DECIMAL', `not a decimal string: ${JSON.stringify(text)}`);
   }
-  // big.js reads neither a leading '+' nor a bare trailing '.', both of which rule 1 allows.
-  let normalized = text.charCodeAt(0) === 43 ? text.slice(1) : text;
-  if (normalized.endsWith('.')) normalized = normalized.slice(0, -1);
-  return new Big(normalized);
+  return decimalOfValidText(text);
+}
+
+/**
+ * The decimal of a text `DECIMAL_PATTERN` accepts, built as big.js's own parser builds it (sign,
+ * exponent, digits without leading or trailing zeros; `-0` keeps its sign) but without its
+ * second pattern test and string copies: parsing is the commonest decimal operation.
+ * Property-tested against `new Big(text)`.
+ */
+function decimalOfValidText(text: string): Decimal {
+  const length = text.length;
+  let index = 0;
+  let sign = 1;
+  const first = text.charCodeAt(0);
+  if (first === 45) {
+    sign = -1;
+    index = 1;
+  } else if (first === 43) {
+    index = 1;
+  }
+  let point = text.indexOf('.', index);
+  if (point < 0) point = length;
+  // The first significant digit: past leading zeros and the point.
+  let start = index;
+  while (start < length) {
+    const code = text.charCodeAt(start);
+    if (code !== 48 && code !== 46) break;
+    start += 1;
+  }
+  const value = Object.create(Big.prototype) as { s: number; e: number; c: number[] } & Decimal;
+  value.s = sign;
+  if (start === length) {
+    value.e = 0;
+    value.c = [0];
+  } else {
+    let end = length - 1;
+    for (;;) {
+      const code = text.charCodeAt(end);
+      if (code !== 48 && code !== 46) break;
+      end -= 1;
+    }
+    const digits: number[] = [];
+    for (let position = start; position <= end; position++) {
+      const code = text.charCodeAt(position);
+      if (code !== 46) digits.push(code - 48);
+    }
+    value.e = start < point ? point - start - 1 : point - start;
+    value.c = digits;
+  }
+  // As big.js's constructor does: each value names its own (private) constructor.
+  (value as { constructor: unknown }).constructor = Big;
+  return value;
 }
 
 /**
@@ -59,8 +107,27 @@ export function decimal(value: string | bigint | number | Decimal): Decimal {
 
 /** The canonical wire form: plain notation, no exponent, no trailing zeros, never `-0`. */
 export function toWire(value: Decimal): string {
-  const text = value.toFixed();
-  return text === '-0' ? '0' : text;
+  const digits = value.c;
+  const exponent = value.e;
+  if (digits[0] === 0) {
+    // Zero (any sign): as big.js prints it.
+    const text = value.toFixed();
+    return text === '-0' ? '0' : text;
+  }
+  // big.js's plain notation (`toFixed()`), written out digit by digit without a joined copy.
+  let text = '';
+  if (exponent < 0) {
+    text = '0.';
+    for (let place = -1; place > exponent; place--) text += '0';
+    for (const digit of digits) text += digit;
+  } else {
+    for (let index = 0; index < digits.length; index++) {
+      if (index === exponent + 1) text += '.';
+      text += digits[index];
+    }
+    for (let index = digits.length; index <= exponent; index++) text += '0';
+  }
+  return value.s < 0 ? `-${text}` : text;
 }
 
 /** Wire form with exactly `places` decimals (reports, fixed-precision money), half-even. */

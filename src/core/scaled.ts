@@ -5,7 +5,7 @@
  * does. Values cross to and from `Decimal` (./decimal.ts) and wire text at the edges; every
  * result equals big.js's to the last digit (property-tested against it).
  */
-import { Big, type Decimal, DECIMAL_PATTERN } from './decimal.ts';
+import { Big, type Decimal, DECIMAL_PATTERN, parseDecimal } from './decimal.ts';
 import { PaperbotError } from './errors.ts';
 import { type RoundingDirection, roundToIncrement as roundDecimalToIncrement } from './grid.ts';
 
@@ -47,6 +47,22 @@ export function scaledOf(value: Decimal): Scaled {
     scale = 0;
   }
   return { units: value.s < 0 ? -units : units, scale };
+}
+
+/**
+ * `scaledOf`, converted once per decimal: for decimals read again and again (a market's tick and
+ * minimums, a configured limit, a mark or a resting order's amounts across intents). Decimals
+ * are never changed in place, and the WeakMap keeps an entry no longer than its decimal lives.
+ */
+const keptScaled = new WeakMap<Decimal, Scaled>();
+
+export function scaledOfKept(value: Decimal): Scaled {
+  let scaled = keptScaled.get(value);
+  if (scaled === undefined) {
+    scaled = scaledOf(value);
+    keptScaled.set(value, scaled);
+  }
+  return scaled;
 }
 
 /** A decimal string (interface rule 1) as a scaled value; `null` when it is not one. */
@@ -93,8 +109,9 @@ export function scaledToWire(value: Scaled): string {
   return negative ? `-${text}` : text;
 }
 
+/** The decimal of `value`, built from its digits as big.js would parse its wire text. */
 export function scaledToDecimal(value: Scaled): Decimal {
-  return new Big(scaledToWire(value));
+  return parseDecimal(scaledToWire(value));
 }
 
 /** `value` written with `scale` places (at least its own). */

@@ -7,8 +7,14 @@
  * the market maker sizes every quote with a division. The rounding itself is src/core/scaled.ts's,
  * which the risk gate uses on scaled values directly.
  */
-import { Big, type Decimal, ZERO } from '../core/decimal.ts';
-import { powerOfTen, scaledOf, scaledRoundToIncrement, scaledToDecimal } from '../core/scaled.ts';
+import { Big, type Decimal, parseDecimal, ZERO } from '../core/decimal.ts';
+import {
+  powerOfTen,
+  scaledOf,
+  scaledOfKept,
+  scaledRoundToIncrement,
+  scaledToDecimal,
+} from '../core/scaled.ts';
 import {
   type RoundingDirection,
   roundToIncrement as roundToIncrementSlowly,
@@ -33,7 +39,7 @@ function scaledQuotient(a: Decimal, b: Decimal): bigint {
 /** `units / 10^scale` (units at or above zero). */
 function decimalOf(units: bigint, scale: number): Decimal {
   const digits = units.toString().padStart(scale + 1, '0');
-  return new Big(`${digits.slice(0, -scale)}.${digits.slice(-scale)}`);
+  return parseDecimal(`${digits.slice(0, -scale)}.${digits.slice(-scale)}`);
 }
 
 /**
@@ -57,5 +63,8 @@ export function roundToIncrement(
   if (value.s < 0 || increment.s < 0 || increment.eq(ZERO)) {
     return roundToIncrementSlowly(value, increment, direction);
   }
-  return scaledToDecimal(scaledRoundToIncrement(scaledOf(value), scaledOf(increment), direction));
+  // The increment is a market's tick or step, the same decimal call after call.
+  return scaledToDecimal(
+    scaledRoundToIncrement(scaledOf(value), scaledOfKept(increment), direction),
+  );
 }

@@ -12,7 +12,7 @@
  *   order id, and a new one placed.
  * - When the feed is not live (stale, unavailable, or no mark) it pulls its quotes.
  */
-import { EMPTY, filter, map, merge, mergeMap, type Observable } from 'rxjs';
+import { EMPTY, filter, map, merge, mergeAll, type Observable } from 'rxjs';
 import { z } from 'zod';
 import {
   cancelOrder,
@@ -26,6 +26,7 @@ import {
   smallestOrderQuantity,
   type StrategyContext,
   type Ticker,
+  ZERO,
 } from 'paperbot/strategy';
 
 const positiveDecimal = positiveDecimalString();
@@ -54,7 +55,12 @@ export const BID_TAG = 'mm-bid';
 export const ASK_TAG = 'mm-ask';
 
 interface QuoteState {
-  anchorMark: Decimal | null;
+  /**
+   * The mark has moved `refreshTicks` once it reaches either bound: the mark of the last quote,
+   * less and plus that distance.
+   */
+  lowerBound: Decimal | null;
+  upperBound: Decimal | null;
   position: Decimal | null;
 }
 
@@ -69,11 +75,22 @@ function quoteMarket(
     ctx.logger.warn('market has no price tick; not quoting it', { marketId });
     return EMPTY;
   }
-  const state: QuoteState = { anchorMark: null, position: null };
+  const state: QuoteState = { lowerBound: null, upperBound: null, position: null };
   const refreshDistance = tick.times(settings.refreshTicks);
+  // A quote's distance from the mark, by its tick count: at most 2 * maxSkewTicks + 1 of them.
+  const offsets = new Map<number, Decimal>();
+  const offset = (ticks: number): Decimal => {
+    let value = offsets.get(ticks);
+    if (value === undefined) {
+      value = tick.times(ticks);
+      offsets.set(ticks, value);
+    }
+    return value;
+  };
 
   const pullQuotes = (): OrderIntent[] => {
-    state.anchorMark = null;
+    state.lowerBound = null;
+    state.upperBound = null;
     return ctx
       .openOrders(marketId)
       .filter((order) => (order.tag === BID_TAG || order.tag === ASK_TAG) && !order.cancelRequested)
@@ -86,18 +103,25 @@ function quoteMarket(
     }
     const mark = parseDecimal(ticker.mark_price);
     const position = ctx.position(marketId).quantity;
+    // |mark - anchor| >= distance, as two comparisons against bounds set once per requote.
     const moved =
-      state.anchorMark === null || mark.minus(state.anchorMark).abs().gte(refreshDistance);
-    const positionChanged = state.position === null || !state.position.eq(position);
+      state.lowerBound === null ||
+      state.upperBound === null ||
+      mark.lte(state.lowerBound) ||
+      mark.gte(state.upperBound);
+    const positionChanged =
+      state.position === null || (state.position !== position && !state.position.eq(position));
     if (!moved && !positionChanged) return [];
-    state.anchorMark = mark;
+    state.lowerBound = mark.minus(refreshDistance);
+    state.upperBound = mark.plus(refreshDistance);
     state.position = position;
 
     const size =
       settings.quantity === undefined
         ? smallestOrderQuantity(market, mark)
         : parseDecimal(settings.quantity);
-    const inventory = position.div(size);
+    // No position (often): no division to 36 places. A zero size still divides (and throws).
+    const inventory = position.eq(ZERO) && !size.eq(ZERO) ? ZERO : position.div(size);
     const rawSkew = Math.round(Number(inventory.toFixed(6)) * settings.skewTicksPerQuote);
     const skew = Math.max(-settings.maxSkewTicks, Math.min(settings.maxSkewTicks, rawSkew));
     const limit = settings.maxInventoryQuotes;
@@ -105,13 +129,13 @@ function quoteMarket(
       {
         tag: BID_TAG,
         side: 'buy' as const,
-        price: priceOnTick(market, mark.minus(tick.times(settings.halfSpreadTicks + skew)), 'buy'),
+        price: priceOnTick(market, mark.minus(offset(settings.halfSpreadTicks + skew)), 'buy'),
         allowed: inventory.lt(limit),
       },
       {
         tag: ASK_TAG,
         side: 'sell' as const,
-        price: priceOnTick(market, mark.plus(tick.times(settings.halfSpreadTicks - skew)), 'sell'),
+        price: priceOnTick(market, mark.plus(offset(settings.halfSpreadTicks - skew)), 'sell'),
         allowed: inventory.gt(-limit),
       },
     ];
@@ -152,7 +176,12 @@ function quoteMarket(
       filter((position) => position.market_id === marketId),
       map(() => ctx.lastTicker(marketId)),
     ),
-  ).pipe(mergeMap((ticker) => requote(ticker)));
+  ).pipe(
+    map(requote),
+    // Most tickers change nothing: no inner subscription for an empty list.
+    filter((intents) => intents.length > 0),
+    mergeAll(),
+  );
 }
 
 export default defineStrategy({

@@ -16,6 +16,7 @@ import {
   scaledMinus,
   scaledNegate,
   scaledOf,
+  scaledOfKept,
   scaledPlus,
   scaledRoundToIncrement,
   scaledSign,
@@ -179,6 +180,19 @@ describe('scaled decimals (against big.js)', () => {
           .div(1)
           .round(4, Big.roundDown),
       ),
+    );
+  });
+
+  it('keep the scaled value of a decimal: equal to scaledOf, converted once', () => {
+    fc.assert(
+      fc.property(anyText, (text) => {
+        const value = parseDecimal(text);
+        const kept = scaledOfKept(value);
+        expect(kept).toEqual(scaledOf(value));
+        expect(scaledOfKept(value)).toBe(kept);
+        // Another decimal of the same value is its own key.
+        expect(scaledOfKept(parseDecimal(text))).not.toBe(kept);
+      }),
     );
   });
 });

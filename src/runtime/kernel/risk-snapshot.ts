@@ -85,8 +85,8 @@ export class RiskSnapshotBuilder {
   /** One of the tracker's orders changed (a new order, an update, or an end). */
   onOrder(order: Order): void {
     if (this.tracked === null) return;
-    this.tracked.set(order.order_id, openOrderView(order));
-    this.orderViews = null;
+    // Most order events move only the status (submitted, then open): the views stay as they are.
+    if (this.tracked.set(order.order_id, openOrderView(order))) this.orderViews = null;
   }
 
   /** The tracker's orders changed in a way not told order by order: read them whole again. */

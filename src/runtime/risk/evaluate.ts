@@ -28,7 +28,7 @@ import {
   scaledDivide,
   scaledMinus,
   scaledNegate,
-  scaledOf,
+  scaledOfKept,
   scaledPlus,
   scaledRoundToIncrement,
   scaledSign,
@@ -183,7 +183,7 @@ function evaluateClose(
     );
   }
   const position = lookup(view.positions, intent.marketId);
-  if (!position || scaledSign(scaledOf(position.quantity)) === 0) {
+  if (!position || scaledSign(scaledOfKept(position.quantity)) === 0) {
     denials.push(
       deny(RiskRule.noPosition, 'a position', '0', `no position to close on ${intent.marketId}`),
     );
@@ -368,7 +368,7 @@ function marketBooks(view: RiskView, replaces: RiskOpenOrderView | null): Map<st
   const books = new Map<string, MarketBook>();
   for (const marketId of Object.keys(view.positions)) {
     const position = view.positions[marketId];
-    if (position) books.set(marketId, emptyBook(scaledOf(position.quantity)));
+    if (position) books.set(marketId, emptyBook(scaledOfKept(position.quantity)));
   }
   for (const [marketId, market] of sums) {
     const book = books.get(marketId);
@@ -394,9 +394,9 @@ function worstCasePosition(book: MarketBook): Scaled {
 
 function referencePrice(view: RiskView, marketId: string, book: MarketBook): Scaled {
   const mark = lookup(view.markets, marketId)?.markPrice;
-  if (mark) return scaledOf(mark);
+  if (mark) return scaledOfKept(mark);
   const entry = lookup(view.positions, marketId)?.entryPrice;
-  if (entry) return scaledOf(entry);
+  if (entry) return scaledOfKept(entry);
   return book.highestOrderPrice ?? SCALED_ZERO;
 }
 
@@ -441,7 +441,7 @@ function evaluateOrder(
   checkTradingState(order, effect, view, config, denials);
   if (order.reduceOnly) checkReduceOnly(order, book, denials);
 
-  const mark = market.markPrice ? scaledOf(market.markPrice) : null;
+  const mark = market.markPrice ? scaledOfKept(market.markPrice) : null;
   if (effect === 'adds_exposure')
     checkMarketReadiness(order, market, limits, view, config, denials);
   if (!mark && (order.type === 'market' || effect === 'adds_exposure')) {
@@ -466,7 +466,7 @@ function evaluateOrder(
   checkOpenOrders(order, view, config, limits, book, denials);
   checkRates(view, config, denials);
   if (price && mark && limits.price_band_percent) {
-    checkPriceBand(order, price, mark, scaledOf(limits.price_band_percent), denials);
+    checkPriceBand(order, price, mark, scaledOfKept(limits.price_band_percent), denials);
   }
   if (order.type === 'market') checkSlippage(order.maxSlippagePercent, denials);
 
@@ -533,7 +533,7 @@ function roundOntoGrid(
     );
     return null;
   }
-  const rounded = scaledRoundToIncrement(requested, scaledOf(increment), direction);
+  const rounded = scaledRoundToIncrement(requested, scaledOfKept(increment), direction);
   if (scaledSign(rounded) > 0) return rounded;
   const observed = scaledToWire(requested);
   const word = field.increment === 'quantity step' ? 'step' : 'tick';
@@ -691,7 +691,7 @@ function checkMarketReadiness(
 
 /** Whether a configured limit is below `value` (`false` when there is no limit). */
 function limitBelow(limit: Decimal | null, value: Scaled): boolean {
-  return limit !== null && scaledCompare(scaledOf(limit), value) < 0;
+  return limit !== null && scaledCompare(scaledOfKept(limit), value) < 0;
 }
 
 /**
@@ -708,7 +708,7 @@ function checkBound(
   denials: Denial[],
 ): void {
   if (!bound) return;
-  const comparison = scaledCompare(value, scaledOf(bound));
+  const comparison = scaledCompare(value, scaledOfKept(bound));
   if (breaks === 'below' ? comparison >= 0 : comparison <= 0) return;
   const observed = scaledToWire(value);
   const limit = toWire(bound);
@@ -849,7 +849,7 @@ function checkExposure(
   }
   const maximumLeverage = config.max_account_leverage;
   if (maximumLeverage) {
-    const equity = view.equity ? scaledOf(view.equity) : null;
+    const equity = view.equity ? scaledOfKept(view.equity) : null;
     if (!view.equity || !equity || scaledSign(equity) <= 0) {
       denials.push(
         deny(
@@ -859,7 +859,7 @@ function checkExposure(
           'account leverage cannot be bounded without a positive equity',
         ),
       );
-    } else if (scaledCompare(gross, scaledTimes(scaledOf(maximumLeverage), equity)) > 0) {
+    } else if (scaledCompare(gross, scaledTimes(scaledOfKept(maximumLeverage), equity)) > 0) {
       const leverage = scaledToWire(scaledDivide(gross, equity, 6, 'up'));
       denials.push(
         deny(

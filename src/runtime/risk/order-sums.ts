@@ -13,9 +13,10 @@ import {
   SCALED_ZERO,
   scaledCompare,
   scaledMinus,
-  scaledOf,
+  scaledOfKept,
   scaledPlus,
 } from '../../core/scaled.ts';
+import type { Decimal } from '../../core/decimal.ts';
 import type { MarketOrderSums, OrderSums, RiskOpenOrderView } from './view.ts';
 
 export type { MarketOrderSums, OrderSums } from './view.ts';
@@ -29,9 +30,29 @@ const NO_ORDERS: MarketOrderSums = Object.freeze({
   highestOrderPrice: null,
 });
 
+function sameAmount(a: Decimal | null, b: Decimal | null): boolean {
+  return a === b || (a !== null && b !== null && a.eq(b));
+}
+
+/**
+ * Whether two views of one order count the same in every sum and lookup: an order event that
+ * changed only what the views leave out (the status moved on, from submitted to open) changes
+ * nothing here.
+ */
+export function sameTerms(a: RiskOpenOrderView, b: RiskOpenOrderView): boolean {
+  return (
+    a.marketId === b.marketId &&
+    a.side === b.side &&
+    a.reduceOnly === b.reduceOnly &&
+    a.clientOrderId === b.clientOrderId &&
+    sameAmount(a.price, b.price) &&
+    sameAmount(a.remainingQuantity, b.remainingQuantity)
+  );
+}
+
 /** `sums` with `order` added (or taken away, `sign` -1; the highest price is then left as is). */
 function withOrder(sums: MarketOrderSums, order: RiskOpenOrderView, sign: 1 | -1): MarketOrderSums {
-  const remaining = scaledOf(order.remainingQuantity);
+  const remaining = scaledOfKept(order.remainingQuantity);
   const step = sign === 1 ? scaledPlus : scaledMinus;
   let { addingBuys, addingSells, allBuys, allSells, highestOrderPrice } = sums;
   if (order.side === 'buy') {
@@ -42,7 +63,7 @@ function withOrder(sums: MarketOrderSums, order: RiskOpenOrderView, sign: 1 | -1
     if (!order.reduceOnly) addingSells = step(addingSells, remaining);
   }
   if (sign === 1 && order.price) {
-    const price = scaledOf(order.price);
+    const price = scaledOfKept(order.price);
     if (!highestOrderPrice || scaledCompare(price, highestOrderPrice) > 0) {
       highestOrderPrice = price;
     }
@@ -76,13 +97,13 @@ export function removeFromSums(
   if (sums.openOrders <= 1) return undefined;
   const removed = withOrder(sums, order, -1);
   const highest = sums.highestOrderPrice;
-  if (!order.price || !highest || scaledCompare(scaledOf(order.price), highest) !== 0) {
+  if (!order.price || !highest || scaledCompare(scaledOfKept(order.price), highest) !== 0) {
     return removed;
   }
   let highestOrderPrice: Scaled | null = null;
   for (const other of others()) {
     if (!other.price) continue;
-    const price = scaledOf(other.price);
+    const price = scaledOfKept(other.price);
     if (!highestOrderPrice || scaledCompare(price, highestOrderPrice) > 0)
       highestOrderPrice = price;
   }
@@ -104,7 +125,7 @@ export function replaceInSums(
     previous.price === next.price ||
     (previous.price !== null &&
       next.price !== null &&
-      scaledCompare(scaledOf(previous.price), scaledOf(next.price)) === 0);
+      scaledCompare(scaledOfKept(previous.price), scaledOfKept(next.price)) === 0);
   if (!samePrice) return undefined;
   return withOrder(withOrder(sums, previous, -1), next, 1);
 }
@@ -132,10 +153,15 @@ export class OrderSumsKeeper {
   private readonly clientOrderIds = new Map<string | null, number>();
   private frozen: OrderSums | null = null;
 
-  /** Sets the order's view, or removes it (`null`: the order no longer counts). */
-  set(key: string, view: RiskOpenOrderView | null): void {
+  /**
+   * Sets the order's view, or removes it (`null`: the order no longer counts). Returns whether
+   * anything changed: a view with the same terms as the one held (`sameTerms`) leaves the held
+   * one in place.
+   */
+  set(key: string, view: RiskOpenOrderView | null): boolean {
     const previous = this.views.get(key);
-    if (previous === view) return;
+    if (previous === view || (previous === undefined && view === null)) return false;
+    if (previous !== undefined && view !== null && sameTerms(previous, view)) return false;
     // The view is replaced first, so a recount of the highest price no longer sees the old one.
     if (view === null) this.views.delete(key);
     else this.views.set(key, view);
@@ -153,11 +179,12 @@ export class OrderSumsKeeper {
       const replaced = sums === undefined ? undefined : replaceInSums(sums, previous, view);
       if (replaced !== undefined) {
         this.sums.set(view.marketId, replaced);
-        return;
+        return true;
       }
     }
     if (previous !== undefined) this.take(previous);
     if (view !== null) this.sums.set(view.marketId, addToSums(this.sums.get(view.marketId), view));
+    return true;
   }
 
   hasClientOrderId(clientOrderId: string | null): boolean {

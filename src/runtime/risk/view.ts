@@ -211,29 +211,26 @@ export function riskOpenOrdersFromWire(orders: readonly OrderFields[]): RiskOpen
 }
 
 /**
- * Views of frozen orders (the tracker's), which cannot change: the gate reads the open orders
- * again after every order update, and most of them are the same objects as the last time.
+ * The order's view, or null when it no longer counts (an end state, or no side). Built once per
+ * order event (the snapshot keeps the views, `../kernel/risk-snapshot.ts`), so nothing is cached
+ * here: every event brings a new order object.
  */
-const frozenOrderViews = new WeakMap<OrderFields, RiskOpenOrderView | null>();
-
 export function openOrderView(order: OrderFields): RiskOpenOrderView | null {
-  const cached = frozenOrderViews.get(order);
-  if (cached !== undefined) return cached;
-  let view: RiskOpenOrderView | null = null;
-  if (ACTIVE_STATUSES.has(order.status) && (order.side === 'buy' || order.side === 'sell')) {
-    const quantity = order.quantity === null ? ZERO : orderAmount(order.quantity);
-    const remaining = quantity.minus(orderAmount(order.filled_quantity));
-    view = Object.freeze({
-      clientOrderId: order.client_order_id,
-      marketId: order.market_id,
-      side: order.side,
-      price: order.price === null ? null : orderAmount(order.price),
-      remainingQuantity: remaining.lt(ZERO) ? ZERO : remaining,
-      reduceOnly: order.reduce_only,
-    });
+  if (!ACTIVE_STATUSES.has(order.status) || (order.side !== 'buy' && order.side !== 'sell')) {
+    return null;
   }
-  if (Object.isFrozen(order)) frozenOrderViews.set(order, view);
-  return view;
+  const quantity = order.quantity === null ? ZERO : orderAmount(order.quantity);
+  const filled = orderAmount(order.filled_quantity);
+  // Nothing filled (most events): the quantity itself, one shared decimal per text.
+  const remaining = filled.c[0] === 0 ? quantity : quantity.minus(filled);
+  return Object.freeze({
+    clientOrderId: order.client_order_id,
+    marketId: order.market_id,
+    side: order.side,
+    price: order.price === null ? null : orderAmount(order.price),
+    remainingQuantity: remaining.lt(ZERO) ? ZERO : remaining,
+    reduceOnly: order.reduce_only,
+  });
 }
 
 /** One market's open orders, summed (kept by `order-sums.ts`). Immutable: a change makes a new one. */

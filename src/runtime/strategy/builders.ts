@@ -61,20 +61,22 @@ export interface MarketOrderOptions extends OrderOptions {
 }
 
 export function limitOrder(options: LimitOrderOptions): PlaceIntent {
-  return compact<PlaceIntent>({
+  // Built field by field, in `compact`'s key order: a quoting strategy makes one per requote.
+  const intent: { -readonly [K in keyof PlaceIntent]: PlaceIntent[K] } = {
     kind: 'place',
     marketId: options.marketId,
     side: options.side,
     type: 'limit',
     quantity: text(options.quantity),
     price: text(options.price),
-    timeInForce: options.timeInForce,
-    postOnly: options.postOnly,
-    reduceOnly: options.reduceOnly,
-    leverage: options.leverage,
-    marginMode: options.marginMode,
-    tag: options.tag,
-  });
+  };
+  if (options.timeInForce !== undefined) intent.timeInForce = options.timeInForce;
+  if (options.postOnly !== undefined) intent.postOnly = options.postOnly;
+  if (options.reduceOnly !== undefined) intent.reduceOnly = options.reduceOnly;
+  if (options.leverage !== undefined) intent.leverage = options.leverage;
+  if (options.marginMode !== undefined) intent.marginMode = options.marginMode;
+  if (options.tag !== undefined) intent.tag = options.tag;
+  return intent;
 }
 
 export function marketOrder(options: MarketOrderOptions): PlaceIntent {
@@ -94,7 +96,9 @@ export function marketOrder(options: MarketOrderOptions): PlaceIntent {
 }
 
 export function cancelOrder(clientOrderId: string, tag?: string): CancelIntent {
-  return compact<CancelIntent>({ kind: 'cancel', clientOrderId, tag });
+  return tag === undefined
+    ? { kind: 'cancel', clientOrderId }
+    : { kind: 'cancel', clientOrderId, tag };
 }
 
 /** Cancels the account's active orders on `marketId`, or on every market when omitted. */

@@ -51,7 +51,18 @@ type OrderTerms = Pick<
 >;
 
 /** The entry of an order a stamped intent creates, before the venue has said anything of it. */
-function submitted(stamped: StampedIntent, terms: OrderTerms): Entry {
+/**
+ * The texts `terms` were parsed from, when they were: the venue's first update usually repeats
+ * them, and a text seen before is not parsed again (`applyOrder`).
+ */
+interface TermTexts {
+  readonly price: string | null;
+  readonly quantity: string | null;
+}
+
+const NO_TEXTS: TermTexts = { price: null, quantity: null };
+
+function submitted(stamped: StampedIntent, terms: OrderTerms, texts: TermTexts = NO_TEXTS): Entry {
   return {
     clientOrderId: stamped.clientOrderId ?? stamped.requestId,
     requestId: stamped.requestId,
@@ -69,9 +80,10 @@ function submitted(stamped: StampedIntent, terms: OrderTerms): Entry {
     cancelRequestedBy: null,
     replaces: null,
     intent: stamped,
-    priceText: null,
-    quantityText: null,
-    filledText: null,
+    priceText: texts.price,
+    quantityText: texts.quantity,
+    // Nothing filled yet: the venue's "0" is the ZERO already held.
+    filledText: '0',
     view: null,
   };
 }
@@ -129,16 +141,20 @@ export class OwnOrders {
     switch (intent.kind) {
       case 'place':
         this.add(
-          submitted(stamped, {
-            marketId: intent.marketId,
-            side: intent.side,
-            type: intent.type,
-            price: intent.price === undefined ? null : parseDecimal(intent.price),
-            quantity: parseDecimal(intent.quantity),
-            postOnly: intent.postOnly === true,
-            reduceOnly: intent.reduceOnly === true,
-            tag: intent.tag,
-          }),
+          submitted(
+            stamped,
+            {
+              marketId: intent.marketId,
+              side: intent.side,
+              type: intent.type,
+              price: intent.price === undefined ? null : parseDecimal(intent.price),
+              quantity: parseDecimal(intent.quantity),
+              postOnly: intent.postOnly === true,
+              reduceOnly: intent.reduceOnly === true,
+              tag: intent.tag,
+            },
+            { price: intent.price ?? null, quantity: intent.quantity },
+          ),
         );
         return;
       case 'cancel': {

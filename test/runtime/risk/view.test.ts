@@ -1,6 +1,8 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { toWire } from '../../../src/core/decimal.ts';
+import { parseDecimal, toWire, ZERO } from '../../../src/core/decimal.ts';
 import {
+  openOrderView,
   riskMarketFromWire,
   riskOpenOrdersFromWire,
   riskPositionsFromWire,
@@ -63,5 +65,30 @@ describe('wire builders', () => {
       ['c', '1'],
     ]);
     expect(open[1]!.price).toBeNull();
+  });
+
+  it('leaves as remaining what big.js leaves: quantity less filled, never below zero', () => {
+    const amount = fc.constantFrom('0', '0.0', '-0', '0.001', '0.0010', '1', '2.5', '-1', '7.25');
+    fc.assert(
+      fc.property(fc.option(amount, { nil: null }), amount, (quantity, filled) => {
+        const view = openOrderView({
+          client_order_id: 'a',
+          market_id: 'BTC-PERP',
+          side: 'sell',
+          price: '100',
+          quantity,
+          filled_quantity: filled,
+          reduce_only: false,
+          status: 'OPEN',
+        });
+        // The rule as it was: the subtraction always done in big.js.
+        const left = parseDecimal(quantity ?? '0').minus(parseDecimal(filled));
+        const expected = left.lt(ZERO) ? ZERO : left;
+        expect(view).not.toBeNull();
+        expect(view!.remainingQuantity.eq(expected)).toBe(true);
+        expect(toWire(view!.remainingQuantity)).toBe(toWire(expected));
+      }),
+      { numRuns: 300 },
+    );
   });
 });
