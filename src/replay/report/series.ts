@@ -37,6 +37,11 @@ interface Bucket {
 
 export class BucketedSeries {
   private readonly buckets: Bucket[] = [];
+  /**
+   * Buckets merged away by `widen`, reused for the next ones: a long run makes a new bucket
+   * every width, and would otherwise leave one behind as garbage each time. At most `capacity`.
+   */
+  private readonly spare: Bucket[] = [];
   private widthMs = MIN_WIDTH_MS;
 
   constructor(private readonly capacity = DEFAULT_SERIES_CAPACITY) {
@@ -84,17 +89,31 @@ export class BucketedSeries {
       return;
     }
     const number = numeric ?? Number(value);
-    buckets.push({
-      key,
-      first: t,
-      last: t,
-      low: value,
-      lowValue: number,
-      high: value,
-      highValue: number,
-      close: value,
-      count: 1,
-    });
+    const bucket = this.spare.pop();
+    if (bucket === undefined) {
+      buckets.push({
+        key,
+        first: t,
+        last: t,
+        low: value,
+        lowValue: number,
+        high: value,
+        highValue: number,
+        close: value,
+        count: 1,
+      });
+      return;
+    }
+    bucket.key = key;
+    bucket.first = t;
+    bucket.last = t;
+    bucket.low = value;
+    bucket.lowValue = number;
+    bucket.high = value;
+    bucket.highValue = number;
+    bucket.close = value;
+    bucket.count = 1;
+    buckets.push(bucket);
   }
 
   points(): SeriesPoint[] {
@@ -134,6 +153,7 @@ export class BucketedSeries {
           tail.high = bucket.high;
           tail.highValue = bucket.highValue;
         }
+        this.spare.push(bucket);
       }
       buckets.length = kept;
     }
