@@ -20,7 +20,7 @@ import {
   sharpeText,
   summaryFigures,
 } from '../../src/replay/report/index.ts';
-import type { SeriesPoint } from '../../src/replay/report/series.ts';
+import { decimalNumber, type SeriesPoint } from '../../src/replay/report/series.ts';
 
 const T0 = Date.UTC(2025, 0, 1);
 
@@ -380,6 +380,31 @@ describe('the HTML report', () => {
     // The deepest drawdown of the run survives the bucketing.
     const deepest = Math.max(...report.charts.drawdown.map(([, value]) => Number(value)));
     expect(String(deepest)).toBe(String(Number(report.summary.max_drawdown)));
+  });
+});
+
+describe('decimal numbers', () => {
+  it('reads a decimal string exactly as Number does (property)', () => {
+    const decimal = fc
+      .tuple(
+        fc.constantFrom('', '-', '+', ' '),
+        fc.stringMatching(/^[0-9]{0,18}$/),
+        fc.constantFrom('', '.'),
+        fc.stringMatching(/^[0-9]{0,18}$/),
+      )
+      .map((parts) => parts.join(''));
+    const text = fc.oneof(
+      decimal,
+      fc.string({ maxLength: 20 }),
+      fc.double().map(String),
+      fc.constantFrom('.', '-.', '5.', '.5', '-0', '1e5', '1.2.3', 'Infinity', '0x10'),
+    );
+    fc.assert(
+      fc.property(text, (value) => {
+        expect(Object.is(decimalNumber(value), Number(value))).toBe(true);
+      }),
+      { numRuns: 20_000 },
+    );
   });
 });
 

@@ -44,7 +44,7 @@ import {
 } from './report.ts';
 import { fillsInTimeOrder, type RoundTrip, RoundTripBook } from './round-trips.ts';
 import { RunningEquityStatistics } from './running-statistics.ts';
-import { BucketedSeries, type SeriesPoint } from './series.ts';
+import { BucketedSeries, decimalNumber, type SeriesPoint } from './series.ts';
 import { DEFAULT_SHARPE_PERIOD_MS, type StatisticsOptions } from './statistics.ts';
 
 /** Fills listed at each end of the report, and trades listed from its start. */
@@ -248,7 +248,7 @@ export class ReportCollector {
 
   /** A market price (mark, else last) at t: its chart, and the excursions of its open trip. */
   price(marketId: string, t: number, price: string): void {
-    const numeric = Number(price);
+    const numeric = decimalNumber(price);
     const market = this.markets.get(marketId);
     if (market === undefined) return;
     market.price.add(t, price, numeric);

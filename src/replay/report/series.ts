@@ -9,6 +9,42 @@
  * the strings), so no figure passes through binary floating point.
  */
 
+/** Powers of ten a double holds exactly (10^22 is the last). */
+const EXACT_POWERS_OF_TEN = Array.from({ length: 23 }, (_, exponent) => 10 ** exponent);
+/** Digits of a mantissa a double holds exactly (below 2^53). */
+const EXACT_DIGITS = 15;
+
+/**
+ * `Number(text)` for the decimal strings of prices and equities, a few times faster: digits and
+ * at most one point, optionally after a minus. Up to 15 digits, the digits as an integer and a
+ * power of ten are both exact, so their quotient is the correctly rounded value, which is what
+ * `Number` returns (Clinger's fast path); any other text goes to `Number`.
+ */
+export function decimalNumber(text: string): number {
+  const length = text.length;
+  let index = text.charCodeAt(0) === 45 /* - */ ? 1 : 0;
+  const sign = index === 1 ? -1 : 1;
+  if (length - index > EXACT_DIGITS + 1 || length === index) return Number(text);
+  let mantissa = 0;
+  let digits = 0;
+  let point = -1;
+  for (; index < length; index++) {
+    const code = text.charCodeAt(index);
+    if (code >= 48 && code <= 57) {
+      mantissa = mantissa * 10 + (code - 48);
+      digits++;
+    } else if (code === 46 /* . */ && point < 0) {
+      point = digits;
+    } else {
+      return Number(text);
+    }
+  }
+  // "5." and ".5" read as numbers; "." alone does not.
+  if (digits === 0 || digits > EXACT_DIGITS) return Number(text);
+  const value = point < 0 ? mantissa : mantissa / EXACT_POWERS_OF_TEN[digits - point]!;
+  return sign * value;
+}
+
 /** Buckets per series unless told otherwise: a chart a few hundred pixels wide shows them all. */
 export const DEFAULT_SERIES_CAPACITY = 600;
 const MIN_WIDTH_MS = 1_000;
@@ -60,7 +96,7 @@ export class BucketedSeries {
 
   /**
    * Adds a sample; samples come in time order (a later one at an earlier time joins the last
-   * bucket). `numeric`: `Number(value)`, when the caller has it already.
+   * bucket). `numeric`: `decimalNumber(value)`, when the caller has it already.
    */
   add(t: number, value: string, numeric?: number): void {
     const buckets = this.buckets;
@@ -77,7 +113,7 @@ export class BucketedSeries {
       // The close again (a flat equity, a position that did not move): within low and high.
       if (value === tail.close) return;
       tail.close = value;
-      const number = numeric ?? Number(value);
+      const number = numeric ?? decimalNumber(value);
       if (number < tail.lowValue) {
         tail.low = value;
         tail.lowValue = number;
@@ -88,7 +124,7 @@ export class BucketedSeries {
       }
       return;
     }
-    const number = numeric ?? Number(value);
+    const number = numeric ?? decimalNumber(value);
     const bucket = this.spare.pop();
     if (bucket === undefined) {
       buckets.push({
