@@ -156,7 +156,7 @@ export class BucketedSeries {
   /** Room for twice the buckets, up to the capacity. */
   private grow(): void {
     const size = Math.min(this.capacity, this.keys.length * 2);
-    const larger = (column: Float64Array): Float64Array => {
+    const larger = (column: Float64Array<ArrayBuffer>): Float64Array<ArrayBuffer> => {
       const copy = new Float64Array(size);
       copy.set(column);
       return copy;
