@@ -18,8 +18,9 @@
  * adds the kernel's start, its shutdown and the report. Times are CPU time (process.cpuUsage,
  * user + system), not wall time: the machine may be shared. RSS is read before and after each
  * measured round. `ROUNDS=<n>` sets the measured rounds of the market maker (3 by default) and
- * the no-op's (at least 11: a no-op replay of the sample takes about 20 ms, where one round more
- * or less of garbage collection moves a single figure by a third); the median is reported.
+ * the no-op's (at least 31: a no-op replay of the sample takes about 15 to 20 ms, where one
+ * scavenge more or less moves a single figure by a third, and about half the rounds have one;
+ * with 11 rounds the median moved by a fifth from run to run); the median is reported.
  * Before them, warm-up rounds run until 250,000 events or 3 s, whichever comes first (the
  * first round also builds the decode cache of a file): a single cold round would time the JIT
  * compiling the hot path, not the replay a researcher running many replays sees.
@@ -47,7 +48,7 @@ import { defineStrategy } from '../../src/runtime/strategy/index.ts';
 import { withTemporaryDirectory } from '../replay/fixtures.ts';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
-const NOOP_ROUNDS = Math.max(ROUNDS, 11);
+const NOOP_ROUNDS = Math.max(ROUNDS, 31);
 
 function option(name: string): string | undefined {
   const index = process.argv.indexOf(`--${name}`);

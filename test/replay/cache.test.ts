@@ -237,6 +237,15 @@ describe('binary codec', () => {
     const badString = new Uint8Array(block);
     new DataView(badString.buffer).setInt32(referencesAt, 1 << 20, HOST_LITTLE_ENDIAN);
     expect(decode(badString)).toThrow(corrupt);
+    // A negative one, and the first past the table (its new strings: the block starts it).
+    for (const reference of [-1, word(3)]) {
+      const bad = new Uint8Array(block);
+      new DataView(bad.buffer).setInt32(referencesAt + 4 * 7, reference, HOST_LITTLE_ENDIAN);
+      expect(decode(bad)).toThrow(corrupt);
+    }
+    const lastString = new Uint8Array(block);
+    new DataView(lastString.buffer).setInt32(referencesAt, word(3) - 1, HOST_LITTLE_ENDIAN);
+    expect(() => createBlockDecoder().decode(lastString)).not.toThrow();
     // A block that continues a sequence cannot be decoded without the blocks before it.
     const next = encoder.encode(mixedRecords({ count: 5, startMs: 0 }));
     expect(decode(next)).toThrow(corrupt);

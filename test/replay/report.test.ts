@@ -20,6 +20,7 @@ import {
   sharpeText,
   summaryFigures,
 } from '../../src/replay/report/index.ts';
+import { decimalNumber, type SeriesPoint } from '../../src/replay/report/series.ts';
 
 const T0 = Date.UTC(2025, 0, 1);
 
@@ -382,6 +383,31 @@ describe('the HTML report', () => {
   });
 });
 
+describe('decimal numbers', () => {
+  it('reads a decimal string exactly as Number does (property)', () => {
+    const decimal = fc
+      .tuple(
+        fc.constantFrom('', '-', '+', ' '),
+        fc.stringMatching(/^[0-9]{0,18}$/),
+        fc.constantFrom('', '.'),
+        fc.stringMatching(/^[0-9]{0,18}$/),
+      )
+      .map((parts) => parts.join(''));
+    const text = fc.oneof(
+      decimal,
+      fc.string({ maxLength: 20 }),
+      fc.double().map(String),
+      fc.constantFrom('.', '-.', '5.', '.5', '-0', '1e5', '1.2.3', 'Infinity', '0x10'),
+    );
+    fc.assert(
+      fc.property(text, (value) => {
+        expect(Object.is(decimalNumber(value), Number(value))).toBe(true);
+      }),
+      { numRuns: 20_000 },
+    );
+  });
+});
+
 describe('bucketed series', () => {
   it('keeps at most its capacity, the extremes, the first and last times (property)', () => {
     fc.assert(
@@ -413,6 +439,51 @@ describe('bucketed series', () => {
           expect(points.reduce((sum, point) => sum + point.count, 0)).toBe(values.length);
           const seconds = points.map((point) => Math.floor(point.last / 1000));
           expect(new Set(seconds).size).toBe(seconds.length);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it('equals the samples grouped by its final bucket width, reused buckets included (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.tuple(fc.integer({ min: 0, max: 3_000 }), fc.integer({ min: -1e6, max: 1e6 })),
+          { minLength: 1, maxLength: 600 },
+        ),
+        fc.integer({ min: 2, max: 12 }),
+        (steps, capacity) => {
+          const series = new BucketedSeries(capacity);
+          const samples: { t: number; value: number }[] = [];
+          let t = T0;
+          for (const [gap, value] of steps) {
+            t += gap;
+            series.add(t, String(value));
+            samples.push({ t, value });
+          }
+          // Times never go back here, so each sample sits in the bucket of its own time.
+          const width = series.bucketWidthMs;
+          const expected = new Map<number, SeriesPoint>();
+          for (const sample of samples) {
+            const key = Math.floor(sample.t / width);
+            const text = String(sample.value);
+            const point = expected.get(key);
+            expected.set(
+              key,
+              point === undefined
+                ? { first: sample.t, last: sample.t, low: text, high: text, close: text, count: 1 }
+                : {
+                    first: point.first,
+                    last: sample.t,
+                    low: sample.value < Number(point.low) ? text : point.low,
+                    high: sample.value > Number(point.high) ? text : point.high,
+                    close: text,
+                    count: point.count + 1,
+                  },
+            );
+          }
+          expect(series.points()).toEqual([...expected.values()]);
         },
       ),
       { numRuns: 200 },

@@ -354,7 +354,11 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
       options.onProgress?.(delivered);
     };
     options.onPhase?.('replaying');
-    await deliver(first.value);
+    // Not held for the whole run: delivered records die young, in the garbage collector's
+    // cheapest collections, instead of being copied out of them with the batch.
+    const firstBatch = first.value;
+    first = { done: true, value: undefined };
+    await deliver(firstBatch);
     for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
       await deliver(next.value);
     }

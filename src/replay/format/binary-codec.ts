@@ -751,6 +751,10 @@ export function createBlockDecoder(options: BlockDecoderOptions = {}): BlockDeco
   let table: string[] = [];
   let templates: Builder[] = [];
   let started = false;
+  /** Per string of the table, once asked: whether a record of that kind is deferred. */
+  let deferredByString: (boolean | undefined)[] = [];
+  const isDeferredKind = (reference: number): boolean =>
+    (deferredByString[reference] ??= deferredKinds!.has(table[reference]!));
 
   return {
     decode(input: Uint8Array): unknown[] {
@@ -811,7 +815,7 @@ export function createBlockDecoder(options: BlockDecoderOptions = {}): BlockDeco
             .split(STRING_SEPARATOR);
         }
         if (added.length !== stringCount) throw corrupt('string count does not match');
-        for (const text of added) table.push(text as string);
+        for (let index = 0; index < added.length; index++) table.push(added[index] as string);
       }
       if (templateCount > 0) {
         const added = parseJsonArray(templateData, 'templates');
@@ -821,23 +825,24 @@ export function createBlockDecoder(options: BlockDecoderOptions = {}): BlockDeco
           templates.push(templateBuilder(text));
         }
       }
-      // Every reference must name a string of the table. The OR of all references bounds each
-      // of them (and is negative if one is) at the cost of one OR per reference; only a table
-      // just past a power of two needs the exact check.
-      let bits = 0;
-      for (let index = 0; index < referenceCount; index++) bits |= references[index]!;
-      if (bits < 0 || bits >= table.length) {
-        for (let index = 0; index < referenceCount; index++) {
-          const reference = references[index]!;
-          if (reference < 0 || reference >= table.length) {
-            throw corrupt('string index out of range');
-          }
-        }
+      // Every reference must name a string of the table: the largest, read unsigned (a negative
+      // one reads as 2^31 or more), is below the table's length. One pass of one comparison per
+      // reference; a block holds about 20 references per record.
+      const unsignedReferences = new Uint32Array(buffer, references.byteOffset, referenceCount);
+      let largest = 0;
+      for (let index = 0; index < referenceCount; index++) {
+        const reference = unsignedReferences[index]!;
+        if (reference > largest) largest = reference;
       }
+      if (referenceCount > 0 && largest >= table.length) {
+        throw corrupt('string index out of range');
+      }
+      if (flags & FLAG_NEW_TABLE) deferredByString = [];
 
       const strings = table;
       const columns: BlockColumns = { strings, references, integers, floats };
-      const values: unknown[] = [];
+      // Sized once: a block's records, where pushing would grow (and copy) the array ten times.
+      const values = new Array<unknown>(records);
       let reference = 0;
       let integer = 0;
       let float = 0;
@@ -848,34 +853,30 @@ export function createBlockDecoder(options: BlockDecoderOptions = {}): BlockDeco
         if (
           plan !== null &&
           deferredKinds !== null &&
-          deferredKinds.has(strings[references[reference + plan.kindReference]!]!)
+          isDeferredKind(references[reference + plan.kindReference]!)
         ) {
-          values.push(
-            plan.header(
-              DeferredRecord,
-              columns,
-              plan,
-              strings,
-              references,
-              integers,
-              floats,
-              reference,
-              integer,
-              float,
-            ),
+          values[index] = plan.header(
+            DeferredRecord,
+            columns,
+            plan,
+            strings,
+            references,
+            integers,
+            floats,
+            reference,
+            integer,
+            float,
           );
         } else {
-          values.push(
-            builder.build(
-              strings,
-              references,
-              integers,
-              floats,
-              JSON.parse,
-              reference,
-              integer,
-              float,
-            ),
+          values[index] = builder.build(
+            strings,
+            references,
+            integers,
+            floats,
+            JSON.parse,
+            reference,
+            integer,
+            float,
           );
         }
         reference += builder.references;

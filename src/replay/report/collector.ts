@@ -44,7 +44,7 @@ import {
 } from './report.ts';
 import { fillsInTimeOrder, type RoundTrip, RoundTripBook } from './round-trips.ts';
 import { RunningEquityStatistics } from './running-statistics.ts';
-import { BucketedSeries, type SeriesPoint } from './series.ts';
+import { BucketedSeries, decimalNumber, type SeriesPoint } from './series.ts';
 import { DEFAULT_SHARPE_PERIOD_MS, type StatisticsOptions } from './statistics.ts';
 
 /** Fills listed at each end of the report, and trades listed from its start. */
@@ -203,7 +203,9 @@ export class ReportCollector {
   private readonly strategyGroups = new Map<string, Group>();
   /** The account: every fill, trips per market (the report's trades and summary). */
   private readonly account: Group;
-  private pending: { t: number; equity: string } | null = null;
+  /** The last sample, taken when a later one comes (fields, not an object per sample). */
+  private pendingT = Number.NaN;
+  private pendingEquity: string | null = null;
   /**
    * The last sample's equity as given, parsed and on the wire, and its drawdown: an equity that
    * stays flat between samples (no position, no fill) is parsed and formatted once.
@@ -246,7 +248,7 @@ export class ReportCollector {
 
   /** A market price (mark, else last) at t: its chart, and the excursions of its open trip. */
   price(marketId: string, t: number, price: string): void {
-    const numeric = Number(price);
+    const numeric = decimalNumber(price);
     const market = this.markets.get(marketId);
     if (market === undefined) return;
     market.price.add(t, price, numeric);
@@ -325,9 +327,12 @@ export class ReportCollector {
         `equity sample at ${t} is before the one at ${this.lastEquityT}`,
       );
     }
-    if (this.pending !== null && this.pending.t !== t) this.takeSample(this.pending);
+    if (this.pendingEquity !== null && this.pendingT !== t) {
+      this.takeSample(this.pendingT, this.pendingEquity);
+    }
     if (this.positionsDueAt !== null) this.readPositions();
-    this.pending = { t, equity };
+    this.pendingT = t;
+    this.pendingEquity = equity;
     this.lastEquityT = t;
     this.positionsDueAt = t;
   }
@@ -349,9 +354,9 @@ export class ReportCollector {
     if (this.finished) throw new Error('the report is already finished');
     this.finished = true;
     if (closingEquity !== undefined) this.equity(endMs, closingEquity);
-    if (this.pending !== null) this.takeSample(this.pending);
+    if (this.pendingEquity !== null) this.takeSample(this.pendingT, this.pendingEquity);
     if (this.positionsDueAt !== null) this.readPositions();
-    this.pending = null;
+    this.pendingEquity = null;
     const { options } = this;
     const figures = this.equityStatistics.finish(endMs);
     if (this.openMarkets.size > 0) this.exposedMs += endMs - this.exposureCursor;
@@ -478,22 +483,22 @@ export class ReportCollector {
     return market;
   }
 
-  private takeSample(sample: { t: number; equity: string }): void {
+  private takeSample(t: number, equity: string): void {
     const sampled = this.sampled;
-    if (sample.equity !== sampled.text || sampled.wire === '') {
-      sampled.text = sample.equity;
-      sampled.value = parseDecimal(sample.equity);
+    if (equity !== sampled.text || sampled.wire === '') {
+      sampled.text = equity;
+      sampled.value = parseDecimal(equity);
       sampled.wire = toWire(sampled.value);
     }
-    const drawdownValue = this.equityStatistics.add(sample.t, sampled.value);
+    const drawdownValue = this.equityStatistics.add(t, sampled.value);
     if (drawdownValue !== sampled.drawdown || sampled.drawdownText === '') {
       sampled.drawdown = drawdownValue;
       sampled.drawdownText = ratio(drawdownValue);
     }
     const drawdown = sampled.drawdownText;
-    this.equitySeries.add(sample.t, sample.equity);
-    this.drawdownSeries.add(sample.t, drawdown);
-    this.files?.equity({ t: sample.t, equity: sampled.wire, drawdown });
+    this.equitySeries.add(t, equity);
+    this.drawdownSeries.add(t, drawdown);
+    this.files?.equity({ t, equity: sampled.wire, drawdown });
   }
 
   private onAccountTrip(trip: RoundTrip): void {

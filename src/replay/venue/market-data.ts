@@ -61,24 +61,36 @@ export function formatRecordTime(t: number): string {
   return `${yearText}-${pad2(month)}-${pad2(day)}T${pad2(hour)}:${pad2(minute)}:${pad2(second)}.${millisecondText}Z`;
 }
 
-/** "00" to "59", and "000" to "999": the fields of a time of day, built once. */
-const TWO_DIGITS = Array.from({ length: 60 }, (_, value) => pad2(value));
-const THREE_DIGITS = Array.from({ length: 1000 }, (_, value) => `${value}`.padStart(3, '0'));
+/** "00" to "23": the hours of a day. */
+const TWO_DIGITS = Array.from({ length: 24 }, (_, value) => pad2(value));
+/** "00:00" to "59:59" and ".000Z" to ".999Z": the rest of a time within its hour, built once. */
+const MINUTE_SECOND = Array.from(
+  { length: 3600 },
+  (_, value) => `${pad2(Math.floor(value / 60))}:${pad2(value % 60)}`,
+);
+const MILLISECOND_SUFFIX = Array.from(
+  { length: 1000 },
+  (_, value) => `.${`${value}`.padStart(3, '0')}Z`,
+);
 const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
 /** The times `formatRecordTime` formats itself (years 0 to 9999). */
 const FIRST_FORMATTED = -62_167_219_200_000;
 const LAST_FORMATTED = 253_402_300_799_999;
 
 /**
  * The RFC 3339 text of the last record time asked: records of one instant share it. The date
- * part is kept for its day, so a new time costs one concatenation of table entries (a replay
- * formats one per ticker time, and the pieces of a full format are garbage at once).
+ * and hour are kept for their hour, so a new time costs two concatenations of table entries (a
+ * replay formats one per ticker time, and the pieces of a full format are garbage at once).
  */
 export class RecordTimeText {
   private t = Number.NaN;
   private text = '';
   private dayStart = Number.NaN;
   private dayPrefix = '';
+  /** The hour of the day `hourPrefix` ("YYYY-MM-DDTHH:") is for; -1 for none. */
+  private hour = -1;
+  private hourPrefix = '';
 
   of(t: number): string {
     if (t === this.t) return this.text;
@@ -94,10 +106,19 @@ export class RecordTimeText {
       this.dayStart = t - offset;
       // "YYYY-MM-DDT"
       this.dayPrefix = formatRecordTime(this.dayStart).slice(0, 11);
+      this.hour = -1;
     }
-    const millisecond = offset % 1000;
-    const second = (offset - millisecond) / 1000;
-    this.text = `${this.dayPrefix}${TWO_DIGITS[Math.floor(second / 3600)]}:${TWO_DIGITS[Math.floor(second / 60) % 60]}:${TWO_DIGITS[second % 60]}.${THREE_DIGITS[millisecond]}Z`;
+    const hour = Math.floor(offset / HOUR_MS);
+    if (hour !== this.hour) {
+      this.hour = hour;
+      this.hourPrefix = `${this.dayPrefix}${TWO_DIGITS[hour]}:`;
+    }
+    const withinHour = offset - hour * HOUR_MS;
+    const millisecond = withinHour % 1000;
+    this.text =
+      this.hourPrefix +
+      MINUTE_SECOND[(withinHour - millisecond) / 1000]! +
+      MILLISECOND_SUFFIX[millisecond]!;
     return this.text;
   }
 }

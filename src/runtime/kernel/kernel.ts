@@ -218,6 +218,10 @@ function readLossTracking(
   }
 }
 
+function lastTickTime(tick: { at: number; received: boolean } | undefined): number | null {
+  return tick?.received === true ? tick.at : null;
+}
+
 export class Kernel {
   readonly gate: RiskGate;
   /** Every intent's outcomes: the gate's denials and the executor's outcomes. */
@@ -251,7 +255,11 @@ export class Kernel {
   private readonly outcomeSubject = new Subject<IntentOutcome>();
   private readonly latencySubject = new Subject<IntentLatency>();
   private readonly latency = new Map<string, LatencyEntry>();
-  private readonly lastTickAt = new Map<string, number>();
+  /**
+   * When each market's last ticker came, as a field written in place: a map of times would box
+   * a new number per ticker (times are past the small-integer range).
+   */
+  private readonly lastTickAt = new Map<string, { at: number; received: boolean }>();
   private readonly subscriptions: Subscription[] = [];
   private readonly added = new Set<string>();
   private readonly nextSequences = new Map<string, number>();
@@ -589,9 +597,12 @@ export class Kernel {
     );
     for (const market of this.marketData.markets()) {
       const marketId = market.market_id;
+      const lastTick = { at: 0, received: false };
+      this.lastTickAt.set(marketId, lastTick);
       subscriptions.push(
         this.marketData.ticker$(marketId).subscribe((ticker) => {
-          this.lastTickAt.set(marketId, this.clock.now());
+          lastTick.at = this.clock.now();
+          lastTick.received = true;
           this.snapshots.onTicker(ticker);
         }),
       );
@@ -682,7 +693,7 @@ export class Kernel {
       this.snapshots.addPending(approved);
       if (approved.intent.kind === 'place') {
         this.latency.set(approved.requestId, {
-          tickAt: this.lastTickAt.get(approved.intent.marketId) ?? null,
+          tickAt: lastTickTime(this.lastTickAt.get(approved.intent.marketId)),
         });
       }
       this.executor.submit(approved);
