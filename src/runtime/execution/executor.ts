@@ -279,9 +279,10 @@ export class Executor {
       return;
     }
     this.active.add(stamped.requestId);
-    void this.lane
-      .run(() => this.execute(record, ready))
-      .catch((error: unknown) => this.onTaskFailure(stamped.requestId, error));
+    this.lane.post(
+      () => this.execute(record, ready),
+      (error: unknown) => this.onTaskFailure(stamped.requestId, error),
+    );
   }
 
   /**

@@ -100,6 +100,16 @@ function isTerminal(status: OrderStatus): boolean {
 /** Statuses whose move is applied from the event alone: nothing but the status changes. */
 const STATUS_ONLY_MOVES: ReadonlySet<OrderStatus> = new Set(['PENDING', 'SUBMITTED', 'OPEN']);
 
+/**
+ * A callback that drops `item` from `set`. Made here, not as a named arrow at the call site:
+ * under tsx a closure assigned to a name costs a name definition each time it is made.
+ */
+function forgetter<T>(set: Set<T>, item: T): () => void {
+  return () => {
+    set.delete(item);
+  };
+}
+
 function sameVersion(left: Order, right: Order): boolean {
   return (
     left.status === right.status &&
@@ -564,9 +574,7 @@ export class OrderTracker {
   private track<T>(promise: Promise<T>): Promise<T> {
     this.inFlight.add(promise);
     // One reaction for either end (not `finally` and a `catch`: two more promises per read).
-    const forget = () => {
-      this.inFlight.delete(promise);
-    };
+    const forget = forgetter(this.inFlight, promise);
     promise.then(forget, forget);
     return promise;
   }
