@@ -317,7 +317,24 @@ export class OrderTracker {
       if (current.requestId === tracked.requestId) return null;
     }
     this.store(tracked);
+    if (this.pendingReads.size > 0) this.dropSettledRead(order.order_id);
     return tracked;
+  }
+
+  /**
+   * Drops the pending read of an order that the order just applied settles (`settled`), and the
+   * flush timer with it when nothing else waits: a response that lands between an event and the
+   * read it asked for leaves no timer to fire.
+   */
+  private dropSettledRead(orderId: string): void {
+    if (this.pendingReads.get(orderId) !== 0 || !this.settled(orderId)) return;
+    this.pendingReads.delete(orderId);
+    this.readSequences.delete(orderId);
+    this.readsRequired.delete(orderId);
+    if (this.pendingReads.size === 0 && !this.accountRefreshQueued) {
+      this.clock.clearTimeout(this.flushTimer);
+      this.flushTimer = undefined;
+    }
   }
 
   /**

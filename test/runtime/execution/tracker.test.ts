@@ -236,6 +236,7 @@ describe('order tracker', () => {
     // The cancel's event comes before its response, which holds the order whole and terminal.
     t.venue.orderEventSource.next(orderEvent('o-1', 'OPEN', 'CANCELLED', 3));
     t.tracker.applyOrder(open({ status: 'CANCELLED', last_event_sequence: 3 }), 'response');
+    expect(t.clock.pendingTimers()).toBe(1);
     // A fill made before the cancel, delivered after it, is counted but reads nothing either.
     t.venue
       .expect('listPositions', { value: [position()] })
@@ -254,8 +255,12 @@ describe('order tracker', () => {
     t.venue.orderEventSource.next(orderEvent('o-1', null, 'PENDING', 1));
     t.venue.orderEventSource.next(orderEvent('o-1', 'PENDING', 'SUBMITTED', 2));
     t.venue.orderEventSource.next(orderEvent('o-1', 'SUBMITTED', 'OPEN', 3));
+    // The refresh interval and the read's flush.
+    expect(t.clock.pendingTimers()).toBe(2);
     t.tracker.linkOrder('o-1', { clientOrderId: 'c-1', requestId: 'c-1' });
     t.tracker.applyOrder(open({ status: 'PENDING', last_event_sequence: 1 }), 'response');
+    // The read is dropped at once, and its flush timer with it: nothing fires for it.
+    expect(t.clock.pendingTimers()).toBe(1);
     expect(t.orders.map((tracked) => tracked.order)).toMatchObject([
       { status: 'OPEN', execution_stage: 'WORKING', last_event_sequence: 3 },
     ]);
