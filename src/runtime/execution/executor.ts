@@ -48,7 +48,7 @@ import type {
 } from '../journal/records.ts';
 import type { CommandEndpoint, ExecutionVenue, PreparedCommand, VenueCommandOf } from '../venue.ts';
 import { backoffDelay, classifyFailure, type FailureClass } from './classify.ts';
-import { withDeadline } from './deadline.ts';
+import { DeadlineQueue, withDeadline } from './deadline.ts';
 import { SerialLane } from './lane.ts';
 import { boundedIssues, reasonsText } from './rejection-reasons.ts';
 import { type ExecutionLogger, silentLogger } from './logger.ts';
@@ -205,6 +205,8 @@ export class Executor {
   private readonly logger: ExecutionLogger;
   private readonly config: ExecutorConfig;
   private readonly lane = new SerialLane();
+  /** The deadline of every venue call (`callTimeoutMs`): one timer for them all. */
+  private readonly deadlines: DeadlineQueue | null;
   private readonly outcomeSubject = new Subject<ExecutionOutcome>();
   private readonly unresolvedSubject: BehaviorSubject<number>;
   private readonly unknownSubject: BehaviorSubject<number>;
@@ -235,6 +237,10 @@ export class Executor {
     if (!Number.isInteger(this.config.resolutionAttempts) || this.config.resolutionAttempts < 1) {
       throw new PaperbotError('INVALID_CONFIG', 'resolutionAttempts must be an integer >= 1');
     }
+    this.deadlines =
+      this.config.callTimeoutMs === null
+        ? null
+        : new DeadlineQueue(this.clock, this.config.callTimeoutMs);
     this.outcomes$ = this.outcomeSubject.asObservable();
     this.unresolvedSubject = new BehaviorSubject(this.journal.countExhaustedUnknown());
     this.unknownSubject = new BehaviorSubject(this.journal.countIntents('unknown'));
@@ -1391,19 +1397,22 @@ export class Executor {
   // Plumbing
 
   private call<T>(work: () => Promise<T>): Promise<T> {
-    return withDeadline(this.clock, this.config.callTimeoutMs, work);
+    return this.deadlines === null
+      ? withDeadline(this.clock, null, work)
+      : this.deadlines.run(work);
   }
 
   /** Sends once, with a signal when the venue's transport stops on one. */
   private sendCommand<E extends CommandEndpoint>(
     prepared: PreparedCommand<E>,
   ): Promise<ResponseOf<E>> {
-    return withDeadline(
-      this.clock,
-      this.config.callTimeoutMs,
-      (signal) => this.venue.send(prepared, signal),
-      { abortable: this.venue.abortable === true },
-    );
+    const abortable = this.venue.abortable === true;
+    if (this.deadlines === null) {
+      return withDeadline(this.clock, null, (signal) => this.venue.send(prepared, signal), {
+        abortable,
+      });
+    }
+    return this.deadlines.run((signal) => this.venue.send(prepared, signal), abortable);
   }
 
   private publishCounts(): void {
