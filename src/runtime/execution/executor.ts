@@ -167,6 +167,9 @@ function createsOrder(record: IntentRecord): boolean {
   return record.command !== null && ORDER_CREATING_ENDPOINTS.has(record.command.endpoint);
 }
 
+/** What a step that ends at once returns. */
+const DONE: Promise<void> = Promise.resolve();
+
 function denial(rule: string, limit: string, observed: string, message: string): Denial {
   return Object.freeze({ rule, limit, observed, message });
 }
@@ -380,11 +383,12 @@ export class Executor {
 
   /**
    * `record` is the one `submit` journaled, passed on rather than read again: while the intent
-   * is active nothing else moves it out of `journaled` before this runs.
+   * is active nothing else moves it out of `journaled` before this runs. Not `async`: it hands
+   * on the promise of the step it picks (one promise less per intent); the lane takes a throw.
    */
-  private async execute(record: IntentRecord, ready: ReadyPlacement | null = null): Promise<void> {
+  private execute(record: IntentRecord, ready: ReadyPlacement | null = null): Promise<void> {
     // With `ready`, the command and its first simulation were journaled with the intent.
-    if (record.state !== (ready === null ? 'journaled' : 'simulating')) return;
+    if (record.state !== (ready === null ? 'journaled' : 'simulating')) return DONE;
     const intent = record.intent.intent;
     const createsExposure = intent.kind === 'place' || intent.kind === 'amend';
     if (createsExposure && !this.permitted) {
@@ -397,7 +401,7 @@ export class Executor {
           'orders are not placed until reconciliation succeeds and the dead-man switch is armed',
         ),
       );
-      return;
+      return DONE;
     }
     switch (intent.kind) {
       case 'place':
