@@ -415,6 +415,8 @@ export class Executor {
       case 'close_position':
         return this.executeClose(record, intent);
     }
+    // Every kind is handled above; a kind this runtime does not know does nothing.
+    return DONE;
   }
 
   private placeBody(
