@@ -77,12 +77,23 @@ class SystemClock implements Clock {
 
 export const systemClock = new SystemClock();
 
-interface VirtualTimer {
-  readonly timerId: number;
-  dueAt: number;
-  order: number;
-  readonly periodMs: number | null;
-  readonly callback: () => void;
+/**
+ * A timer of a `VirtualClock`, and its own handle: clearing it marks it, and the heap drops it
+ * when it comes to the top. No map of live timers to keep in step: replay sets several timers
+ * per intent (the venue's latencies, the runtime's own).
+ */
+class VirtualTimer implements TimerHandle {
+  /** Cleared, or fired once (a timeout). */
+  ended = false;
+
+  constructor(
+    readonly owner: VirtualClock,
+    readonly timerId: number,
+    public dueAt: number,
+    public order: number,
+    readonly periodMs: number | null,
+    readonly callback: () => void,
+  ) {}
 }
 
 /**
@@ -93,7 +104,8 @@ export class VirtualClock implements Clock {
   readonly scheduler: SchedulerLike;
   private current: number;
   private readonly heap: VirtualTimer[] = [];
-  private readonly active = new Map<number, VirtualTimer>();
+  /** Timers set and neither cleared nor fired. */
+  private live = 0;
   private nextTimerId = 1;
   private nextOrder = 0;
 
@@ -111,7 +123,9 @@ export class VirtualClock implements Clock {
   }
 
   clearTimeout(handle: TimerHandle | undefined): void {
-    if (handle) this.active.delete(handle.timerId);
+    if (!(handle instanceof VirtualTimer) || handle.owner !== this || handle.ended) return;
+    handle.ended = true;
+    this.live -= 1;
   }
 
   setInterval(callback: () => void, periodMs: number): TimerHandle {
@@ -129,7 +143,7 @@ export class VirtualClock implements Clock {
   }
 
   pendingTimers(): number {
-    return this.active.size;
+    return this.live;
   }
 
   /** Moves time forward to `targetMs`, firing every timer due on the way, in order. */
@@ -148,7 +162,8 @@ export class VirtualClock implements Clock {
         next.order = this.nextOrder++;
         this.push(next);
       } else {
-        this.active.delete(next.timerId);
+        next.ended = true;
+        this.live -= 1;
       }
       next.callback();
     }
@@ -170,22 +185,23 @@ export class VirtualClock implements Clock {
   }
 
   private add(callback: () => void, delayMs: number, periodMs: number | null): TimerHandle {
-    const timer: VirtualTimer = {
-      timerId: this.nextTimerId++,
-      dueAt: this.current + delayMs,
-      order: this.nextOrder++,
+    const timer = new VirtualTimer(
+      this,
+      this.nextTimerId++,
+      this.current + delayMs,
+      this.nextOrder++,
       periodMs,
       callback,
-    };
-    this.active.set(timer.timerId, timer);
+    );
+    this.live += 1;
     this.push(timer);
-    return { timerId: timer.timerId };
+    return timer;
   }
 
   private dropCancelledHead(): void {
     for (;;) {
       const head = this.heap[0];
-      if (!head || this.active.get(head.timerId) === head) return;
+      if (!head || !head.ended) return;
       this.pop();
     }
   }

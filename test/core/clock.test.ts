@@ -30,6 +30,32 @@ describe('VirtualClock', () => {
     expect(clock.pendingTimers()).toBe(0);
   });
 
+  it('counts pending timers through clears, fires and foreign handles', () => {
+    const clock = new VirtualClock(0);
+    const other = new VirtualClock(0);
+    const fired: string[] = [];
+    const once = clock.setTimeout(() => fired.push('once'), 10);
+    const cleared = clock.setTimeout(() => fired.push('cleared'), 10);
+    const every = clock.setInterval(() => fired.push('every'), 4);
+    expect(clock.pendingTimers()).toBe(3);
+    clock.clearTimeout(cleared);
+    clock.clearTimeout(cleared);
+    // A handle of another clock, or a handle-shaped object, clears nothing here.
+    clock.clearTimeout(other.setTimeout(() => undefined, 1));
+    clock.clearTimeout({ timerId: (once as { timerId: number }).timerId });
+    expect(clock.pendingTimers()).toBe(2);
+    clock.advanceTo(10);
+    expect(fired).toEqual(['every', 'every', 'once']);
+    expect(clock.pendingTimers()).toBe(1);
+    // Clearing a timer that already fired changes nothing.
+    clock.clearTimeout(once);
+    expect(clock.pendingTimers()).toBe(1);
+    clock.clearInterval(every);
+    expect(clock.pendingTimers()).toBe(0);
+    expect(clock.nextDueAt()).toBeNull();
+    expect(other.pendingTimers()).toBe(1);
+  });
+
   it('runs timers scheduled by timers within the same advance', () => {
     const clock = new VirtualClock();
     const fired: number[] = [];

@@ -57,3 +57,137 @@ export function withDeadline<T>(
     );
   });
 }
+
+/** Ticks per timeout of a `DeadlineQueue`: a call gives up at most this fraction late. */
+const TICKS_PER_TIMEOUT = 8;
+
+interface QueuedDeadline {
+  /** The tick at which the call gives up, if still unanswered. */
+  readonly expiresAtTick: number;
+  settled: boolean;
+  readonly reject: (reason: unknown) => void;
+  readonly controller: AbortController | null;
+}
+
+/**
+ * `withDeadline` for a caller that makes many calls with one timeout (the executor: one or two
+ * per intent): one clock timer for all of them instead of one armed and cleared per call. The
+ * timer ticks every `timeoutMs / 8` while a call is pending, and a call gives up at the first
+ * tick at least `timeoutMs` after it started: never early, at most a tick (an eighth of the
+ * timeout, rounded up to a millisecond) late. Elapsed time is counted in ticks, not by
+ * subtracting `clock.now()` readings, so a step of the wall clock moves no deadline. Calls
+ * answered between two ticks cost no timer work at all; the timer stops at the first tick
+ * that finds every call answered.
+ */
+export class DeadlineQueue {
+  private readonly tickMs: number;
+  private readonly queue: QueuedDeadline[] = [];
+  private head = 0;
+  private ticks = 0;
+  /** When the last tick fired, or the timer was armed; null while disarmed. */
+  private tickedAt: number | null = null;
+
+  constructor(
+    private readonly clock: Clock,
+    readonly timeoutMs: number,
+  ) {
+    // Whole milliseconds, rounded up: eight ticks are never less than the timeout, and a
+    // virtual clock's time stays an integer.
+    this.tickMs = Math.ceil(timeoutMs / TICKS_PER_TIMEOUT);
+  }
+
+  /** Calls in the queue, answered ones included until the next tick drops them. */
+  get size(): number {
+    return this.queue.length - this.head;
+  }
+
+  /** Makes the call; `abortable`: give it a signal that aborts when it gives up. */
+  run<T>(call: (signal: AbortSignal | undefined) => Promise<T>, abortable = false): Promise<T> {
+    const controller = abortable ? new AbortController() : null;
+    return new Promise<T>((resolve, reject) => {
+      const entry: QueuedDeadline = {
+        expiresAtTick: this.expiryTick(),
+        settled: false,
+        reject,
+        controller,
+      };
+      this.queue.push(entry);
+      let pending: Promise<T>;
+      try {
+        pending = call(controller?.signal);
+      } catch (error) {
+        pending = Promise.reject(error);
+      }
+      pending.then(
+        (value) => {
+          if (entry.settled) return;
+          entry.settled = true;
+          resolve(value);
+        },
+        (error: unknown) => {
+          if (entry.settled) return;
+          entry.settled = true;
+          reject(error);
+        },
+      );
+    });
+  }
+
+  /**
+   * The tick a call starting now gives up at, arming the timer if it is not running. A call that
+   * starts with a tick (or the arming) is due `TICKS_PER_TIMEOUT` ticks later; one that starts
+   * between two ticks, a tick more, so at least `timeoutMs` passes either way.
+   */
+  private expiryTick(): number {
+    const now = this.clock.now();
+    if (this.tickedAt === null) {
+      this.tickedAt = now;
+      this.arm();
+    }
+    return this.ticks + TICKS_PER_TIMEOUT + (now === this.tickedAt ? 0 : 1);
+  }
+
+  private arm(): void {
+    this.clock.setTimeout(() => this.tick(), this.tickMs);
+  }
+
+  private tick(): void {
+    this.ticks += 1;
+    this.tickedAt = this.clock.now();
+    const queue = this.queue;
+    // Expiry ticks grow with the queue's order: the due calls are at its head.
+    while (this.head < queue.length) {
+      const entry = queue[this.head]!;
+      if (!entry.settled) {
+        if (entry.expiresAtTick > this.ticks) break;
+        entry.settled = true;
+        entry.controller?.abort();
+        entry.reject(
+          new PaperbotError('REQUEST_TIMEOUT', `no answer within ${this.timeoutMs} ms`, {
+            details: { timeoutMs: this.timeoutMs },
+          }),
+        );
+      }
+      this.head += 1;
+    }
+    // Answered calls further on are dropped at a later tick; a pending one keeps the timer.
+    let pending = false;
+    for (let index = this.head; index < queue.length; index++) {
+      if (!queue[index]!.settled) {
+        pending = true;
+        break;
+      }
+    }
+    if (!pending) {
+      queue.length = 0;
+      this.head = 0;
+      this.tickedAt = null;
+      return;
+    }
+    if (this.head > 1024 && this.head > queue.length / 2) {
+      queue.splice(0, this.head);
+      this.head = 0;
+    }
+    this.arm();
+  }
+}

@@ -9,7 +9,11 @@ interface LaneEntry {
   readonly resolve: (value: unknown) => void;
   readonly reject: (reason: unknown) => void;
   readonly urgent: boolean;
+  /** Queued by `post`: `reject` is the caller's own callback, not a promise's. */
+  readonly posted: boolean;
 }
+
+function ignore(): void {}
 
 export class SerialLane {
   // Entries hold the task and its settlers, not closures over them: a closure assigned to a
@@ -23,21 +27,39 @@ export class SerialLane {
   run<T>(task: () => Promise<T>, urgent = false): Promise<T> {
     if (this.closed) return Promise.reject(new Error('the lane is closed'));
     return new Promise<T>((resolve, reject) => {
-      const entry: LaneEntry = {
+      this.enqueue({
         task,
         resolve: resolve as (value: unknown) => void,
         reject,
         urgent,
-      };
-      if (urgent) {
-        const firstOrdinary = this.queue.findIndex((queued) => !queued.urgent);
-        if (firstOrdinary === -1) this.queue.push(entry);
-        else this.queue.splice(firstOrdinary, 0, entry);
-      } else {
-        this.queue.push(entry);
-      }
-      if (!this.running) void this.drain();
+        posted: false,
+      });
     });
+  }
+
+  /**
+   * Queues an ordinary `task` whose result nobody awaits: `run` without the promise of its
+   * result (the executor queues every intent this way). `onFailure` gets the task's error, or
+   * `LANE_CLOSED` when the lane closes before it runs.
+   */
+  post(task: () => Promise<unknown>, onFailure: (reason: unknown) => void): void {
+    if (this.closed) {
+      const error = new Error('the lane is closed');
+      queueMicrotask(() => onFailure(error));
+      return;
+    }
+    this.enqueue({ task, resolve: ignore, reject: onFailure, urgent: false, posted: true });
+  }
+
+  private enqueue(entry: LaneEntry): void {
+    if (entry.urgent) {
+      const firstOrdinary = this.queue.findIndex((queued) => !queued.urgent);
+      if (firstOrdinary === -1) this.queue.push(entry);
+      else this.queue.splice(firstOrdinary, 0, entry);
+    } else {
+      this.queue.push(entry);
+    }
+    if (!this.running) void this.drain();
   }
 
   get size(): number {
@@ -54,7 +76,10 @@ export class SerialLane {
   close(): void {
     this.closed = true;
     for (const entry of this.queue.splice(0)) {
-      entry.reject(new PaperbotError('LANE_CLOSED', 'the lane closed before the task ran'));
+      const error = new PaperbotError('LANE_CLOSED', 'the lane closed before the task ran');
+      // As a rejected promise's handler would: after the closing caller's own code.
+      if (entry.posted) queueMicrotask(() => entry.reject(error));
+      else entry.reject(error);
     }
   }
 
@@ -63,7 +88,13 @@ export class SerialLane {
     for (;;) {
       const next = this.queue.shift();
       if (next === undefined) break;
-      await next.task().then(next.resolve, next.reject);
+      // One await on the task itself (no derived promise); a task that throws before its first
+      // await fails alone, not the drain.
+      try {
+        next.resolve(await next.task());
+      } catch (error) {
+        next.reject(error);
+      }
     }
     this.running = false;
     const waiters = this.idleWaiters;

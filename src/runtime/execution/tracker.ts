@@ -9,6 +9,10 @@
  *   `coalesceMs` costs one read, and an event arriving during a read costs one more read after it.
  *   A read is dropped when, by the time it would go out, the order is already held terminal as
  *   the venue returned it whole (a cancel's response), at or past every event that asked for it.
+ * - A status-only move of an order not known yet (its events can arrive before the response of
+ *   the command that placed it) is kept, and applied to the order when the venue returns it
+ *   whole, if newer. The read those events asked for is then dropped too: the order is held at
+ *   or past every one of them, and none of them changed more than the status.
  * - Versions only move forward: an update older than what is held (by `last_event_sequence`) is
  *   ignored, and a terminal order never becomes active again.
  * - Fills are de-duplicated by `fill_id` through the journal, so a fill replayed after a
@@ -97,8 +101,28 @@ function isTerminal(status: OrderStatus): boolean {
   return TERMINAL_ORDER_STATUSES.has(status);
 }
 
+/** A status-only move of an order not known yet, kept for when it is (see the header). */
+interface EarlyMove {
+  readonly status: OrderStatus;
+  readonly sequence: number;
+  readonly occurredAt: string;
+}
+
+/** Early moves kept at most; beyond it the oldest is forgotten and its order read instead. */
+const EARLY_MOVES_KEPT = 1_000;
+
 /** Statuses whose move is applied from the event alone: nothing but the status changes. */
 const STATUS_ONLY_MOVES: ReadonlySet<OrderStatus> = new Set(['PENDING', 'SUBMITTED', 'OPEN']);
+
+/**
+ * A callback that drops `item` from `set`. Made here, not as a named arrow at the call site:
+ * under tsx a closure assigned to a name costs a name definition each time it is made.
+ */
+function forgetter<T>(set: Set<T>, item: T): () => void {
+  return () => {
+    set.delete(item);
+  };
+}
 
 function sameVersion(left: Order, right: Order): boolean {
   return (
@@ -139,6 +163,13 @@ export class OrderTracker {
   private readonly pendingReads = new Map<string, number>();
   /** The highest event sequence that asked for a pending read of the order (see `settled`). */
   private readonly readSequences = new Map<string, number>();
+  /**
+   * Orders whose pending read only a read can answer: asked for without an event (a fill, a
+   * resolution, a retry), or by an event that changes more than the status.
+   */
+  private readonly readsRequired = new Set<string>();
+  /** The latest status-only move of each order not known yet, by order id (see the header). */
+  private readonly earlyMoves = new Map<string, EarlyMove>();
   private readonly readsInFlight = new Set<string>();
   private readonly rereadAfterFlight = new Set<string>();
   private flushTimer: TimerHandle | undefined;
@@ -199,6 +230,8 @@ export class OrderTracker {
     this.flushTimer = undefined;
     this.pendingReads.clear();
     this.readSequences.clear();
+    this.readsRequired.clear();
+    this.earlyMoves.clear();
   }
 
   /** Resolves once no REST read started by the tracker is in flight. */
@@ -267,12 +300,13 @@ export class OrderTracker {
   /** Applies an order the venue returned (a command response, a read, a snapshot). */
   applyOrder(order: Order, source: OrderSource = 'read'): TrackedOrder | null {
     const link = this.linkOf(order);
+    let taken =
+      link === null || order.client_order_id === link.clientOrderId
+        ? order
+        : { ...order, client_order_id: link.clientOrderId };
+    if (this.earlyMoves.size > 0) taken = this.withEarlyMove(taken);
     const tracked: TrackedOrder = Object.freeze({
-      order: Object.freeze(
-        link === null || order.client_order_id === link.clientOrderId
-          ? order
-          : { ...order, client_order_id: link.clientOrderId },
-      ),
+      order: Object.freeze(taken),
       venueClientOrderId: order.client_order_id,
       requestId: link?.requestId ?? null,
     });
@@ -283,7 +317,24 @@ export class OrderTracker {
       if (current.requestId === tracked.requestId) return null;
     }
     this.store(tracked);
+    if (this.pendingReads.size > 0) this.dropSettledRead(order.order_id);
     return tracked;
+  }
+
+  /**
+   * Drops the pending read of an order that the order just applied settles (`settled`), and the
+   * flush timer with it when nothing else waits: a response that lands between an event and the
+   * read it asked for leaves no timer to fire.
+   */
+  private dropSettledRead(orderId: string): void {
+    if (this.pendingReads.get(orderId) !== 0 || !this.settled(orderId)) return;
+    this.pendingReads.delete(orderId);
+    this.readSequences.delete(orderId);
+    this.readsRequired.delete(orderId);
+    if (this.pendingReads.size === 0 && !this.accountRefreshQueued) {
+      this.clock.clearTimeout(this.flushTimer);
+      this.flushTimer = undefined;
+    }
   }
 
   /**
@@ -308,7 +359,8 @@ export class OrderTracker {
 
   /** Queues a read of the order; `sequence` is that of the event asking for it, if any. */
   private queueRead(orderId: string, sequence: number | null): void {
-    if (sequence !== null && sequence > (this.readSequences.get(orderId) ?? -1)) {
+    if (sequence === null) this.readsRequired.add(orderId);
+    else if (sequence > (this.readSequences.get(orderId) ?? -1)) {
       this.readSequences.set(orderId, sequence);
     }
     if (this.readsInFlight.has(orderId)) {
@@ -342,6 +394,8 @@ export class OrderTracker {
     }
     const to = event.data.to_state;
     if (current === undefined || !STATUS_ONLY_MOVES.has(to)) {
+      if (current === undefined) this.noteEarlyMove(orderId, event);
+      else this.readsRequired.add(orderId);
       this.queueRead(orderId, event.sequence);
       return;
     }
@@ -470,6 +524,48 @@ export class OrderTracker {
 
   // Internals
 
+  /** Keeps the event of an order not known yet: its move, if status-only (see the header). */
+  private noteEarlyMove(orderId: string, event: OrderStatusEvent): void {
+    const to = event.data.to_state;
+    if (!STATUS_ONLY_MOVES.has(to) || this.readsRequired.has(orderId)) {
+      // A move that changes more than the status: only the read tells what it changed.
+      this.earlyMoves.delete(orderId);
+      this.readsRequired.add(orderId);
+      return;
+    }
+    const kept = this.earlyMoves.get(orderId);
+    if (kept !== undefined && kept.sequence >= event.sequence) return;
+    if (kept === undefined && this.earlyMoves.size >= EARLY_MOVES_KEPT) {
+      // Bounded: a move forgotten leaves its order to the read the event asked for.
+      const oldest = this.earlyMoves.keys().next();
+      if (oldest.done !== true) {
+        this.earlyMoves.delete(oldest.value);
+        this.readsRequired.add(oldest.value);
+      }
+    }
+    this.earlyMoves.set(orderId, {
+      status: to,
+      sequence: event.sequence,
+      occurredAt: event.occurred_at,
+    });
+  }
+
+  /** The order with the status-only move its events made before it was known, when newer. */
+  private withEarlyMove(order: Order): Order {
+    const move = this.earlyMoves.get(order.order_id);
+    if (move === undefined) return order;
+    this.earlyMoves.delete(order.order_id);
+    const held = order.last_event_sequence;
+    if (isTerminal(order.status) || held === null || move.sequence <= held) return order;
+    return {
+      ...order,
+      status: move.status,
+      execution_stage: executionStageOfStatus[move.status],
+      last_event_sequence: move.sequence,
+      updated_at: move.occurredAt,
+    };
+  }
+
   private linkOf(order: Order): OrderLink | null {
     const known = this.links.get(order.order_id);
     if (known !== undefined) return known;
@@ -564,9 +660,7 @@ export class OrderTracker {
   private track<T>(promise: Promise<T>): Promise<T> {
     this.inFlight.add(promise);
     // One reaction for either end (not `finally` and a `catch`: two more promises per read).
-    const forget = () => {
-      this.inFlight.delete(promise);
-    };
+    const forget = forgetter(this.inFlight, promise);
     promise.then(forget, forget);
     return promise;
   }
@@ -575,10 +669,14 @@ export class OrderTracker {
     const reads = [...this.pendingReads];
     this.pendingReads.clear();
     for (const [orderId, failures] of reads) {
-      if (this.settled(orderId)) {
+      const settled = this.settled(orderId);
+      this.readsRequired.delete(orderId);
+      if (settled) {
         this.readSequences.delete(orderId);
         continue;
       }
+      // The read answers for the move kept, if any.
+      this.earlyMoves.delete(orderId);
       this.track(this.readOrder(orderId, failures));
     }
     if (this.accountRefreshQueued) {
@@ -588,20 +686,27 @@ export class OrderTracker {
   }
 
   /**
-   * True when a read of the order can tell nothing new, so it is not made: the order is held
-   * terminal, as the venue returned it whole (a response, read or snapshot: an event alone never
-   * makes an order terminal here), at or past the sequence of every event that asked for the
-   * read, and under the link it has now. A terminal order never changes at the venue, and a fill
-   * asking for the read was made before the order ended, so that order already counts it. The
-   * market maker's cancels end this way: the cancel's response lands between the event and the
-   * read, and the read would return the same order again.
+   * True when a read of the order can tell nothing new, so it is not made, in two cases.
+   * - The order is held terminal, as the venue returned it whole (a response, read or snapshot:
+   *   an event alone never makes an order terminal here), at or past the sequence of every event
+   *   that asked for the read, and under the link it has now. A terminal order never changes at
+   *   the venue, and a fill asking for the read was made before the order ended, so that order
+   *   already counts it. The market maker's cancels end this way: the cancel's response lands
+   *   between the event and the read, and the read would return the same order again.
+   * - The order is held active, under the link it has now, at or past the sequence of every
+   *   event that asked for the read, and only status-only moves of an order not known yet asked
+   *   for it (`readsRequired` holds the others): a placement whose events came before its
+   *   response, which took their move (`withEarlyMove`).
    */
   private settled(orderId: string): boolean {
-    const held = this.terminal.get(orderId);
+    const held = this.order(orderId);
     if (held === undefined) return false;
     const asked = this.readSequences.get(orderId);
-    if (asked !== undefined) {
-      const sequence = held.order.last_event_sequence;
+    const sequence = held.order.last_event_sequence;
+    if (!isTerminal(held.order.status)) {
+      if (asked === undefined || this.readsRequired.has(orderId)) return false;
+      if (sequence === null || sequence < asked) return false;
+    } else if (asked !== undefined) {
       if (sequence === null || sequence < asked) return false;
     }
     const link = this.links.get(orderId);
@@ -629,6 +734,7 @@ export class OrderTracker {
           attempt: failures + 1,
         });
         this.pendingReads.set(orderId, failures + 1);
+        this.readsRequired.add(orderId);
         this.scheduleFlush(this.config.retryDelayMs);
       } else {
         this.logger.warn('order read failed; left to the next reconciliation', {

@@ -53,19 +53,54 @@ interface Slot {
   gone: boolean;
 }
 
+/**
+ * The keys of a map as a read-only set (`knownOrderIds`): a view, not a second set kept in step,
+ * which cost a hash insertion and deletion per intent.
+ */
+class KeysOf<K> implements ReadonlySet<K> {
+  constructor(private readonly map: ReadonlyMap<K, unknown>) {}
+
+  get size(): number {
+    return this.map.size;
+  }
+
+  has(key: K): boolean {
+    return this.map.has(key);
+  }
+
+  keys(): SetIterator<K> {
+    return this.map.keys();
+  }
+
+  values(): SetIterator<K> {
+    return this.map.keys();
+  }
+
+  entries(): SetIterator<[K, K]> {
+    return new Set(this.map.keys()).entries();
+  }
+
+  forEach(callback: (value: K, key: K, set: ReadonlySet<K>) => void, thisArg?: unknown): void {
+    for (const key of this.map.keys()) callback.call(thisArg, key, key, this);
+  }
+
+  [Symbol.iterator](): SetIterator<K> {
+    return this.map.keys();
+  }
+}
+
 /** Intents by an id they carry (order id, client order id), for the latest-by-id lookups. */
 class IdIndex {
   /** Usually one intent per id: then the slot itself, not an array of one. */
   private readonly slots = new Map<string, Slot | Slot[]>();
-  /** The ids in use, kept as a set for `knownOrderIds`. */
-  readonly ids = new Set<string>();
+  /** The ids in use, for `knownOrderIds`. */
+  readonly ids: ReadonlySet<string> = new KeysOf(this.slots);
 
   add(id: string | null, slot: Slot): void {
     if (id === null) return;
     const held = this.slots.get(id);
     if (held === undefined) {
       this.slots.set(id, slot);
-      this.ids.add(id);
     } else if (Array.isArray(held)) {
       held.push(slot);
     } else {
@@ -78,7 +113,6 @@ class IdIndex {
     const held = this.slots.get(id);
     if (held === slot) {
       this.slots.delete(id);
-      this.ids.delete(id);
     } else if (Array.isArray(held)) {
       const index = held.indexOf(slot);
       if (index >= 0) held.splice(index, 1);
@@ -276,7 +310,9 @@ export class ReplayJournal implements IntentJournal {
     requireInteger(stamped.emittedAt, 'an emission time');
     requireInteger(now, 'the time');
     let taken = this.takenSequences.get(stamped.strategyId);
-    if (taken?.has(stamped.sequence) === true) {
+    // A sequence above the highest noted is not taken: no lookup (a strategy counts up).
+    const highest = this.sequences.get(stamped.strategyId) ?? 0;
+    if (stamped.sequence <= highest && taken?.has(stamped.sequence) === true) {
       throw refused(`sequence ${stamped.sequence} of ${stamped.strategyId} is taken`);
     }
     // The stamped intent is frozen: the record holds it, not a copy.
@@ -291,9 +327,7 @@ export class ReplayJournal implements IntentJournal {
     this.count(record, 1);
     this.open.add(slot);
     this.byClientOrderId.add(record.clientOrderId, slot);
-    if ((this.sequences.get(record.strategyId) ?? 0) < record.sequence) {
-      this.sequences.set(record.strategyId, record.sequence);
-    }
+    if (highest < record.sequence) this.sequences.set(record.strategyId, record.sequence);
     if (this.window?.noteIntent(slot) === true) this.sweep();
     return { record, created: true };
   }

@@ -72,20 +72,17 @@ export class MeasuredVenue implements ExecutionVenue {
   ): Promise<ResponseOf<E>> {
     if (prepared.endpoint !== 'placeOrder') return this.inner.send(prepared, signal, timeoutMs);
     const sentAt = this.clock.now();
-    return this.inner.send(prepared, signal).then(
-      (response) => {
-        this.note(prepared.requestId, sentAt);
-        return response;
-      },
-      (error: unknown) => {
-        this.note(prepared.requestId, sentAt);
-        throw error;
-      },
-    );
+    const answer = this.inner.send(prepared, signal);
+    // One reaction beside the caller's, registered first, so it runs before the caller sees the
+    // answer: no second promise to chain the answer through.
+    const noted = this.noter(prepared.requestId, sentAt);
+    answer.then(noted, noted);
+    return answer;
   }
 
-  private note(requestId: string, sentAt: number): void {
-    this.onPlacement({ requestId, sentAt, answeredAt: this.clock.now() });
+  /** The callback noting a placement's timing (made here: a named arrow costs more under tsx). */
+  private noter(requestId: string, sentAt: number): () => void {
+    return () => this.onPlacement({ requestId, sentAt, answeredAt: this.clock.now() });
   }
 
   getRequest(requestId: string): Promise<MutationStatus> {

@@ -208,4 +208,68 @@ describe('serial lane', () => {
     release();
     await first;
   });
+
+  it('runs posted tasks in turn with awaited ones and hands their failures to the callback', async () => {
+    const lane = new SerialLane();
+    const order: string[] = [];
+    const failures: string[] = [];
+    const onFailure = (error: unknown) => failures.push((error as Error).message);
+    lane.post(async () => {
+      await Promise.resolve();
+      order.push('posted a');
+    }, onFailure);
+    const awaited = lane.run(async () => {
+      order.push('awaited');
+      return 'answer';
+    });
+    lane.post(async () => {
+      order.push('posted b');
+      throw new Error('b failed');
+    }, onFailure);
+    lane.post(async () => {
+      order.push('posted c');
+    }, onFailure);
+    expect(lane.size).toBe(4);
+    await expect(awaited).resolves.toBe('answer');
+    await lane.idle();
+    expect(order).toEqual(['posted a', 'awaited', 'posted b', 'posted c']);
+    expect(failures).toEqual(['b failed']);
+  });
+
+  it('keeps going after a task that throws before its first await', async () => {
+    const lane = new SerialLane();
+    const failures: unknown[] = [];
+    const broken = (() => {
+      throw new Error('thrown at once');
+    }) as unknown as () => Promise<void>;
+    lane.post(broken, (error) => failures.push(error));
+    await expect(lane.run(broken)).rejects.toThrow('thrown at once');
+    await expect(lane.run(async () => 'after')).resolves.toBe('after');
+    expect(failures).toHaveLength(1);
+  });
+
+  it('tells a posted task dropped by close after the closing code, as LANE_CLOSED', async () => {
+    const lane = new SerialLane();
+    let release: () => void = () => {};
+    const first = lane.run(() => new Promise<void>((resolve) => (release = resolve)));
+    const codes: string[] = [];
+    lane.post(
+      async () => undefined,
+      (error) => codes.push((error as PaperbotError).code),
+    );
+    lane.close();
+    // Not during close itself: the caller finishes stopping first, as with a rejected promise.
+    expect(codes).toEqual([]);
+    await Promise.resolve();
+    expect(codes).toEqual(['LANE_CLOSED']);
+    const late: unknown[] = [];
+    lane.post(
+      async () => undefined,
+      (error) => late.push(error),
+    );
+    await Promise.resolve();
+    expect(late).toHaveLength(1);
+    release();
+    await first;
+  });
 });

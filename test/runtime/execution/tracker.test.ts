@@ -236,6 +236,7 @@ describe('order tracker', () => {
     // The cancel's event comes before its response, which holds the order whole and terminal.
     t.venue.orderEventSource.next(orderEvent('o-1', 'OPEN', 'CANCELLED', 3));
     t.tracker.applyOrder(open({ status: 'CANCELLED', last_event_sequence: 3 }), 'response');
+    expect(t.clock.pendingTimers()).toBe(1);
     // A fill made before the cancel, delivered after it, is counted but reads nothing either.
     t.venue
       .expect('listPositions', { value: [position()] })
@@ -246,6 +247,55 @@ describe('order tracker', () => {
     expect(t.venue.calls.filter((call) => call.method === 'getOrder')).toEqual([]);
     expect(t.fills.map((received) => received.fill_id)).toEqual(['f-1']);
     expect(t.orders.map((tracked) => tracked.order.status)).toEqual(['OPEN', 'CANCELLED']);
+  });
+
+  it('takes the moves of an order whose events came before its response, and reads nothing', async () => {
+    const t = setup();
+    // A placement's events overtake its response: the order is not known when they arrive.
+    t.venue.orderEventSource.next(orderEvent('o-1', null, 'PENDING', 1));
+    t.venue.orderEventSource.next(orderEvent('o-1', 'PENDING', 'SUBMITTED', 2));
+    t.venue.orderEventSource.next(orderEvent('o-1', 'SUBMITTED', 'OPEN', 3));
+    // The refresh interval and the read's flush.
+    expect(t.clock.pendingTimers()).toBe(2);
+    t.tracker.linkOrder('o-1', { clientOrderId: 'c-1', requestId: 'c-1' });
+    t.tracker.applyOrder(open({ status: 'PENDING', last_event_sequence: 1 }), 'response');
+    // The read is dropped at once, and its flush timer with it: nothing fires for it.
+    expect(t.clock.pendingTimers()).toBe(1);
+    expect(t.orders.map((tracked) => tracked.order)).toMatchObject([
+      { status: 'OPEN', execution_stage: 'WORKING', last_event_sequence: 3 },
+    ]);
+    await t.advance(100);
+    // The strict venue fails on any read; none was made.
+    t.venue.verify();
+    expect(t.venue.calls).toEqual([]);
+    // A later response older than the moves taken changes nothing.
+    expect(t.tracker.applyOrder(open({ status: 'PENDING', last_event_sequence: 1 }))).toBeNull();
+  });
+
+  it('still reads an order not known yet when an event changed more than its status, or no response came', async () => {
+    const filled = setup();
+    filled.venue.orderEventSource.next(orderEvent('o-1', 'PENDING', 'OPEN', 2));
+    filled.venue.orderEventSource.next(orderEvent('o-1', 'OPEN', 'PARTIALLY_FILLED', 3));
+    filled.venue.orderEventSource.next(orderEvent('o-1', 'PARTIALLY_FILLED', 'OPEN', 4));
+    filled.tracker.linkOrder('o-1', { clientOrderId: 'c-1', requestId: 'c-1' });
+    filled.tracker.applyOrder(open({ status: 'PENDING', last_event_sequence: 1 }), 'response');
+    const read = open({ status: 'OPEN', filled_quantity: '0.004', last_event_sequence: 4 });
+    filled.venue.expect('getOrder', { value: read });
+    await filled.advance(25);
+    filled.venue.verify();
+    expect(filled.tracker.order('o-1')?.order.filled_quantity).toBe('0.004');
+
+    // No response before the read is due: the read answers, and the move kept is let go.
+    const unanswered = setup();
+    unanswered.venue.orderEventSource.next(orderEvent('o-2', 'PENDING', 'OPEN', 2));
+    unanswered.venue.expect('getOrder', {
+      value: order({ order_id: 'o-2', status: 'OPEN', last_event_sequence: 2 }),
+    });
+    await unanswered.advance(25);
+    unanswered.venue.verify();
+    const late = order({ order_id: 'o-2', status: 'PENDING', last_event_sequence: 1 });
+    expect(unanswered.tracker.applyOrder(late)).toBeNull();
+    expect(unanswered.tracker.order('o-2')?.order.status).toBe('OPEN');
   });
 
   it('still reads a terminal order held older than the event, or not under its link', async () => {
