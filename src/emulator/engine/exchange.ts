@@ -63,12 +63,14 @@ import type { BookSide } from './order-book.ts';
 import { OrderLifecycle } from './order-lifecycle.ts';
 import { type KeyRiskLimits, OrderPlacement } from './placement.ts';
 import { Persistence } from './persistence.ts';
+import type { HeldOrder } from './state.ts';
 import { type FillListQuery, type OrderListQuery, type PositionListQuery, Reads } from './reads.ts';
 
 export type { CreateAccountOptions } from './commands.ts';
 export { SIMULATION_VALIDITY_MS } from './commands.ts';
 export type { ExchangeOptions, PrivateEventListener, TickerListener } from './context.ts';
 export type { KeyRiskLimits } from './placement.ts';
+export type { HeldOrder } from './state.ts';
 export type { FillListQuery, OrderListQuery, PositionListQuery } from './reads.ts';
 export { ROUTE_CAPABILITIES } from './reads.ts';
 
@@ -247,6 +249,15 @@ export class Exchange implements VenueDriver {
 
   getOrder(accountId: string, orderId: string): Order {
     return this.reads.getOrder(accountId, orderId);
+  }
+
+  /**
+   * One of the account's orders as the engine holds it in memory (its active orders and those
+   * that ended most recently), undefined when it is not held: what a replay venue reads of an
+   * order without building its wire object. The figures are live: read them right away.
+   */
+  heldOrder(accountId: string, orderId: string): HeldOrder | undefined {
+    return this.reads.heldOrder(accountId, orderId);
   }
 
   /** The latest order carrying that client id (an amendment's new order keeps it). */

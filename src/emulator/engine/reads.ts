@@ -31,6 +31,7 @@ import { ExchangeError, invalidRequest } from './errors.ts';
 import { BUY, SELL } from './order-book.ts';
 import {
   type AccountState,
+  type HeldOrder,
   type MarketRuntime,
   OrderState,
   type PositionState,
@@ -278,6 +279,12 @@ export class Reads {
   getOrder(accountId: string, orderId: string): Order {
     const order = this.orderOf(this.context.accountOf(accountId), orderId);
     return order instanceof OrderState ? this.orderWire(order) : order;
+  }
+
+  /** The order as held in memory (active or recently ended), or undefined; no wire object. */
+  heldOrder(accountId: string, orderId: string): HeldOrder | undefined {
+    const account = this.context.accountOf(accountId);
+    return account.orders.find(orderId, this.context.identifiers.counterOf(KIND_ORDER, orderId));
   }
 
   /** The latest order carrying that client id (an amendment's new order keeps it). */

@@ -81,6 +81,9 @@ export interface ReplayVenueOptions {
   readonly candleHistory?: CandleHistory | null;
 }
 
+// Module-local: under tsx an imported constant is read through a getter at each use.
+const TERMINAL = TERMINAL_ORDER_STATUSES;
+
 /** Engine events and fills the replay's store keeps per account (nothing reads them back). */
 export const REPLAY_RETAINED_RECORDS = 1_000;
 
@@ -458,19 +461,13 @@ export class ReplayVenue implements MarketDataVenue {
     let info = this.orders.get(orderId);
     if (info === undefined) {
       if (from !== null) return;
-      const order = this.exchange.getOrder(this.accountId, orderId);
-      const market = this.byId.get(order.market_id);
-      if (market === undefined) return;
-      info = {
-        market,
-        side: order.side === 'buy' ? BUY : SELL,
-        priceTicks: order.price === null ? null : market.priceTicks(order.price),
-      };
+      info = this.orderInfo(orderId);
+      if (info === undefined) return;
       this.orders.set(orderId, info);
-      market.activeOrders++;
+      info.market.activeOrders++;
     }
     const market = info.market;
-    if (TERMINAL_ORDER_STATUSES.has(to)) {
+    if (TERMINAL.has(to)) {
       market.queues.remove(orderId);
       market.activeOrders--;
       this.orders.delete(orderId);
@@ -492,8 +489,35 @@ export class ReplayVenue implements MarketDataVenue {
     }
   }
 
+  /** A new order's market, side and price, as the engine holds it (its wire object if not). */
+  private orderInfo(orderId: string): OrderInfo | undefined {
+    const held = this.exchange.heldOrder(this.accountId, orderId);
+    if (held !== undefined) {
+      const market = this.byId.get(held.marketId);
+      return market === undefined
+        ? undefined
+        : { market, side: held.side, priceTicks: held.priceTicks };
+    }
+    const order = this.exchange.getOrder(this.accountId, orderId);
+    const market = this.byId.get(order.market_id);
+    if (market === undefined) return undefined;
+    return {
+      market,
+      side: order.side === 'buy' ? BUY : SELL,
+      priceTicks: order.price === null ? null : market.priceTicks(order.price),
+    };
+  }
+
   private rememberFilledOrder(orderId: string): void {
     if (this.filledOrderIds.has(orderId)) return;
+    const held = this.exchange.heldOrder(this.accountId, orderId);
+    if (held !== undefined) {
+      this.filledOrderIds.set(orderId, {
+        clientOrderId: held.clientOrderId,
+        requestId: held.requestId,
+      });
+      return;
+    }
     let order: Order;
     try {
       order = this.exchange.getOrder(this.accountId, orderId);
@@ -515,6 +539,8 @@ export class ReplayVenue implements MarketDataVenue {
   }
 
   private remainingSteps(market: ReplayMarket, orderId: string): number {
+    const held = this.exchange.heldOrder(this.accountId, orderId);
+    if (held !== undefined) return held.quantitySteps - held.filledSteps;
     const order = this.exchange.getOrder(this.accountId, orderId);
     const quantity = order.quantity === null ? 0 : (market.steps(order.quantity) ?? 0);
     return quantity - (market.steps(order.filled_quantity) ?? 0);
