@@ -251,6 +251,11 @@ export class Exchange implements VenueDriver {
     return this.reads.getOrder(accountId, orderId);
   }
 
+  /** The account's `total_equity` as `getAccount` writes it (equity samples of a replay). */
+  totalEquity(accountId: string): string {
+    return this.reads.totalEquity(accountId);
+  }
+
   /**
    * One of the account's orders as the engine holds it in memory (its active orders and those
    * that ended most recently), undefined when it is not held: what a replay venue reads of an

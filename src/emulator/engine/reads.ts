@@ -25,6 +25,7 @@ import {
   type VenueAccount,
 } from '../../protocol/index.ts';
 import type { OrderRecord } from '../store/store.ts';
+import { formatMoney } from './fixed.ts';
 import type { Accounting } from './accounting.ts';
 import type { EngineContext } from './context.ts';
 import { ExchangeError, invalidRequest } from './errors.ts';
@@ -180,6 +181,11 @@ export class Reads {
 
   getAccount(accountId: string): Account {
     return this.accountWire(this.context.accountOf(accountId));
+  }
+
+  /** The account's `total_equity` as `getAccount` writes it, without the rest of the object. */
+  totalEquity(accountId: string): string {
+    return formatMoney(this.accounting.totalEquity(this.context.accountOf(accountId)));
   }
 
   listVenueAccounts(accountId: string): VenueAccount[] {

@@ -98,6 +98,14 @@ interface OrderInfo {
   readonly priceTicks: number | null;
 }
 
+/** Texts each market keeps parsed, per grid. */
+const PARSED_TEXTS = 8_192;
+
+function remember(cache: Map<string, number | null>, text: string, units: number | null): void {
+  if (cache.size >= PARSED_TEXTS) cache.clear();
+  cache.set(text, units);
+}
+
 class ReplayMarket {
   readonly queues: MarketQueues;
   /** A ticker whose mark the engine has not had yet (the market is not engaged). */
@@ -127,12 +135,30 @@ class ReplayMarket {
     return this.activeOrders > 0 || this.hasPosition;
   }
 
+  /**
+   * Parsed texts: a recording's decoder hands out one string per distinct text, and most prices
+   * and quantities recur from snapshot to snapshot, so a lookup (its hash kept in the string)
+   * spares a parse. Bounded: emptied when full.
+   */
+  private readonly ticksOfText = new Map<string, number | null>();
+  private readonly stepsOfText = new Map<string, number | null>();
+
   priceTicks(text: string): number | null {
-    return this.tick.unitsOf(text) ?? this.tick.roundedUnitsOf(text, 'half-even');
+    let ticks = this.ticksOfText.get(text);
+    if (ticks === undefined) {
+      ticks = this.tick.unitsOf(text) ?? this.tick.roundedUnitsOf(text, 'half-even');
+      remember(this.ticksOfText, text, ticks);
+    }
+    return ticks;
   }
 
   steps(text: string): number | null {
-    return this.step.unitsOf(text) ?? this.step.roundedUnitsOf(text, 'down');
+    let steps = this.stepsOfText.get(text);
+    if (steps === undefined) {
+      steps = this.step.unitsOf(text) ?? this.step.roundedUnitsOf(text, 'down');
+      remember(this.stepsOfText, text, steps);
+    }
+    return steps;
   }
 }
 
@@ -279,7 +305,7 @@ export class ReplayVenue implements MarketDataVenue {
    */
   equity(): string {
     if (this.equityVersion !== this.version || this.lastEquity === null) {
-      this.lastEquity = this.account().total_equity;
+      this.lastEquity = this.exchange.totalEquity(this.accountId);
       this.equityVersion = this.version;
     }
     return this.lastEquity;
