@@ -98,14 +98,6 @@ interface OrderInfo {
   readonly priceTicks: number | null;
 }
 
-/** Texts each market keeps parsed, per grid. */
-const PARSED_TEXTS = 8_192;
-
-function remember(cache: Map<string, number | null>, text: string, units: number | null): void {
-  if (cache.size >= PARSED_TEXTS) cache.clear();
-  cache.set(text, units);
-}
-
 class ReplayMarket {
   readonly queues: MarketQueues;
   /** A ticker whose mark the engine has not had yet (the market is not engaged). */
@@ -135,30 +127,12 @@ class ReplayMarket {
     return this.activeOrders > 0 || this.hasPosition;
   }
 
-  /**
-   * Parsed texts: a recording's decoder hands out one string per distinct text, and most prices
-   * and quantities recur from snapshot to snapshot, so a lookup (its hash kept in the string)
-   * spares a parse. Bounded: emptied when full.
-   */
-  private readonly ticksOfText = new Map<string, number | null>();
-  private readonly stepsOfText = new Map<string, number | null>();
-
   priceTicks(text: string): number | null {
-    let ticks = this.ticksOfText.get(text);
-    if (ticks === undefined) {
-      ticks = this.tick.unitsOf(text) ?? this.tick.roundedUnitsOf(text, 'half-even');
-      remember(this.ticksOfText, text, ticks);
-    }
-    return ticks;
+    return this.tick.unitsOf(text) ?? this.tick.roundedUnitsOf(text, 'half-even');
   }
 
   steps(text: string): number | null {
-    let steps = this.stepsOfText.get(text);
-    if (steps === undefined) {
-      steps = this.step.unitsOf(text) ?? this.step.roundedUnitsOf(text, 'down');
-      remember(this.stepsOfText, text, steps);
-    }
-    return steps;
+    return this.step.unitsOf(text) ?? this.step.roundedUnitsOf(text, 'down');
   }
 }
 
