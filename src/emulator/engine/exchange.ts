@@ -368,6 +368,15 @@ export class Exchange implements VenueDriver {
     };
   }
 
+  /**
+   * Calls `hook` with the market of each user order about to be matched (its submission), before
+   * the book is read: a replay venue brings a recorded book it has held back into the engine
+   * there. Null removes it.
+   */
+  beforeMatching(hook: ((marketId: string) => void) | null): void {
+    this.context.beforeMatching = hook;
+  }
+
   onTicker(listener: TickerListener): () => void {
     const listeners = this.context.tickerListeners;
     listeners.push(listener);

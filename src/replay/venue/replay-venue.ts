@@ -92,10 +92,23 @@ interface ParsedBook {
   readonly asks: DisplayedSide;
 }
 
+interface ClippedLevels {
+  readonly bids: QuoteLevel[];
+  readonly asks: QuoteLevel[];
+}
+
 interface OrderInfo {
   readonly market: ReplayMarket;
   readonly side: BookSide;
   readonly priceTicks: number | null;
+}
+
+/** Whether a snapshot's highest bid reaches its lowest ask (its levels would trade). */
+function crossed(levels: ClippedLevels): boolean {
+  let highestBid = Number.NEGATIVE_INFINITY;
+  for (const level of levels.bids) if (level.priceTicks > highestBid) highestBid = level.priceTicks;
+  for (const level of levels.asks) if (level.priceTicks <= highestBid) return true;
+  return false;
 }
 
 class ReplayMarket {
@@ -105,8 +118,13 @@ class ReplayMarket {
   /** The latest snapshot's record: its book is built when first read (`BatchOptions.deferred`). */
   bookRecord: BookRecord | null = null;
   parsedBook: ParsedBook | null = null;
-  /** Whether the engine holds the latest recorded book. */
+  /** Whether the engine holds the latest recorded book, or holds it back in `heldLevels`. */
   bookInEngine = true;
+  /**
+   * The latest snapshot's levels as they were clipped when it came, not yet in the engine:
+   * posted when something reads the book (a command, a submission, a recorded trade).
+   */
+  heldLevels: ClippedLevels | null = null;
   activeOrders = 0;
   hasPosition = false;
 
@@ -203,6 +221,10 @@ export class ReplayVenue implements MarketDataVenue {
         marketOfOrder: (orderId) => this.orders.get(orderId)?.market.marketId,
         onEngineEvent: (event) => this.onEngineEvent(event),
       },
+    });
+    this.exchange.beforeMatching((marketId) => {
+      const market = this.byId.get(marketId);
+      if (market !== undefined) this.postHeldLevels(market);
     });
   }
 
@@ -328,8 +350,12 @@ export class ReplayVenue implements MarketDataVenue {
       const parsed = this.parsedBook(market)!;
       market.queues.onSnapshot(parsed.bids, parsed.asks);
     }
-    if (market.engaged) this.postBook(market);
-    else market.bookInEngine = false;
+    if (market.engaged) {
+      this.holdBook(market);
+    } else {
+      market.bookInEngine = false;
+      market.heldLevels = null;
+    }
   }
 
   private onTrade(market: ReplayMarket, record: TradeRecord): void {
@@ -343,6 +369,7 @@ export class ReplayVenue implements MarketDataVenue {
     if (priceTicks === null || steps === null || steps <= 0) return;
     const allocation = market.queues.allocate(aggressor, priceTicks, steps);
     if (allocation === null) return;
+    this.postHeldLevels(market);
     const sameSideQuoter = aggressor === SELL ? RECORDED_BIDS : RECORDED_ASKS;
     this.exchange.batch(() => {
       // The recorded liquidity on the account's side would be matched first; it steps aside
@@ -377,13 +404,42 @@ export class ReplayVenue implements MarketDataVenue {
   /** Gives the engine the remembered mark and book of a market about to be traded. */
   private bringUpToDate(market: ReplayMarket): void {
     if (market.pendingTicker !== null) this.applyMark(market, market.pendingTicker);
+    this.postHeldLevels(market);
     if (!market.bookInEngine) this.postBook(market);
   }
 
   private postBook(market: ReplayMarket): void {
     market.bookInEngine = true;
+    market.heldLevels = null;
+    if (market.bookRecord === null) return;
+    this.postLevels(market, this.clippedLevels(market));
+  }
+
+  /**
+   * A snapshot of a market the account trades: clipped now, against the account's resting
+   * orders of now, and held back until something reads the engine's book. Posting it later
+   * leaves the engine as posting it now would have: only a submission adds resting orders, and
+   * one posts the held levels first, so they cross none of the account's orders then either,
+   * and each level's orders keep their order. A snapshot whose bids reach its asks trades as it
+   * is posted (public trades and identifiers), so it is posted at once.
+   */
+  private holdBook(market: ReplayMarket): void {
+    market.bookInEngine = true;
+    market.heldLevels = null;
     if (market.bookRecord === null) return;
     const levels = this.clippedLevels(market);
+    if (crossed(levels)) this.postLevels(market, levels);
+    else market.heldLevels = levels;
+  }
+
+  private postHeldLevels(market: ReplayMarket): void {
+    const levels = market.heldLevels;
+    if (levels === null) return;
+    market.heldLevels = null;
+    this.postLevels(market, levels);
+  }
+
+  private postLevels(market: ReplayMarket, levels: ClippedLevels): void {
     this.exchange.batch(() => {
       // Both sides off before either comes back, so a new side never trades with an old one.
       this.exchange.replaceQuotes(market.marketId, RECORDED_BIDS, [], []);
@@ -393,7 +449,7 @@ export class ReplayVenue implements MarketDataVenue {
   }
 
   /** The latest book without the levels that would trade with the account's resting orders. */
-  private clippedLevels(market: ReplayMarket): { bids: QuoteLevel[]; asks: QuoteLevel[] } {
+  private clippedLevels(market: ReplayMarket): ClippedLevels {
     const parsed = this.parsedBook(market)!;
     const ownBid = market.queues.bestBid();
     const ownAsk = market.queues.bestAsk();
