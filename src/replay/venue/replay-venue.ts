@@ -19,7 +19,9 @@
  *
  * Work the engine does not need is skipped: while the account has no order and no position in a
  * market, its marks and books are only remembered, and brought into the engine when a command
- * for that market arrives. Nothing here reads the wall clock or draws random numbers.
+ * for that market arrives. While it has, each snapshot is clipped when it comes and posted when
+ * something reads the engine's book (`holdBook`); most are replaced before that. Nothing here
+ * reads the wall clock or draws random numbers.
  */
 import type { Observable } from 'rxjs';
 import type { Clock } from '../../core/clock.ts';
