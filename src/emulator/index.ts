@@ -13,7 +13,7 @@ export {
   parseEmulatorConfig,
 } from './config.ts';
 export type { QuoteLevel } from './engine/driver.ts';
-export { Exchange, type KeyRiskLimits } from './engine/exchange.ts';
+export { Exchange, type HeldOrder, type KeyRiskLimits } from './engine/exchange.ts';
 export type { UnitGrid } from './engine/fixed.ts';
 export { BUY, type BookSide, SELL } from './engine/order-book.ts';
 export { Random } from './random.ts';

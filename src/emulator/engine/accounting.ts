@@ -330,6 +330,13 @@ export class Accounting {
     return accountFiguresOfTotals(account.wallet, account.reserved, margin, pnl, crossPnl);
   }
 
+  /** The account's total equity, as in `figures`: the wallet and every position's PnL. */
+  totalEquity(account: AccountState): bigint {
+    let pnl = 0n;
+    for (const position of account.positions.list) pnl += this.positionPnl(position);
+    return account.wallet + pnl;
+  }
+
   /** The account's `available` (only cross positions' PnL enters it). */
   available(account: AccountState): bigint {
     let margin = 0n;

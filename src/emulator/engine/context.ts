@@ -76,6 +76,8 @@ export class EngineContext {
   readonly privateListeners: PrivateEventListener[] = [];
   readonly tickerListeners: TickerListener[] = [];
   routeHealth: RouteHealth = 'ready';
+  /** Called with a user order's market before it is matched (`Exchange.beforeMatching`). */
+  beforeMatching: ((marketId: string) => void) | null = null;
   /** One counter for every identifier and event ordinal (orders, fills, events, positions, trades). */
   nextIdentifier = 1;
   nextBookPriority = 1;

@@ -63,12 +63,14 @@ import type { BookSide } from './order-book.ts';
 import { OrderLifecycle } from './order-lifecycle.ts';
 import { type KeyRiskLimits, OrderPlacement } from './placement.ts';
 import { Persistence } from './persistence.ts';
+import type { HeldOrder } from './state.ts';
 import { type FillListQuery, type OrderListQuery, type PositionListQuery, Reads } from './reads.ts';
 
 export type { CreateAccountOptions } from './commands.ts';
 export { SIMULATION_VALIDITY_MS } from './commands.ts';
 export type { ExchangeOptions, PrivateEventListener, TickerListener } from './context.ts';
 export type { KeyRiskLimits } from './placement.ts';
+export type { HeldOrder } from './state.ts';
 export type { FillListQuery, OrderListQuery, PositionListQuery } from './reads.ts';
 export { ROUTE_CAPABILITIES } from './reads.ts';
 
@@ -249,6 +251,20 @@ export class Exchange implements VenueDriver {
     return this.reads.getOrder(accountId, orderId);
   }
 
+  /** The account's `total_equity` as `getAccount` writes it (equity samples of a replay). */
+  totalEquity(accountId: string): string {
+    return this.reads.totalEquity(accountId);
+  }
+
+  /**
+   * One of the account's orders as the engine holds it in memory (its active orders and those
+   * that ended most recently), undefined when it is not held: what a replay venue reads of an
+   * order without building its wire object. The figures are live: read them right away.
+   */
+  heldOrder(accountId: string, orderId: string): HeldOrder | undefined {
+    return this.reads.heldOrder(accountId, orderId);
+  }
+
   /** The latest order carrying that client id (an amendment's new order keeps it). */
   getOrderByClientId(accountId: string, clientOrderId: string): Order {
     return this.reads.getOrderByClientId(accountId, clientOrderId);
@@ -350,6 +366,15 @@ export class Exchange implements VenueDriver {
       const index = listeners.indexOf(listener);
       if (index >= 0) listeners.splice(index, 1);
     };
+  }
+
+  /**
+   * Calls `hook` with the market of each user order about to be matched (its submission), before
+   * the book is read: a replay venue brings a recorded book it has held back into the engine
+   * there. Null removes it.
+   */
+  beforeMatching(hook: ((marketId: string) => void) | null): void {
+    this.context.beforeMatching = hook;
   }
 
   onTicker(listener: TickerListener): () => void {

@@ -99,6 +99,8 @@ export class MatchingEngine {
 
   private submit(order: OrderState): void {
     if (order.status !== 'PENDING') return;
+    const beforeMatching = this.context.beforeMatching;
+    if (beforeMatching !== null) beforeMatching(order.market.id);
     const lifecycle = this.lifecycle;
     lifecycle.transition(order, 'SUBMITTED');
     const market = order.market;

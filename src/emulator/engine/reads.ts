@@ -25,12 +25,14 @@ import {
   type VenueAccount,
 } from '../../protocol/index.ts';
 import type { OrderRecord } from '../store/store.ts';
+import { formatMoney } from './fixed.ts';
 import type { Accounting } from './accounting.ts';
 import type { EngineContext } from './context.ts';
 import { ExchangeError, invalidRequest } from './errors.ts';
 import { BUY, SELL } from './order-book.ts';
 import {
   type AccountState,
+  type HeldOrder,
   type MarketRuntime,
   OrderState,
   type PositionState,
@@ -181,6 +183,11 @@ export class Reads {
     return this.accountWire(this.context.accountOf(accountId));
   }
 
+  /** The account's `total_equity` as `getAccount` writes it, without the rest of the object. */
+  totalEquity(accountId: string): string {
+    return formatMoney(this.accounting.totalEquity(this.context.accountOf(accountId)));
+  }
+
   listVenueAccounts(accountId: string): VenueAccount[] {
     const account = this.context.accountOf(accountId);
     const wire = this.accountWire(account);
@@ -278,6 +285,12 @@ export class Reads {
   getOrder(accountId: string, orderId: string): Order {
     const order = this.orderOf(this.context.accountOf(accountId), orderId);
     return order instanceof OrderState ? this.orderWire(order) : order;
+  }
+
+  /** The order as held in memory (active or recently ended), or undefined; no wire object. */
+  heldOrder(accountId: string, orderId: string): HeldOrder | undefined {
+    const account = this.context.accountOf(accountId);
+    return account.orders.find(orderId, this.context.identifiers.counterOf(KIND_ORDER, orderId));
   }
 
   /** The latest order carrying that client id (an amendment's new order keeps it). */

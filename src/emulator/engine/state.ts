@@ -152,7 +152,18 @@ const CROSS_FLAG = 32;
  * Thousands of orders stay in memory (see `AccountOrders`), so the object is kept small: the
  * fixed choices of the request share one small integer (`flags`).
  */
-export class OrderState implements RecordSource<OrderRecord> {
+/** What a replay venue reads of an order the engine holds (`Exchange.heldOrder`). */
+export interface HeldOrder {
+  readonly marketId: string;
+  readonly side: BookSide;
+  readonly priceTicks: number | null;
+  readonly quantitySteps: number;
+  readonly filledSteps: number;
+  readonly clientOrderId: string;
+  readonly requestId: string | null;
+}
+
+export class OrderState implements RecordSource<OrderRecord>, HeldOrder {
   /** Listed in the current unit of work's changes. */
   dirty = false;
   storeMark: unknown = null;
@@ -202,6 +213,10 @@ export class OrderState implements RecordSource<OrderRecord> {
       (postOnly ? POST_ONLY_FLAG : 0) |
       (reduceOnly ? REDUCE_ONLY_FLAG : 0) |
       (marginMode === 'cross' ? CROSS_FLAG : 0);
+  }
+
+  get marketId(): string {
+    return this.market.id;
   }
 
   /** Not a synthetic quote (see `BookOwner`). */

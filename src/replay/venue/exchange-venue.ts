@@ -60,6 +60,8 @@ import { toVenueFailure } from '../../runtime/venue-error.ts';
 import type { LatencyModel } from './latency.ts';
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
+// Module-local: under tsx an imported constant is read through a getter at each use.
+const TERMINAL = TERMINAL_ORDER_STATUSES;
 const POSITION_PAGE = 500;
 
 /**
@@ -482,7 +484,7 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
 
   private onEngineEvent(event: PrivateEvent): void {
     if (event.type === 'authoritative_status') {
-      if (TERMINAL_ORDER_STATUSES.has(event.data.to_state)) {
+      if (TERMINAL.has(event.data.to_state)) {
         this.activeOrders.delete(event.data.entity_id);
       } else {
         this.activeOrders.add(event.data.entity_id);

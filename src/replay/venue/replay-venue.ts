@@ -19,7 +19,9 @@
  *
  * Work the engine does not need is skipped: while the account has no order and no position in a
  * market, its marks and books are only remembered, and brought into the engine when a command
- * for that market arrives. Nothing here reads the wall clock or draws random numbers.
+ * for that market arrives. While it has, each snapshot is clipped when it comes and posted when
+ * something reads the engine's book (`holdBook`); most are replaced before that. Nothing here
+ * reads the wall clock or draws random numbers.
  */
 import type { Observable } from 'rxjs';
 import type { Clock } from '../../core/clock.ts';
@@ -81,6 +83,9 @@ export interface ReplayVenueOptions {
   readonly candleHistory?: CandleHistory | null;
 }
 
+// Module-local: under tsx an imported constant is read through a getter at each use.
+const TERMINAL = TERMINAL_ORDER_STATUSES;
+
 /** Engine events and fills the replay's store keeps per account (nothing reads them back). */
 export const REPLAY_RETAINED_RECORDS = 1_000;
 
@@ -89,10 +94,23 @@ interface ParsedBook {
   readonly asks: DisplayedSide;
 }
 
+interface ClippedLevels {
+  readonly bids: QuoteLevel[];
+  readonly asks: QuoteLevel[];
+}
+
 interface OrderInfo {
   readonly market: ReplayMarket;
   readonly side: BookSide;
   readonly priceTicks: number | null;
+}
+
+/** Whether a snapshot's highest bid reaches its lowest ask (its levels would trade). */
+function crossed(levels: ClippedLevels): boolean {
+  let highestBid = Number.NEGATIVE_INFINITY;
+  for (const level of levels.bids) if (level.priceTicks > highestBid) highestBid = level.priceTicks;
+  for (const level of levels.asks) if (level.priceTicks <= highestBid) return true;
+  return false;
 }
 
 class ReplayMarket {
@@ -102,8 +120,13 @@ class ReplayMarket {
   /** The latest snapshot's record: its book is built when first read (`BatchOptions.deferred`). */
   bookRecord: BookRecord | null = null;
   parsedBook: ParsedBook | null = null;
-  /** Whether the engine holds the latest recorded book. */
+  /** Whether the engine holds the latest recorded book, or holds it back in `heldLevels`. */
   bookInEngine = true;
+  /**
+   * The latest snapshot's levels as they were clipped when it came, not yet in the engine:
+   * posted when something reads the book (a command, a submission, a recorded trade).
+   */
+  heldLevels: ClippedLevels | null = null;
   activeOrders = 0;
   hasPosition = false;
 
@@ -201,6 +224,10 @@ export class ReplayVenue implements MarketDataVenue {
         onEngineEvent: (event) => this.onEngineEvent(event),
       },
     });
+    this.exchange.beforeMatching((marketId) => {
+      const market = this.byId.get(marketId);
+      if (market !== undefined) this.postHeldLevels(market);
+    });
   }
 
   // ------------------------------------------------------------------ MarketDataVenue
@@ -276,7 +303,7 @@ export class ReplayVenue implements MarketDataVenue {
    */
   equity(): string {
     if (this.equityVersion !== this.version || this.lastEquity === null) {
-      this.lastEquity = this.account().total_equity;
+      this.lastEquity = this.exchange.totalEquity(this.accountId);
       this.equityVersion = this.version;
     }
     return this.lastEquity;
@@ -325,8 +352,12 @@ export class ReplayVenue implements MarketDataVenue {
       const parsed = this.parsedBook(market)!;
       market.queues.onSnapshot(parsed.bids, parsed.asks);
     }
-    if (market.engaged) this.postBook(market);
-    else market.bookInEngine = false;
+    if (market.engaged) {
+      this.holdBook(market);
+    } else {
+      market.bookInEngine = false;
+      market.heldLevels = null;
+    }
   }
 
   private onTrade(market: ReplayMarket, record: TradeRecord): void {
@@ -340,6 +371,7 @@ export class ReplayVenue implements MarketDataVenue {
     if (priceTicks === null || steps === null || steps <= 0) return;
     const allocation = market.queues.allocate(aggressor, priceTicks, steps);
     if (allocation === null) return;
+    this.postHeldLevels(market);
     const sameSideQuoter = aggressor === SELL ? RECORDED_BIDS : RECORDED_ASKS;
     this.exchange.batch(() => {
       // The recorded liquidity on the account's side would be matched first; it steps aside
@@ -374,13 +406,42 @@ export class ReplayVenue implements MarketDataVenue {
   /** Gives the engine the remembered mark and book of a market about to be traded. */
   private bringUpToDate(market: ReplayMarket): void {
     if (market.pendingTicker !== null) this.applyMark(market, market.pendingTicker);
+    this.postHeldLevels(market);
     if (!market.bookInEngine) this.postBook(market);
   }
 
   private postBook(market: ReplayMarket): void {
     market.bookInEngine = true;
+    market.heldLevels = null;
+    if (market.bookRecord === null) return;
+    this.postLevels(market, this.clippedLevels(market));
+  }
+
+  /**
+   * A snapshot of a market the account trades: clipped now, against the account's resting
+   * orders of now, and held back until something reads the engine's book. Posting it later
+   * leaves the engine as posting it now would have: only a submission adds resting orders, and
+   * one posts the held levels first, so they cross none of the account's orders then either,
+   * and each level's orders keep their order. A snapshot whose bids reach its asks trades as it
+   * is posted (public trades and identifiers), so it is posted at once.
+   */
+  private holdBook(market: ReplayMarket): void {
+    market.bookInEngine = true;
+    market.heldLevels = null;
     if (market.bookRecord === null) return;
     const levels = this.clippedLevels(market);
+    if (crossed(levels)) this.postLevels(market, levels);
+    else market.heldLevels = levels;
+  }
+
+  private postHeldLevels(market: ReplayMarket): void {
+    const levels = market.heldLevels;
+    if (levels === null) return;
+    market.heldLevels = null;
+    this.postLevels(market, levels);
+  }
+
+  private postLevels(market: ReplayMarket, levels: ClippedLevels): void {
     this.exchange.batch(() => {
       // Both sides off before either comes back, so a new side never trades with an old one.
       this.exchange.replaceQuotes(market.marketId, RECORDED_BIDS, [], []);
@@ -390,7 +451,7 @@ export class ReplayVenue implements MarketDataVenue {
   }
 
   /** The latest book without the levels that would trade with the account's resting orders. */
-  private clippedLevels(market: ReplayMarket): { bids: QuoteLevel[]; asks: QuoteLevel[] } {
+  private clippedLevels(market: ReplayMarket): ClippedLevels {
     const parsed = this.parsedBook(market)!;
     const ownBid = market.queues.bestBid();
     const ownAsk = market.queues.bestAsk();
@@ -458,19 +519,13 @@ export class ReplayVenue implements MarketDataVenue {
     let info = this.orders.get(orderId);
     if (info === undefined) {
       if (from !== null) return;
-      const order = this.exchange.getOrder(this.accountId, orderId);
-      const market = this.byId.get(order.market_id);
-      if (market === undefined) return;
-      info = {
-        market,
-        side: order.side === 'buy' ? BUY : SELL,
-        priceTicks: order.price === null ? null : market.priceTicks(order.price),
-      };
+      info = this.orderInfo(orderId);
+      if (info === undefined) return;
       this.orders.set(orderId, info);
-      market.activeOrders++;
+      info.market.activeOrders++;
     }
     const market = info.market;
-    if (TERMINAL_ORDER_STATUSES.has(to)) {
+    if (TERMINAL.has(to)) {
       market.queues.remove(orderId);
       market.activeOrders--;
       this.orders.delete(orderId);
@@ -492,8 +547,35 @@ export class ReplayVenue implements MarketDataVenue {
     }
   }
 
+  /** A new order's market, side and price, as the engine holds it (its wire object if not). */
+  private orderInfo(orderId: string): OrderInfo | undefined {
+    const held = this.exchange.heldOrder(this.accountId, orderId);
+    if (held !== undefined) {
+      const market = this.byId.get(held.marketId);
+      return market === undefined
+        ? undefined
+        : { market, side: held.side, priceTicks: held.priceTicks };
+    }
+    const order = this.exchange.getOrder(this.accountId, orderId);
+    const market = this.byId.get(order.market_id);
+    if (market === undefined) return undefined;
+    return {
+      market,
+      side: order.side === 'buy' ? BUY : SELL,
+      priceTicks: order.price === null ? null : market.priceTicks(order.price),
+    };
+  }
+
   private rememberFilledOrder(orderId: string): void {
     if (this.filledOrderIds.has(orderId)) return;
+    const held = this.exchange.heldOrder(this.accountId, orderId);
+    if (held !== undefined) {
+      this.filledOrderIds.set(orderId, {
+        clientOrderId: held.clientOrderId,
+        requestId: held.requestId,
+      });
+      return;
+    }
     let order: Order;
     try {
       order = this.exchange.getOrder(this.accountId, orderId);
@@ -515,6 +597,8 @@ export class ReplayVenue implements MarketDataVenue {
   }
 
   private remainingSteps(market: ReplayMarket, orderId: string): number {
+    const held = this.exchange.heldOrder(this.accountId, orderId);
+    if (held !== undefined) return held.quantitySteps - held.filledSteps;
     const order = this.exchange.getOrder(this.accountId, orderId);
     const quantity = order.quantity === null ? 0 : (market.steps(order.quantity) ?? 0);
     return quantity - (market.steps(order.filled_quantity) ?? 0);

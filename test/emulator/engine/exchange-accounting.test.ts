@@ -116,6 +116,11 @@ describe('margin', () => {
       available: '256.8',
       unrealized_pnl: '-100',
     });
+    // the equity alone (a replay's equity samples) is the account's total_equity
+    expect(harness.exchange.totalEquity(account)).toBe('896.8');
+    expect(harness.exchange.totalEquity(account)).toBe(
+      harness.exchange.getAccount(account).total_equity,
+    );
     // a rich account's cross position has no liquidation price
     const rich = harness.exchange.createAccount({ startingBalance: '1000000' });
     tradeAt(harness, rich, 'buy', '63000', '0.1', { margin_mode: 'cross' });

@@ -143,6 +143,31 @@ describe('order lifecycle', () => {
     ]);
   });
 
+  it('calls the beforeMatching hook at submission, before the book is read', () => {
+    const harness = openHarness();
+    const { exchange } = harness;
+    const account = exchange.createAccount();
+    const seen: string[] = [];
+    exchange.beforeMatching((marketId) => {
+      seen.push(marketId);
+      // Liquidity that arrives here is what the order meets (an ask at 64000, 0.5 ticks).
+      exchange.replaceQuotes(marketId, 'late-quoter', [], [{ priceTicks: 128_000, steps: 100 }]);
+    });
+    const order = exchange.placeOrder(account, request({ price: '64000', quantity: '0.1' }));
+    expect(seen).toEqual([]);
+    expect(exchange.bestAsk('BTC-PERP')).toBeNull();
+    harness.settle();
+    expect(seen).toEqual(['BTC-PERP']);
+    expect(exchange.getOrder(account, order.order_id)).toMatchObject({
+      status: 'FILLED',
+      filled_quantity: '0.1',
+    });
+    exchange.beforeMatching(null);
+    exchange.placeOrder(account, request({ price: '63000', quantity: '0.1' }));
+    harness.settle();
+    expect(seen).toEqual(['BTC-PERP']);
+  });
+
   it('rests the unfilled part of a GTC order and cancels that of an IOC order', () => {
     const harness = openHarness();
     const { exchange } = harness;

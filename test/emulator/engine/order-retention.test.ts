@@ -149,7 +149,21 @@ describe('orders kept in memory', () => {
     for (const order of kept) {
       expect(exchange.getOrder(account, order.order_id).status).toBe('CANCELLED');
     }
+    // what a replay reads of an order held in memory: the wire order's figures, in units
+    expect(exchange.heldOrder(account, resting!.order_id)).toMatchObject({
+      marketId: resting!.market_id,
+      side: resting!.side === 'buy' ? 0 : 1,
+      priceTicks: Number(resting!.price) * 2,
+      quantitySteps: Number(resting!.quantity) * 1000,
+      filledSteps: 0,
+      clientOrderId: resting!.client_order_id,
+      requestId: resting!.request_id,
+    });
+    expect(exchange.heldOrder(account, kept[0]!.order_id)?.clientOrderId).toBe(
+      kept[0]!.client_order_id,
+    );
     for (const order of ended.slice(0, -3)) {
+      expect(exchange.heldOrder(account, order.order_id)).toBeUndefined();
       expect(attempt(() => exchange.getOrder(account, order.order_id))).toBe('ORDER_NOT_FOUND');
       expect(attempt(() => exchange.cancelOrder(account, order.order_id, 'late'))).toBe(
         'ORDER_NOT_FOUND',

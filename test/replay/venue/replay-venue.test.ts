@@ -125,8 +125,34 @@ describe('replay venue: queue position of resting orders', () => {
       ],
     );
     expect(h.venue.fills).toEqual([]);
+    // The snapshot reaches the engine when something reads its book (here the next order),
+    // clipped against the orders that rested when it came.
+    await h.send(limit('order-0002', 'buy', '90', '1'));
     expect(h.venue.exchange.bestAsk(MARKET)).toBe(103);
     expect(h.venue.exchange.bestBid(MARKET)).toBe(99);
+  });
+
+  it('clips a held-back snapshot against the orders resting when it came, not when it is posted', async () => {
+    const h = harness();
+    h.ticker('100');
+    h.book([['99', '5']], [['101', '5']]);
+    const resting = (await h.send(limit('order-0001', 'buy', '99', '2'))) as Order;
+    h.book(
+      [['97', '5']],
+      [
+        ['98', '5'],
+        ['103', '5'],
+      ],
+    );
+    // Cancelling the order that clipped the ask at 98 does not bring that level back.
+    await h.send({
+      endpoint: 'cancelOrder',
+      params: { order_id: resting.order_id },
+      body: { request_id: 'cancel-0001' },
+    });
+    await h.send(marketOrder('order-0002', 'buy', '1'));
+    await h.advance(10);
+    expect(fillsOf(h)).toEqual([{ price: '103', quantity: '1', maker: false, fee: '0.0515' }]);
   });
 });
 
