@@ -468,8 +468,24 @@ export const KnownPrivateEventReading = z.discriminatedUnion('type', [
 ]);
 export type KnownPrivateEventReading = z.infer<typeof KnownPrivateEventReading>;
 
-/** An item of GET /v1/events or a private frame as read: a known event, or another one. */
-export const PrivateEventReading = z.union([KnownPrivateEventReading, OtherPrivateEvent]);
+/**
+ * An item of GET /v1/events or a private frame as read: a known event, or another one. Chosen by
+ * `type` rather than as a union, so a known event that breaks its schema is reported by the
+ * field that breaks it.
+ */
+export const PrivateEventReading = z
+  .unknown()
+  .transform((value, context): KnownPrivateEventReading | OtherPrivateEvent => {
+    const type = typeof value === 'object' && value !== null ? Reflect.get(value, 'type') : null;
+    const schema = isKnownPrivateEventType(type) ? KnownPrivateEventReading : OtherPrivateEvent;
+    const parsed = schema.safeParse(value);
+    if (parsed.success) return parsed.data;
+    // The inner issues as they are (paths below the event's), so the report names the field.
+    for (const issue of parsed.error.issues) {
+      context.issues.push({ ...issue, input: value } as z.core.$ZodRawIssue);
+    }
+    return z.NEVER;
+  });
 export type PrivateEventReading = z.infer<typeof PrivateEventReading>;
 
 export function isKnownPrivateEvent(event: PrivateEventReading): event is KnownPrivateEventReading {
