@@ -14,20 +14,20 @@ import { BehaviorSubject, filter, Observable, Subject } from 'rxjs';
 import WebSocket from 'ws';
 import { type Clock, systemClock, type TimerHandle } from '../core/clock.ts';
 import {
-  type AccountEvent,
-  type CancelAllAfterTriggeredEvent,
+  type AccountEventReading,
+  type CancelAllAfterTriggeredEventReading,
   type Channel,
   channelScope,
-  type FillEvent,
+  type FillEventReading,
   isPublicChannel,
-  type LiquidationEvent,
+  type KnownPrivateEventReading,
+  type LiquidationEventReading,
   type OrderStatusEvent,
-  type PositionEvent,
+  type PositionEventReading,
   type PrivateChannel,
   PrivateChannel as PrivateChannelSchema,
   isKnownPrivateEvent,
   type OtherPrivateEvent,
-  type PrivateEvent,
   type PrivateEventReading,
   type PublicChannel,
   readServerFrame,
@@ -66,7 +66,7 @@ export type ConnectionState =
   | 'failed';
 
 export type TickerFrame = TickerSnapshotFrame | TickerUpdateFrame;
-export type RiskEvent = CancelAllAfterTriggeredEvent | LiquidationEvent;
+export type RiskEvent = CancelAllAfterTriggeredEventReading | LiquidationEventReading;
 
 /** Fail closed: private events are not trustworthy until the runtime reconciles. */
 export interface ResyncSignal {
@@ -198,7 +198,7 @@ export class StreamClient {
   private startFromHead: boolean;
 
   private readonly stateSubject = new BehaviorSubject<ConnectionState>('idle');
-  private readonly eventSubject = new Subject<PrivateEvent>();
+  private readonly eventSubject = new Subject<KnownPrivateEventReading>();
   private readonly otherEventSubject = new Subject<OtherPrivateEvent>();
   private readonly otherFrameSubject = new Subject<Readonly<Record<string, unknown>>>();
   private readonly tickerSubject = new Subject<TickerFrame>();
@@ -207,19 +207,22 @@ export class StreamClient {
 
   /** Connection state. */
   readonly state$: Observable<ConnectionState> = this.stateSubject.asObservable();
-  /** Every private event, exactly once, in sequence order. */
-  readonly events$: Observable<PrivateEvent> = this.eventSubject.asObservable();
+  /**
+   * Every private event of a known type, exactly once, in sequence order; fields beyond the
+   * ones the client checks are kept (contract section 7), except on the order event.
+   */
+  readonly events$: Observable<KnownPrivateEventReading> = this.eventSubject.asObservable();
   readonly orders$: Observable<OrderStatusEvent> = this.events$.pipe(
     filter((event): event is OrderStatusEvent => event.channel === 'orders'),
   );
-  readonly fills$: Observable<FillEvent> = this.events$.pipe(
-    filter((event): event is FillEvent => event.channel === 'fills'),
+  readonly fills$: Observable<FillEventReading> = this.events$.pipe(
+    filter((event): event is FillEventReading => event.channel === 'fills'),
   );
-  readonly positions$: Observable<PositionEvent> = this.events$.pipe(
-    filter((event): event is PositionEvent => event.channel === 'positions'),
+  readonly positions$: Observable<PositionEventReading> = this.events$.pipe(
+    filter((event): event is PositionEventReading => event.channel === 'positions'),
   );
-  readonly account$: Observable<AccountEvent> = this.events$.pipe(
-    filter((event): event is AccountEvent => event.channel === 'account'),
+  readonly account$: Observable<AccountEventReading> = this.events$.pipe(
+    filter((event): event is AccountEventReading => event.channel === 'account'),
   );
   readonly risk$: Observable<RiskEvent> = this.events$.pipe(
     filter((event): event is RiskEvent => event.channel === 'risk'),

@@ -332,8 +332,8 @@ export type EventsPage = z.infer<typeof EventsPage>;
 // ---------------------------------------------------------------------------------------------
 // What a client reads (contract section 7). The schemas above are what the emulator sends. The
 // interface does not show the confirmation, `authenticated`, `pong`, heartbeat and error frames,
-// nor event types beyond the order event: a client reads the fields it uses from them, keeps
-// the rest, and passes unknown frame and event types on instead of refusing them.
+// nor event types and payloads beyond the order event: a client reads the fields it uses from
+// them, keeps the rest, and passes unknown frame and event types on instead of refusing them.
 
 const FrameRequestIdReading = z.string().nullable().optional();
 
@@ -405,11 +405,90 @@ export const OtherPrivateEvent = z.looseObject({
 });
 export type OtherPrivateEvent = z.infer<typeof OtherPrivateEvent>;
 
-/** An item of GET /v1/events or a private frame as read: a known event, or another one. */
-export const PrivateEventReading = z.union([PrivateEvent, OtherPrivateEvent]);
+/**
+ * A known private event other than the order event, as read: the envelope as the emulator sends
+ * it, with further envelope fields kept; `data` checked field by field with further fields kept.
+ */
+function privateEventReading<
+  const Channel extends PrivateChannel,
+  const Type extends string,
+  Shape extends z.ZodRawShape,
+>(channel: Channel, type: Type, data: Shape) {
+  return z.looseObject({
+    version: WireVersion,
+    sequence: z.int().min(1),
+    event_id: z.uuid(),
+    occurred_at: Rfc3339Utc,
+    channel: z.literal(channel),
+    type: z.literal(type),
+    data: z.looseObject(data),
+  });
+}
+
+// The payloads keep every field of their strict shape: the client hands them on under those
+// types (a fill as the `Fill` of the tracker, journal and strategy API; every event to the live
+// recorder as a `PrivateEvent`; risk events to the dead-man), so no field may go missing. The
+// runtime itself reads fill_id, order_id, market_id, side, quantity, price, fee, is_maker and
+// occurred_at of a fill, deadline_at and triggered_at of a cancel_all_after trigger, and no
+// field of the position, account and liquidation payloads.
+
+export const FillEventReading = privateEventReading('fills', 'fill', Fill.shape);
+export type FillEventReading = z.infer<typeof FillEventReading>;
+
+export const PositionEventReading = privateEventReading('positions', 'position', Position.shape);
+export type PositionEventReading = z.infer<typeof PositionEventReading>;
+
+export const AccountEventReading = privateEventReading('account', 'account', Account.shape);
+export type AccountEventReading = z.infer<typeof AccountEventReading>;
+
+export const CancelAllAfterTriggeredEventReading = privateEventReading(
+  'risk',
+  'cancel_all_after.triggered',
+  CancelAllAfterTriggeredData.shape,
+);
+export type CancelAllAfterTriggeredEventReading = z.infer<
+  typeof CancelAllAfterTriggeredEventReading
+>;
+
+export const LiquidationEventReading = privateEventReading(
+  'risk',
+  'liquidation',
+  LiquidationData.shape,
+);
+export type LiquidationEventReading = z.infer<typeof LiquidationEventReading>;
+
+/** A known private event as read: the order event exactly as the interface shows it. */
+export const KnownPrivateEventReading = z.discriminatedUnion('type', [
+  OrderStatusEvent,
+  FillEventReading,
+  PositionEventReading,
+  AccountEventReading,
+  CancelAllAfterTriggeredEventReading,
+  LiquidationEventReading,
+]);
+export type KnownPrivateEventReading = z.infer<typeof KnownPrivateEventReading>;
+
+/**
+ * An item of GET /v1/events or a private frame as read: a known event, or another one. Chosen by
+ * `type` rather than as a union, so a known event that breaks its schema is reported by the
+ * field that breaks it.
+ */
+export const PrivateEventReading = z
+  .unknown()
+  .transform((value, context): KnownPrivateEventReading | OtherPrivateEvent => {
+    const type = typeof value === 'object' && value !== null ? Reflect.get(value, 'type') : null;
+    const schema = isKnownPrivateEventType(type) ? KnownPrivateEventReading : OtherPrivateEvent;
+    const parsed = schema.safeParse(value);
+    if (parsed.success) return parsed.data;
+    // The inner issues as they are (paths below the event's), so the report names the field.
+    for (const issue of parsed.error.issues) {
+      context.issues.push({ ...issue, input: value } as z.core.$ZodRawIssue);
+    }
+    return z.NEVER;
+  });
 export type PrivateEventReading = z.infer<typeof PrivateEventReading>;
 
-export function isKnownPrivateEvent(event: PrivateEventReading): event is PrivateEvent {
+export function isKnownPrivateEvent(event: PrivateEventReading): event is KnownPrivateEventReading {
   return isKnownPrivateEventType(event.type);
 }
 
@@ -475,9 +554,10 @@ function issueText(error: z.ZodError): string {
 
 /**
  * Reads one server frame (already JSON-parsed). Known types are checked: strictly where the
- * interface lists the fields (ticker data, the known private events), liberally where it does
- * not. A frame of an unknown type is an event when it carries a channel, an integer sequence
- * and an event id, and "other" otherwise; neither is refused.
+ * interface lists the fields (ticker data, the order event), liberally where it does not (the
+ * other private events keep further fields). A frame of an unknown type is an event when it
+ * carries a channel, an integer sequence and an event id, and "other" otherwise; neither is
+ * refused.
  */
 export function readServerFrame(document: unknown): ServerFrameReading {
   if (typeof document !== 'object' || document === null || Array.isArray(document)) {
@@ -501,7 +581,7 @@ export function readServerFrame(document: unknown): ServerFrameReading {
     return { kind: 'ticker', frame: parsed.data };
   }
   if (isKnownPrivateEventType(type)) {
-    const parsed = PrivateEvent.safeParse(document);
+    const parsed = KnownPrivateEventReading.safeParse(document);
     if (!parsed.success) {
       return { kind: 'malformed', problem: `a ${type} event: ${issueText(parsed.error)}` };
     }

@@ -7,7 +7,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RestClient } from '../../src/client/index.ts';
 import { type VenueError, isVenueError } from '../../src/client/index.ts';
 import { VirtualClock } from '../../src/core/clock.ts';
-import type { OtherPrivateEvent, PrivateEvent } from '../../src/protocol/index.ts';
+import type {
+  KnownPrivateEventReading,
+  OtherPrivateEvent,
+  PrivateEvent,
+} from '../../src/protocol/index.ts';
 import { toVenueFailure } from '../../src/runtime/venue-error.ts';
 import { classifyFailure } from '../../src/runtime/execution/classify.ts';
 import * as fixtures from '../protocol/fixtures.ts';
@@ -95,6 +99,35 @@ describe('REST: what the interface leaves open is read, not refused', () => {
     expect(events[1]).toEqual(marginCallEvent(2));
     // The second page was asked after the highest sequence of the first.
     expect(service.requests.filter((line) => line === 'GET /v1/events')).toHaveLength(2);
+  });
+
+  it('pages fill, position, account and risk events with further fields, keeping them', async () => {
+    const events = fixtures.payloadEvents(1).map(fixtures.withExtraFields);
+    service.override(({ path, query }) =>
+      path === '/v1/events'
+        ? {
+            status: 200,
+            body: { data: Number(query.get('after_sequence')) < 5 ? events : [], has_more: false },
+          }
+        : undefined,
+    );
+    const rest = client();
+    const read = [];
+    for await (const event of rest.iterateEvents({ after_sequence: 0 })) read.push(event);
+    expect(read).toEqual(events);
+
+    // A fill that lacks a field the client uses is refused, naming it.
+    const broken = { ...events[0]!, data: { ...(events[0]!.data as object), fee: 0.3 } };
+    service.override(({ path }) =>
+      path === '/v1/events'
+        ? { status: 200, body: { data: [broken], has_more: false } }
+        : undefined,
+    );
+    const error = await failure(rest.listEvents({ after_sequence: 0 }));
+    expect(error.code).toBe('MALFORMED_RESPONSE');
+    expect(error.details).toMatchObject({
+      issues: [{ type: 'string_type', loc: ['body', 'data', 0, 'data', 'fee'] }],
+    });
   });
 
   it('keeps simulation issues of any shape, and an order provenance and error of any shape', async () => {
@@ -288,5 +321,34 @@ describe('stream: open frames read liberally, unknown types passed on', () => {
     expect(errors.map((error) => error.code)).toEqual(['MALFORMED_RESPONSE']);
     expect(errors[0]?.message).toContain('authoritative_status');
     expect(stream.state).toBe('live');
+  });
+
+  it('delivers fill, position, account and risk events with further fields, keeping them', async () => {
+    const rest = client();
+    const stream = virtualStreamClient(rest, clock, {
+      privateChannels: ['orders', 'fills', 'positions', 'account', 'risk'],
+    });
+    closers.push(() => stream.close());
+    const events: KnownPrivateEventReading[] = [];
+    const fills: unknown[] = [];
+    const errors: VenueError[] = [];
+    stream.events$.subscribe((event) => events.push(event));
+    stream.fills$.subscribe((event) => fills.push(event.data));
+    stream.errors$.subscribe((error) => errors.push(error));
+    await stream.connect();
+
+    const sent = fixtures.payloadEvents(1).map(fixtures.withExtraFields);
+    const fill = sent[0]!;
+    // A fill whose quantity is a number: malformed, and its sequence is not counted.
+    service.broadcast({ ...fill, data: { ...(fill.data as object), quantity: 0.01 } });
+    for (const event of sent) service.broadcast(event);
+    await until(() => events.length === sent.length, 'the events');
+
+    expect(events).toEqual(sent);
+    expect(fills).toEqual([fill.data]);
+    expect(stream.lastSequence).toBe(5);
+    expect(errors.map((error) => error.code)).toEqual(['MALFORMED_RESPONSE']);
+    expect(errors[0]?.message).toContain('data.quantity');
+    expect(stream.statistics()).toMatchObject({ malformedFrames: 1, otherEvents: 0, delivered: 5 });
   });
 });

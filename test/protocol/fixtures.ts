@@ -266,6 +266,53 @@ export function orderStatusEvent(sequence: number): Record<string, unknown> {
   };
 }
 
+/** A private event on `channel` of `type` carrying `data`, its envelope as the emulator sends. */
+export function privateEvent(
+  channel: string,
+  type: string,
+  sequence: number,
+  data: Record<string, unknown>,
+): Record<string, unknown> {
+  return {
+    version: 1,
+    channel,
+    sequence,
+    event_id: uuid(sequence),
+    type,
+    occurred_at: TIME,
+    data,
+  };
+}
+
+/** One valid event of every known type but the order event, at sequences from `first`. */
+export function payloadEvents(first = 1): Record<string, unknown>[] {
+  return [
+    privateEvent('fills', 'fill', first, fill()),
+    privateEvent('positions', 'position', first + 1, position()),
+    privateEvent('account', 'account', first + 2, account()),
+    privateEvent('risk', 'cancel_all_after.triggered', first + 3, {
+      deadline_at: TIME,
+      triggered_at: TIME,
+      cancelled_order_ids: ['ord-1'],
+    }),
+    privateEvent('risk', 'liquidation', first + 4, {
+      position_id: 'pos-00000001',
+      market_id: 'BTC-USD',
+      price: '70000',
+      quantity: '0.5',
+    }),
+  ];
+}
+
+/** `event` with a field of a real deployment's own in its envelope and in its data. */
+export function withExtraFields(event: Record<string, unknown>): Record<string, unknown> {
+  return {
+    ...event,
+    shard: 'eu-1',
+    data: { ...(event.data as Record<string, unknown>), venue_note: { tier: 2, tags: ['a'] } },
+  };
+}
+
 /** The issues a wire validation reports, or [] when the input is valid. */
 export function issuesOf(
   schema: z.ZodType,

@@ -5,7 +5,9 @@
 import { describe, expect, it } from 'vitest';
 import {
   EventsPageReading,
+  KnownPrivateEventReading,
   nextAfterSequence,
+  PrivateEvent,
   readRouteReadiness,
   readServerFrame,
   RouteReadiness,
@@ -157,5 +159,108 @@ describe('server frames', () => {
       kind: 'malformed',
       problem: 'a frame has no type',
     });
+  });
+});
+
+describe('private events other than the order event', () => {
+  const cases = fixtures.payloadEvents(1).map((event) => [event.type as string, event] as const);
+
+  it.each(cases)(
+    'a %s event keeps a further envelope field and a further data field',
+    (_, event) => {
+      const extended = fixtures.withExtraFields(event);
+      expect(readServerFrame(extended)).toEqual({ kind: 'event', frame: extended });
+      expect(KnownPrivateEventReading.parse(extended)).toEqual(extended);
+      // What the emulator sends stays exact: its own schema refuses both fields.
+      expect(PrivateEvent.safeParse(extended).success).toBe(false);
+      expect(PrivateEvent.parse(event)).toEqual(event);
+    },
+  );
+
+  function changed(
+    event: Record<string, unknown>,
+    data: Record<string, unknown>,
+  ): Record<string, unknown> {
+    return { ...event, data: { ...(event.data as Record<string, unknown>), ...data } };
+  }
+
+  function without(event: Record<string, unknown>, field: string): Record<string, unknown> {
+    const data = { ...(event.data as Record<string, unknown>) };
+    delete data[field];
+    return { ...event, data };
+  }
+
+  it('refuses a missing or mistyped payload field, naming it', () => {
+    const [fill, position, account, trigger, liquidation] = fixtures
+      .payloadEvents(1)
+      .map(fixtures.withExtraFields) as [
+      Record<string, unknown>,
+      Record<string, unknown>,
+      Record<string, unknown>,
+      Record<string, unknown>,
+      Record<string, unknown>,
+    ];
+    const problems = [
+      readServerFrame(without(fill, 'fee')),
+      readServerFrame(changed(fill, { quantity: 0.01 })),
+      readServerFrame(changed(fill, { price: 'about 65000' })),
+      readServerFrame(changed(position, { quantity: 0.5 })),
+      readServerFrame(without(account, 'total_equity')),
+      readServerFrame(changed(trigger, { deadline_at: 'soon' })),
+      readServerFrame(without(liquidation, 'price')),
+    ].map((reading) => (reading.kind === 'malformed' ? reading.problem : reading.kind));
+    expect(problems).toEqual([
+      expect.stringMatching(/^a fill event: data\.fee: /),
+      expect.stringMatching(/^a fill event: data\.quantity: /),
+      expect.stringMatching(/^a fill event: data\.price: /),
+      expect.stringMatching(/^a position event: data\.quantity: /),
+      expect.stringMatching(/^an? account event: data\.total_equity: /),
+      expect.stringMatching(/^a cancel_all_after\.triggered event: data\.deadline_at: /),
+      expect.stringMatching(/^a liquidation event: data\.price: /),
+    ]);
+  });
+
+  it('refuses a broken envelope of a known type, and data that is not an object', () => {
+    const fill = fixtures.withExtraFields(fixtures.payloadEvents(1)[0]!);
+    const { event_id: _, ...withoutId } = fill;
+    const readings = [
+      readServerFrame(withoutId),
+      readServerFrame({ ...fill, sequence: '1' }),
+      readServerFrame({ ...fill, channel: 'orders' }),
+      readServerFrame({ ...fill, occurred_at: 'yesterday' }),
+      readServerFrame({ ...fill, data: ['fill-1'] }),
+    ];
+    expect(
+      readings.map((reading) => (reading.kind === 'malformed' ? reading.problem : reading.kind)),
+    ).toEqual([
+      expect.stringMatching(/^a fill event: event_id: /),
+      expect.stringMatching(/^a fill event: sequence: /),
+      expect.stringMatching(/^a fill event: channel: /),
+      expect.stringMatching(/^a fill event: occurred_at: /),
+      expect.stringMatching(/^a fill event: data: /),
+    ]);
+  });
+
+  it('keeps the order event as the interface shows it: no further field, in envelope or data', () => {
+    const order = fixtures.orderStatusEvent(1);
+    expect(readServerFrame(order)).toEqual({ kind: 'event', frame: order });
+    expect(readServerFrame({ ...order, shard: 'eu-1' })).toMatchObject({
+      kind: 'malformed',
+      problem: expect.stringContaining('shard'),
+    });
+    expect(readServerFrame(fixtures.withExtraFields(order))).toMatchObject({
+      kind: 'malformed',
+      problem: expect.stringContaining('venue_note'),
+    });
+  });
+
+  it('reads a page of them, keeping every further field', () => {
+    const events = fixtures.payloadEvents(1).map(fixtures.withExtraFields);
+    const page = EventsPageReading.parse({ data: events, has_more: false });
+    expect(page.data).toEqual(events);
+    expect(nextAfterSequence(page, 0)).toBe(5);
+    const broken = { ...events[0]!, data: { ...(events[0]!.data as object), fee: 0.3 } };
+    const refused = EventsPageReading.safeParse({ data: [broken], has_more: false });
+    expect(refused.error?.issues.map((issue) => issue.path)).toEqual([['data', 0, 'data', 'fee']]);
   });
 });

@@ -158,6 +158,8 @@ export class MinimalModel {
         type,
         occurred_at: iso(this.now()),
         data,
+        // Other events than the order event are "not shown": a field of its own on them.
+        ...(this.ownShapes && channel !== 'orders' ? { partition: 'p-0' } : {}),
       },
     };
     account.events.push(event);
@@ -264,7 +266,14 @@ export class MinimalModel {
     const notional = steps * STEP * ticks * TICK;
     account.cash -= (signed / steps) * notional + notional * 0.0002;
     account.snapshot += 1;
-    this.#emit(account, 'fills', 'fill', this.fillView(fill));
+    // The fill payload is "not shown": this server adds a field of its own to it.
+    const payload = this.fillView(fill);
+    this.#emit(
+      account,
+      'fills',
+      'fill',
+      this.ownShapes ? { ...payload, liquidity: fill.is_maker ? 'maker' : 'taker' } : payload,
+    );
     this.#move(account, order, order.filledSteps >= order.steps ? 'FILLED' : 'PARTIALLY_FILLED');
   }
 

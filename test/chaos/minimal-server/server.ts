@@ -12,7 +12,8 @@
  * - confirmations (`authenticated`, `subscribed`) carry extra fields;
  * - the first order event is PENDING -> SUBMITTED (no creation event), `execution_stage` is
  *   `WORKING` while the order rests, and the dead-man expiry is a `deadline.expired` event on
- *   `risk`.
+ *   `risk`;
+ * - fill events carry a field of its own in their envelope and their payload.
  */
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
