@@ -87,6 +87,22 @@ describe('records', () => {
     );
   });
 
+  it('verifies a private event as the client reads it: fields a service adds are kept, the order event stays exact', () => {
+    const fill = privateRecord(7, fillEvent(4, 'ETH-USD', '10', 7));
+    const added = JSON.parse(JSON.stringify(fill));
+    added.d.partition = 3;
+    added.d.data.liquidity = 'maker';
+    expect(verifyRecord(added, 1)).toBe(added);
+    const missing = JSON.parse(JSON.stringify(fill));
+    delete missing.d.data.fee;
+    expect(() => verifyRecord(missing, 2)).toThrow(/d\.data\.fee/);
+    const order = JSON.parse(JSON.stringify(privateRecord(7, orderStatusEvent(3, 7))));
+    order.d.data.extra = true;
+    expect(() => verifyRecord(order, 3)).toThrow(
+      expect.objectContaining({ code: 'RECORDING_INVALID' }),
+    );
+  });
+
   it('refuses other versions and unknown kinds even without verification', () => {
     expect(() => checkRecordHeader({ v: 2, t: 1, k: 'ticker' }, 3)).toThrow(
       expect.objectContaining({ code: 'RECORDING_UNSUPPORTED_VERSION' }),

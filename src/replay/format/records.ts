@@ -18,7 +18,7 @@ import { PaperbotError } from '../../core/errors.ts';
 import {
   Book,
   type Book as BookType,
-  PrivateEvent,
+  KnownPrivateEventReading,
   type PrivateEvent as PrivateEventType,
   PublicTrade,
   type PublicTrade as PublicTradeType,
@@ -111,7 +111,9 @@ export const RecordedEventSchema = z
       ...header,
       k: z.literal('private'),
       m: z.string().optional(),
-      d: PrivateEvent,
+      // As the client reads them (contract section 7): a live session recorded from a service
+      // that adds fields to an event's payload replays.
+      d: KnownPrivateEventReading,
     }),
     z.strictObject({
       ...header,
