@@ -12,8 +12,8 @@ function tickerData(marketId: string, mark: string): TickerData {
     mark_price: mark,
     index_price: mark,
     last_price: mark,
-    data_status: 'ok',
-  } as TickerData;
+    data_status: 'live',
+  };
 }
 
 describe('recorded market data: ticker arrivals without the ticker', () => {
