@@ -5,7 +5,9 @@
  * as `occurred_at` (the time the recorder received them, which replay reproduces).
  *
  * Streams are hot; values are built and pushed only while someone listens, and a new ticker or
- * book subscriber first gets the latest one.
+ * book subscriber first gets the latest one. A listener that needs only the latest ticker when
+ * it asks (the kernel's risk snapshot) hears of arrivals and reads it then: a ticker nobody
+ * reads is never built.
  */
 import type { Observable } from 'rxjs';
 import { isoTimestamp } from '../../core/clock.ts';
@@ -129,11 +131,17 @@ class MarketStreams {
   tickerObject: Ticker | null = null;
   /** The latest book, or the record that builds it when first read (a replay's). */
   latestBook: { readonly d: Book } | null = null;
-  readonly ticker = new HotStream<Ticker>(() => this.currentTicker());
+  /** Signals carry the market's id: a listener that reads tickers only when it needs them. */
+  readonly ticker: HotStream<Ticker, string>;
   readonly book = new HotStream<Book>(() => this.latestBook?.d);
   readonly trades = new HotStream<PublicTrade>();
 
-  constructor(private readonly times: RecordTimeText) {}
+  constructor(
+    marketId: string,
+    private readonly times: RecordTimeText,
+  ) {
+    this.ticker = new HotStream<Ticker, string>(() => this.currentTicker(), marketId);
+  }
 
   currentTicker(): Ticker | undefined {
     const data = this.latestTicker;
@@ -156,7 +164,8 @@ export class RecordedMarketData implements MarketDataVenue {
 
   constructor(private readonly listed: readonly Market[]) {
     const times = new RecordTimeText();
-    for (const market of listed) this.byId.set(market.market_id, new MarketStreams(times));
+    for (const market of listed)
+      this.byId.set(market.market_id, new MarketStreams(market.market_id, times));
   }
 
   markets(): readonly Market[] {
@@ -169,6 +178,14 @@ export class RecordedMarketData implements MarketDataVenue {
 
   ticker$(marketId: string): Observable<Ticker> {
     return this.streamsOf(marketId).ticker.observable;
+  }
+
+  tickerArrivals$(marketId: string): Observable<string> {
+    return this.streamsOf(marketId).ticker.signals;
+  }
+
+  latestTicker(marketId: string): Ticker | undefined {
+    return this.streamsOf(marketId).currentTicker();
   }
 
   book$(marketId: string): Observable<Book> {
@@ -185,7 +202,8 @@ export class RecordedMarketData implements MarketDataVenue {
     streams.latestTicker = data;
     streams.latestTickerT = t;
     streams.tickerObject = null;
-    if (streams.ticker.observed) streams.ticker.next(streams.currentTicker()!);
+    // Built only if someone takes tickers as values; arrivals alone build nothing.
+    if (streams.ticker.observed) streams.ticker.nextBuilt();
   }
 
   book(marketId: string, book: Book): void {

@@ -240,6 +240,14 @@ export class ReplayVenue implements MarketDataVenue {
     return this.data.ticker$(marketId);
   }
 
+  tickerArrivals$(marketId: string): Observable<string> {
+    return this.data.tickerArrivals$(marketId);
+  }
+
+  latestTicker(marketId: string): Ticker | undefined {
+    return this.data.latestTicker(marketId);
+  }
+
   book$(marketId: string): Observable<Book> {
     return this.data.book$(marketId);
   }

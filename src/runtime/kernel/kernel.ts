@@ -260,6 +260,14 @@ export class Kernel {
    * a new number per ticker (times are past the small-integer range).
    */
   private readonly lastTickAt = new Map<string, { at: number; received: boolean }>();
+  /**
+   * Markets whose latest ticker the risk snapshot has not taken yet, where the market data
+   * offers arrivals without the ticker: it is read when the next intent needs a snapshot (a
+   * replay then builds no ticker object for the kernel between intents). The kernel subscribes
+   * before any strategy, so it hears of a ticker before a strategy can act on it, and the latest
+   * read then is the one a subscription to `ticker$` would have handed it.
+   */
+  private readonly tickersUnread = new Set<string>();
   private readonly subscriptions: Subscription[] = [];
   private readonly added = new Set<string>();
   private readonly nextSequences = new Map<string, number>();
@@ -599,8 +607,19 @@ export class Kernel {
       const marketId = market.market_id;
       const lastTick = { at: 0, received: false };
       this.lastTickAt.set(marketId, lastTick);
+      const marketData = this.marketData;
+      if (marketData.tickerArrivals$ !== undefined && marketData.latestTicker !== undefined) {
+        subscriptions.push(
+          marketData.tickerArrivals$(marketId).subscribe(() => {
+            lastTick.at = this.clock.now();
+            lastTick.received = true;
+            this.tickersUnread.add(marketId);
+          }),
+        );
+        continue;
+      }
       subscriptions.push(
-        this.marketData.ticker$(marketId).subscribe((ticker) => {
+        marketData.ticker$(marketId).subscribe((ticker) => {
           lastTick.at = this.clock.now();
           lastTick.received = true;
           this.snapshots.onTicker(ticker);
@@ -676,6 +695,7 @@ export class Kernel {
         this.journal.noteSequence(stamped.strategyId, stamped.sequence);
         if (this.exits.take(stamped)) return;
       }
+      this.takeUnreadTickers();
       const decision = this.gate.evaluate(stamped, this.snapshots.snapshot());
       if (!decision.allowed) {
         this.journal.noteSequence(stamped.strategyId, stamped.sequence);
@@ -757,6 +777,16 @@ export class Kernel {
         placeMs: timing.answeredAt - timing.sentAt,
       }),
     );
+  }
+
+  /** The risk snapshot takes the latest ticker of each market that had one since it last read. */
+  private takeUnreadTickers(): void {
+    if (this.tickersUnread.size === 0) return;
+    for (const marketId of this.tickersUnread) {
+      const ticker = this.marketData.latestTicker?.(marketId);
+      if (ticker !== undefined) this.snapshots.onTicker(ticker);
+    }
+    this.tickersUnread.clear();
   }
 
   private onAccount(account: Account): void {

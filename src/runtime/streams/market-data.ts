@@ -12,6 +12,15 @@ export interface MarketDataVenue {
   markets(): readonly Market[];
   /** Hot; a new subscriber gets the latest ticker first, then updates. */
   ticker$(marketId: string): Observable<Ticker>;
+  /**
+   * Optional, with `latestTicker`: each ticker's arrival as its market's id, at the place among
+   * `ticker$`'s subscribers a ticker subscriber would have (a new subscriber hears of the latest
+   * first), for a listener that reads the ticker only when it needs it (`latestTicker` then
+   * gives the one that arrived last). A replay then builds no ticker object nobody reads.
+   */
+  tickerArrivals$?(marketId: string): Observable<string>;
+  /** The latest ticker, the object `ticker$` gives for it; undefined before the first. */
+  latestTicker?(marketId: string): Ticker | undefined;
   /** Hot; a new subscriber gets the latest book first, then updates. */
   book$(marketId: string): Observable<Book>;
   /** Hot; each public trade once, in time order. */

@@ -65,4 +65,52 @@ describe('hot streams of recorded data', () => {
     stream.next(6);
     expect(seen).toEqual([5]);
   });
+
+  it('signals a value in its place among the value subscribers, and builds none for signals alone', () => {
+    let builds = 0;
+    let latest: number | undefined;
+    const stream = new HotStream<{ n: number }, string>(() => {
+      if (latest === undefined) return undefined;
+      builds += 1;
+      return { n: latest };
+    }, 'm');
+    const seen: string[] = [];
+    const signals = stream.signals.subscribe((signal) => seen.push(`signal ${signal}`));
+    expect(stream.observed).toBe(true);
+    latest = 1;
+    stream.nextBuilt();
+    expect(builds).toBe(0);
+    expect(seen).toEqual(['signal m']);
+    // A value subscriber gets the latest first; later values are built once for all of them.
+    const values = stream.observable.subscribe((value) => seen.push(`value ${value.n}`));
+    const second = stream.observable.subscribe((value) => seen.push(`second ${value.n}`));
+    expect(builds).toBe(2);
+    latest = 2;
+    stream.nextBuilt();
+    expect(builds).toBe(3);
+    expect(seen).toEqual(['signal m', 'value 1', 'second 1', 'signal m', 'value 2', 'second 2']);
+    stream.next({ n: 9 });
+    expect(seen.slice(-3)).toEqual(['signal m', 'value 9', 'second 9']);
+    values.unsubscribe();
+    second.unsubscribe();
+    latest = 3;
+    stream.nextBuilt();
+    expect(builds).toBe(3);
+    signals.unsubscribe();
+    expect(stream.observed).toBe(false);
+  });
+
+  it('tells a new signal subscriber of the latest value only when there is one', () => {
+    const state: { latest?: number } = {};
+    const stream = new HotStream<number, string>(() => state.latest, 'm');
+    const seen: string[] = [];
+    stream.signals.pipe(take(1)).subscribe((signal) => seen.push(`early ${signal}`));
+    expect(seen).toEqual([]);
+    state.latest = 4;
+    stream.signals.pipe(take(1)).subscribe((signal) => seen.push(`late ${signal}`));
+    expect(seen).toEqual(['late m']);
+    stream.nextBuilt();
+    expect(seen).toEqual(['late m', 'early m']);
+    expect(stream.observed).toBe(false);
+  });
 });

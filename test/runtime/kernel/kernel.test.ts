@@ -36,6 +36,7 @@ import {
   transportError,
 } from '../execution/fixtures.ts';
 import { bodyOf, StrictVenue } from '../execution/strict-venue.ts';
+import { RecordedMarketData } from '../../../src/replay/venue/market-data.ts';
 import { RecordingLogger } from './recording-logger.ts';
 
 /** Market data from Subjects; books and trades are not expected here. */
@@ -315,6 +316,43 @@ describe('the kernel with fake venues', () => {
     });
     expect(s.strategy.reentered).toBe(0);
     expect(s.journal.requireIntent(`alpha:${EPOCH}:2`).state).toBe('accepted');
+    s.venue.verify();
+  });
+
+  it('reads the latest ticker when an intent needs it, where the market data tells arrivals alone', async () => {
+    const recorded = new RecordedMarketData([testMarket()]);
+    let built = 0;
+    const latestTicker = recorded.latestTicker.bind(recorded);
+    recorded.latestTicker = (marketId) => {
+      built += 1;
+      return latestTicker(marketId);
+    };
+    const s = setup({ kernel: { marketData: recorded } });
+    await startKernel(s);
+    const { occurred_at: _, ...far } = testTicker(
+      { market_id: 'BTC-PERP', mark_price: '50000' },
+      START,
+    );
+    const near = { ...far, mark_price: '40100' };
+    // Tickers no intent follows are never read.
+    recorded.ticker('BTC-PERP', near, START);
+    recorded.ticker('BTC-PERP', far, START);
+    await flush();
+    expect(built).toBe(0);
+    s.strategy.react = () => [limitBuy('40000')];
+    // The strategy acts on the ticker after the kernel heard of it: the mark it is held to is
+    // this ticker's.
+    recorded.ticker('BTC-PERP', far, START);
+    await flush();
+    expect(s.strategy.outcomes).toMatchObject([
+      { status: 'denied', denials: [{ rule: 'price_band_percent', limit: '5' }] },
+    ]);
+    expect(built).toBe(1);
+    expectPlacement(s, 'order-1');
+    recorded.ticker('BTC-PERP', near, START);
+    await flush();
+    expect(s.strategy.outcomes[1]).toMatchObject({ status: 'accepted', orderId: 'order-1' });
+    expect(built).toBe(2);
     s.venue.verify();
   });
 
