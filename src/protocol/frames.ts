@@ -209,6 +209,14 @@ export type TickerSnapshotFrame = z.infer<typeof TickerSnapshotFrame>;
 export const TickerUpdateFrame = tickerFrame('ticker.update');
 export type TickerUpdateFrame = z.infer<typeof TickerUpdateFrame>;
 
+/** The fields every private event carries before its channel, type and data. */
+const privateEnvelope = {
+  version: WireVersion,
+  sequence: z.int().min(1),
+  event_id: z.uuid(),
+  occurred_at: Rfc3339Utc,
+};
+
 /** Every private event: the shared envelope, then its channel, type and data. */
 function privateEvent<
   const Channel extends PrivateChannel,
@@ -216,10 +224,7 @@ function privateEvent<
   Data extends z.ZodType,
 >(channel: Channel, type: Type, data: Data) {
   return z.strictObject({
-    version: WireVersion,
-    sequence: z.int().min(1),
-    event_id: z.uuid(),
-    occurred_at: Rfc3339Utc,
+    ...privateEnvelope,
     channel: z.literal(channel),
     type: z.literal(type),
     data,
@@ -415,10 +420,7 @@ function privateEventReading<
   Shape extends z.ZodRawShape,
 >(channel: Channel, type: Type, data: Shape) {
   return z.looseObject({
-    version: WireVersion,
-    sequence: z.int().min(1),
-    event_id: z.uuid(),
-    occurred_at: Rfc3339Utc,
+    ...privateEnvelope,
     channel: z.literal(channel),
     type: z.literal(type),
     data: z.looseObject(data),

@@ -15,6 +15,24 @@ export interface DeadlineOptions {
   readonly abortable?: boolean;
 }
 
+/** The call's promise; a call that throws before returning one becomes a rejection. */
+function startCall<T>(
+  call: (signal: AbortSignal | undefined) => Promise<T>,
+  signal: AbortSignal | undefined,
+): Promise<T> {
+  try {
+    return call(signal);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+function timeoutError(timeoutMs: number): PaperbotError {
+  return new PaperbotError('REQUEST_TIMEOUT', `no answer within ${timeoutMs} ms`, {
+    details: { timeoutMs },
+  });
+}
+
 export function withDeadline<T>(
   clock: Clock,
   timeoutMs: number | null,
@@ -29,19 +47,9 @@ export function withDeadline<T>(
       if (settled) return;
       settled = true;
       controller?.abort();
-      reject(
-        new PaperbotError('REQUEST_TIMEOUT', `no answer within ${timeoutMs} ms`, {
-          details: { timeoutMs },
-        }),
-      );
+      reject(timeoutError(timeoutMs));
     }, timeoutMs);
-    let pending: Promise<T>;
-    try {
-      pending = call(controller?.signal);
-    } catch (error) {
-      pending = Promise.reject(error);
-    }
-    pending.then(
+    startCall(call, controller?.signal).then(
       (value) => {
         if (settled) return;
         settled = true;
@@ -112,13 +120,7 @@ export class DeadlineQueue {
         controller,
       };
       this.queue.push(entry);
-      let pending: Promise<T>;
-      try {
-        pending = call(controller?.signal);
-      } catch (error) {
-        pending = Promise.reject(error);
-      }
-      pending.then(
+      startCall(call, controller?.signal).then(
         (value) => {
           if (entry.settled) return;
           entry.settled = true;
@@ -162,11 +164,7 @@ export class DeadlineQueue {
         if (entry.expiresAtTick > this.ticks) break;
         entry.settled = true;
         entry.controller?.abort();
-        entry.reject(
-          new PaperbotError('REQUEST_TIMEOUT', `no answer within ${this.timeoutMs} ms`, {
-            details: { timeoutMs: this.timeoutMs },
-          }),
-        );
+        entry.reject(timeoutError(this.timeoutMs));
       }
       this.head += 1;
     }
