@@ -11,7 +11,7 @@
  */
 import { fork } from 'node:child_process';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer as createTcpServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defaultEmulatorConfig } from '../../src/emulator/config.ts';
@@ -34,7 +34,12 @@ export function benchEmulatorOptions(): StartEmulatorOptions {
 
 type ToChild = { readonly type: 'cpu' } | { readonly type: 'close' };
 type FromChild =
-  | { readonly type: 'ready'; readonly keyFile: string; readonly floorUrl: string }
+  | {
+      readonly type: 'ready';
+      readonly keyFile: string;
+      readonly floorUrl: string;
+      readonly tcpFloorPort: number;
+    }
   | { readonly type: 'cpu'; readonly cpuMs: number }
   | { readonly type: 'failed'; readonly message: string };
 
@@ -45,6 +50,11 @@ export interface EmulatorProcess {
    * body at once: the round trip's floor on this machine, with no signing, parsing or engine.
    */
   readonly floorUrl: string;
+  /**
+   * A TCP server in the same child that writes the same fixed answer, as a whole HTTP/1.1
+   * response, for every chunk it receives: the floor with no HTTP library at either end.
+   */
+  readonly tcpFloorPort: number;
   readonly pid: number;
   /** The child's CPU time so far (user + system, ms). */
   cpuMs(): Promise<number>;
@@ -88,9 +98,9 @@ export async function startEmulatorProcess(keyFolder: string): Promise<EmulatorP
     });
   const ready = next('ready');
   const timer = setTimeout(() => child.kill(), START_TIMEOUT_MS);
-  let started: { keyFile: string; floorUrl: string };
+  let started: Extract<FromChild, { type: 'ready' }>;
   try {
-    started = (await ready) as { keyFile: string; floorUrl: string };
+    started = (await ready) as Extract<FromChild, { type: 'ready' }>;
   } finally {
     clearTimeout(timer);
   }
@@ -99,6 +109,7 @@ export async function startEmulatorProcess(keyFolder: string): Promise<EmulatorP
   return {
     credential,
     floorUrl: started.floorUrl,
+    tcpFloorPort: started.tcpFloorPort,
     pid: child.pid!,
     async cpuMs() {
       const answer = next('cpu');
@@ -114,6 +125,9 @@ export async function startEmulatorProcess(keyFolder: string): Promise<EmulatorP
 
 /** About the size of a simulation's answer. */
 const FLOOR_ANSWER = JSON.stringify({ floor: true, padding: 'x'.repeat(400) });
+const TCP_FLOOR_RESPONSE =
+  `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n` +
+  `content-length: ${Buffer.byteLength(FLOOR_ANSWER)}\r\n\r\n${FLOOR_ANSWER}`;
 
 async function runChild(keyFolder: string): Promise<void> {
   const reply = (message: FromChild) => process.send!(message);
@@ -130,9 +144,25 @@ async function runChild(keyFolder: string): Promise<void> {
     });
     await new Promise<void>((done) => floor.listen(0, '127.0.0.1', done));
     const floorUrl = `http://127.0.0.1:${(floor.address() as AddressInfo).port}`;
-    const close = async () => {
+    // The bench sends each request in one write and waits for the answer: one chunk, one answer.
+    const sockets = new Set<Socket>();
+    const tcpFloor = createTcpServer((socket) => {
+      sockets.add(socket);
+      socket.setNoDelay(true);
+      socket.on('data', () => socket.write(TCP_FLOOR_RESPONSE));
+      socket.on('close', () => sockets.delete(socket));
+      socket.on('error', () => socket.destroy());
+    });
+    await new Promise<void>((done) => tcpFloor.listen(0, '127.0.0.1', done));
+    const tcpFloorPort = (tcpFloor.address() as AddressInfo).port;
+    const closeFloors = () => {
       floor.closeAllConnections();
       floor.close();
+      for (const socket of sockets) socket.destroy();
+      tcpFloor.close();
+    };
+    const close = async () => {
+      closeFloors();
       await emulator.close();
       process.disconnect();
     };
@@ -145,11 +175,10 @@ async function runChild(keyFolder: string): Promise<void> {
       }
     });
     process.once('disconnect', () => {
-      floor.closeAllConnections();
-      floor.close();
+      closeFloors();
       void emulator.close();
     });
-    reply({ type: 'ready', keyFile, floorUrl });
+    reply({ type: 'ready', keyFile, floorUrl, tcpFloorPort });
   } catch (error) {
     reply({ type: 'failed', message: error instanceof Error ? error.message : String(error) });
     process.disconnect();

@@ -20,8 +20,9 @@
  *     place of an executor); and the real kernel with trading halted, so each intent is
  *     stamped, its sequence journaled, denied and answered.
  *
- * A row before them gives the floor under the simulation's round trip on the machine at hand: a
- * bare POST to another process at the same cadence (`loopbackFloor`).
+ * Two rows before them give the floor under the simulation's round trip on the machine at hand:
+ * a bare POST to another process at the same cadence, through undici and through a raw TCP
+ * socket with no HTTP library at either end (`loopbackFloor`).
  *
  * `--tick-to-place` runs (a) alone (normal, then full; `--durability normal` or `full` for one
  * of them; `--emulator process` or `inline` for one row of each); `--breakdown` runs (a)
@@ -31,7 +32,7 @@
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, get as httpGet, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect as connectTcp, type Socket } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -613,39 +614,91 @@ async function tickToPlace(
 }
 
 /**
- * The floor under the simulation's round trip on this machine: a bare POST (about the size of
- * a simulation, no signing) through an undici Pool, as the REST client sends, to a node:http
- * server in the emulator's process that answers at once, at the placements' cadence (one every
- * 40 ms, so both ends are as cold as on the pipeline's path).
+ * The floor under the simulation's round trip on this machine, at the placements' cadence (one
+ * every 40 ms, so both ends are as cold as on the pipeline's path), in two rows:
+ * - a bare POST (about the size of a simulation, no signing) through an undici Pool, as the REST
+ *   client sends, to a node:http server in the emulator's process that answers at once;
+ * - the same bytes written on a raw TCP socket to a TCP server in that process that writes a
+ *   whole HTTP response back at once: no HTTP library at either end, the machine's own floor.
  */
 async function loopbackFloor(): Promise<void> {
   const folder = mkdtempSync(join(tmpdir(), 'paperbot-bench-'));
   const emulator = await startEmulatorProcess(folder);
-  const pool = new Pool(emulator.floorUrl, { connections: 16 });
   const body = JSON.stringify({ request_id: 'r'.repeat(40), padding: 'x'.repeat(200) });
+  const pool = new Pool(emulator.floorUrl, { connections: 16 });
+  await timeFloor(
+    'loopback floor: bare POST round trip to another process, every 40 ms',
+    async () => {
+      const answer = await pool.request({
+        path: '/floor',
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
+      await answer.body.text();
+    },
+  );
+  await pool.close();
+  const socket = await new Promise<Socket>((done, fail) => {
+    const opened = connectTcp(emulator.tcpFloorPort, '127.0.0.1', () => done(opened));
+    opened.once('error', fail);
+  });
+  socket.setNoDelay(true);
+  const request =
+    `POST /floor HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n` +
+    `content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+  await timeFloor('TCP floor: the same bytes on a raw socket, no HTTP library, every 40 ms', () =>
+    rawExchange(socket, request),
+  );
+  socket.destroy();
+  await emulator.close();
+  rmSync(folder, { recursive: true, force: true });
+}
+
+/** Writes a request and resolves once the whole answer (headers and content-length) is in. */
+function rawExchange(socket: Socket, request: string): Promise<void> {
+  return new Promise((done, fail) => {
+    let received = '';
+    const onData = (chunk: Buffer) => {
+      received += chunk.toString('latin1');
+      const headerEnd = received.indexOf('\r\n\r\n');
+      if (headerEnd === -1) return;
+      const length = /content-length: *(\d+)/i.exec(received.slice(0, headerEnd));
+      if (length === null) {
+        finish(new Error('TCP floor: answer without content-length'));
+      } else if (received.length >= headerEnd + 4 + Number(length[1])) {
+        finish(undefined);
+      }
+    };
+    const onClose = () => finish(new Error('TCP floor: socket closed'));
+    const finish = (error: Error | undefined) => {
+      socket.off('data', onData);
+      socket.off('close', onClose);
+      if (error === undefined) done();
+      else fail(error);
+    };
+    socket.on('data', onData);
+    socket.once('close', onClose);
+    socket.write(request);
+  });
+}
+
+/** Times `exchange` once every 40 ms: wall time per exchange and this process's CPU. */
+async function timeFloor(name: string, exchange: () => Promise<void>): Promise<void> {
   const wall: number[] = [];
   const cpu: number[] = [];
   for (let index = 0; index < SAMPLES + WARMUP_SAMPLES; index++) {
     await new Promise((done) => setTimeout(done, PLACE_EVERY * 10));
     const cpuFrom = process.cpuUsage();
     const from = performance.now();
-    const answer = await pool.request({
-      path: '/floor',
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body,
-    });
-    await answer.body.text();
+    await exchange();
     const used = process.cpuUsage(cpuFrom);
     if (index < WARMUP_SAMPLES) continue;
     wall.push(performance.now() - from);
     cpu.push((used.user + used.system) / 1000);
   }
-  await pool.close();
-  await emulator.close();
-  rmSync(folder, { recursive: true, force: true });
   const sorted = cpu.sort((a, b) => a - b);
-  printLatency('loopback floor: bare POST round trip to another process, every 40 ms', wall, {
+  printLatency(name, wall, {
     'CPU/request p50, this process (ms)': (sorted[Math.floor(sorted.length / 2)] ?? 0).toFixed(3),
     'load avg': loadavg()[0]!.toFixed(1),
   });

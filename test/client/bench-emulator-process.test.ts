@@ -1,8 +1,8 @@
 /**
  * The pipeline bench's emulator in its own process (test/bench/emulator-process.ts): it starts,
  * leaves a private key file (mode 0600) the bench loads, answers the real client's signed calls
- * with the bench's settings, reports its CPU time, serves the bare floor server, and exits when
- * closed.
+ * with the bench's settings, reports its CPU time, serves the bare floor servers (node:http and
+ * raw TCP), and exits when closed.
  */
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -41,6 +41,15 @@ describe('the bench emulator process', () => {
     const answer = await floor.request({ path: '/floor', method: 'POST', body: '{}' });
     expect(answer.statusCode).toBe(200);
     expect(JSON.parse(await answer.body.text())).toMatchObject({ floor: true });
+
+    // The raw TCP floor writes a whole, valid HTTP/1.1 answer: an HTTP client reads it.
+    const tcpFloor = new Pool(`http://127.0.0.1:${emulator.tcpFloorPort}`, { connections: 1 });
+    cleanups.push(() => tcpFloor.close());
+    for (let request = 0; request < 2; request++) {
+      const raw = await tcpFloor.request({ path: '/floor', method: 'POST', body: '{}' });
+      expect(raw.statusCode).toBe(200);
+      expect(JSON.parse(await raw.body.text())).toMatchObject({ floor: true });
+    }
 
     const first = await emulator.cpuMs();
     await rest.getAccount();
