@@ -105,9 +105,6 @@ interface OrderInfo {
   readonly priceTicks: number | null;
 }
 
-/** Texts whose units each market keeps (prices and quantities each); cleared when full. */
-const UNITS_CACHE_SIZE = 4_096;
-
 /** Whether a snapshot's highest bid reaches its lowest ask (its levels would trade). */
 function crossed(levels: ClippedLevels): boolean {
   let highestBid = Number.NEGATIVE_INFINITY;
@@ -132,13 +129,6 @@ class ReplayMarket {
   heldLevels: ClippedLevels | null = null;
   activeOrders = 0;
   hasPosition = false;
-  /**
-   * Recent price and quantity texts with their units: a snapshot repeats most levels of the one
-   * before, and a recording's decoder hands the same string objects again, so a lookup is
-   * cheaper than parsing the text anew.
-   */
-  private readonly ticksByText = new Map<string, number | null>();
-  private readonly stepsByText = new Map<string, number | null>();
 
   constructor(
     readonly marketId: string,
@@ -158,23 +148,11 @@ class ReplayMarket {
   }
 
   priceTicks(text: string): number | null {
-    let ticks = this.ticksByText.get(text);
-    if (ticks === undefined) {
-      ticks = this.tick.unitsOf(text) ?? this.tick.roundedUnitsOf(text, 'half-even');
-      if (this.ticksByText.size >= UNITS_CACHE_SIZE) this.ticksByText.clear();
-      this.ticksByText.set(text, ticks);
-    }
-    return ticks;
+    return this.tick.unitsOf(text) ?? this.tick.roundedUnitsOf(text, 'half-even');
   }
 
   steps(text: string): number | null {
-    let steps = this.stepsByText.get(text);
-    if (steps === undefined) {
-      steps = this.step.unitsOf(text) ?? this.step.roundedUnitsOf(text, 'down');
-      if (this.stepsByText.size >= UNITS_CACHE_SIZE) this.stepsByText.clear();
-      this.stepsByText.set(text, steps);
-    }
-    return steps;
+    return this.step.unitsOf(text) ?? this.step.roundedUnitsOf(text, 'down');
   }
 }
 
