@@ -89,9 +89,42 @@ const TERMINAL = TERMINAL_ORDER_STATUSES;
 /** Engine events and fills the replay's store keeps per account (nothing reads them back). */
 export const REPLAY_RETAINED_RECORDS = 1_000;
 
-interface ParsedBook {
-  readonly bids: DisplayedSide;
-  readonly asks: DisplayedSide;
+/** Level objects a side keeps for later snapshots; a deeper snapshot makes the rest anew. */
+const POOLED_LEVELS = 256;
+
+interface ParsedLevel {
+  priceTicks: number;
+  steps: number;
+}
+
+/**
+ * One side of a market's latest snapshot as ticks and steps, rewritten in place by the next
+ * snapshot: a replay parses every snapshot of a market it trades, and nothing keeps a parsed
+ * level past the next one (the engine copies posted levels into its own orders, and queue
+ * positions keep numbers).
+ */
+class ParsedSide implements DisplayedSide {
+  readonly levels: ParsedLevel[] = [];
+  complete = false;
+  private readonly pool: ParsedLevel[] = [];
+
+  /** Sets the side's next level, reusing a level object of an earlier snapshot when it can. */
+  set(index: number, priceTicks: number, steps: number): void {
+    let level = this.pool[index];
+    if (level === undefined) {
+      level = { priceTicks, steps };
+      if (index < POOLED_LEVELS) this.pool[index] = level;
+    } else {
+      level.priceTicks = priceTicks;
+      level.steps = steps;
+    }
+    this.levels[index] = level;
+  }
+}
+
+class ParsedBook {
+  readonly bids = new ParsedSide();
+  readonly asks = new ParsedSide();
 }
 
 interface ClippedLevels {
@@ -139,7 +172,9 @@ class ReplayMarket {
   pendingTicker: TickerData | null = null;
   /** The latest snapshot's record: its book is built when first read (`BatchOptions.deferred`). */
   bookRecord: BookRecord | null = null;
+  /** The latest snapshot parsed (`book`), or null until something reads it. */
   parsedBook: ParsedBook | null = null;
+  readonly book = new ParsedBook();
   /** Whether the engine holds the latest recorded book, or holds it back (`held`). */
   bookInEngine = true;
   /**
@@ -512,24 +547,26 @@ export class ReplayVenue implements MarketDataVenue {
     if (market.parsedBook !== null) return market.parsedBook;
     const book = market.latestBook;
     if (book === null) return null;
-    market.parsedBook = {
-      bids: this.parsedSide(market, book.bids),
-      asks: this.parsedSide(market, book.asks),
-    };
+    // The snapshot before is replaced: its parsed levels are rewritten in place.
+    this.parseSide(market, book.bids, market.book.bids);
+    this.parseSide(market, book.asks, market.book.asks);
+    market.parsedBook = market.book;
     return market.parsedBook;
   }
 
   // A method, not a closure per book: a replay parses every snapshot of an engaged market.
-  private parsedSide(market: ReplayMarket, levels: readonly BookLevel[]): DisplayedSide {
-    const parsed: DisplayedLevel[] = [];
+  private parseSide(market: ReplayMarket, levels: readonly BookLevel[], into: ParsedSide): void {
+    let count = 0;
     for (const level of levels) {
       const priceTicks = market.priceTicks(level.price);
       const steps = market.steps(level.quantity);
       if (priceTicks !== null && priceTicks >= 1 && steps !== null) {
-        parsed.push({ priceTicks, steps });
+        into.set(count, priceTicks, steps);
+        count++;
       }
     }
-    return { levels: parsed, complete: levels.length < this.bookDepth };
+    into.levels.length = count;
+    into.complete = levels.length < this.bookDepth;
   }
 
   private onEngineEvent(event: PrivateEvent): void {
