@@ -125,7 +125,8 @@ export class Commands {
       decision: issues.length === 0 ? 'READY' : 'REJECTED',
       required_margin: formatMoney(prepared?.requiredMargin ?? 0n),
       reference_price: market.tick.format(prepared?.referenceTicks ?? market.markTicks),
-      maximum_quantity: prepared === null ? null : market.step.format(prepared.maximumSteps),
+      maximum_quantity:
+        prepared === null ? null : market.step.formatUncached(prepared.maximumSteps),
       issues,
       evaluated_at: context.timestamp(now),
       expires_at: context.timestamp(now + SIMULATION_VALIDITY_MS),

@@ -228,12 +228,21 @@ export class UnitGrid {
   format(units: number): string {
     const cached = this.texts.get(units);
     if (cached !== undefined) return cached;
-    const product = units * this.mantissaNumber;
-    const text = Number.isSafeInteger(product)
-      ? formatScaled(product, this.decimals)
-      : formatScaled(BigInt(units) * this.mantissa, this.decimals);
+    const text = this.formatUncached(units);
     if (this.texts.size >= FORMAT_CACHE_SIZE) this.texts.clear();
     this.texts.set(units, text);
     return text;
+  }
+
+  /**
+   * Wire text of `units`, not kept: for figures that rarely repeat (a simulation's maximum
+   * quantity moves with the account's capital), which would otherwise push the repeating
+   * prices and sizes out of the kept texts.
+   */
+  formatUncached(units: number): string {
+    const product = units * this.mantissaNumber;
+    return Number.isSafeInteger(product)
+      ? formatScaled(product, this.decimals)
+      : formatScaled(BigInt(units) * this.mantissa, this.decimals);
   }
 }

@@ -89,6 +89,18 @@ export interface ServiceCoreOptions {
 
 const NO_EVENTS: readonly PrivateEvent[] = Object.freeze([]);
 
+/** An answer whose events are set when the command has run (`execute`). */
+type MutableAnswer = { -readonly [Key in keyof ServiceAnswer]: ServiceAnswer[Key] };
+
+function answerOf(
+  status: number,
+  body: unknown,
+  replayed: boolean,
+  refused: boolean,
+): MutableAnswer {
+  return { status, body, replayed, refused, events: NO_EVENTS };
+}
+
 function bodyRequestId(body: unknown): string {
   const value = (body as { request_id?: unknown } | null)?.request_id;
   return typeof value === 'string' ? value : '';
@@ -157,14 +169,10 @@ export class ServiceCore {
     this.collectingFor = command.account?.accountId ?? null;
     this.collected = null;
     try {
+      // The answer is made here once; its events are the ones collected while it ran.
       const answer = this.run(command);
-      return {
-        status: answer.status,
-        body: answer.body,
-        replayed: answer.replayed,
-        refused: answer.refused,
-        events: this.collected ?? NO_EVENTS,
-      };
+      answer.events = this.collected ?? NO_EVENTS;
+      return answer;
     } finally {
       this.collectingFor = previousFor;
       this.collected = previous;
@@ -192,7 +200,7 @@ export class ServiceCore {
       if (issues.length > 0) throw invalidRequestError(issues);
       body = finishBody(command.endpoint, parsed);
     } catch (error) {
-      return { ...this.refusal(error, command.traceId), events: NO_EVENTS };
+      return this.refusal(error, command.traceId);
     }
     return this.execute({
       endpoint: command.endpoint,
@@ -209,7 +217,7 @@ export class ServiceCore {
     return this.ledger.status(accountId, requestId, this.clock.now());
   }
 
-  private run(command: ServiceCommand): Omit<ServiceAnswer, 'events'> {
+  private run(command: ServiceCommand): MutableAnswer {
     const endpoint: EndpointDefinition = endpoints[command.endpoint];
     const context = {
       name: command.endpoint,
@@ -225,12 +233,12 @@ export class ServiceCore {
     const commandType = commandTypeOf[command.endpoint];
     if (!endpoint.mutation || commandType === undefined || command.account === null) {
       try {
-        return {
-          status: endpoint.successStatus,
-          body: this.checked(endpoint, handler(context), command.traceId),
-          replayed: false,
-          refused: false,
-        };
+        return answerOf(
+          endpoint.successStatus,
+          this.checked(endpoint, handler(context), command.traceId),
+          false,
+          false,
+        );
       } catch (error) {
         return this.refusal(error, command.traceId);
       }
@@ -249,7 +257,7 @@ export class ServiceCore {
         );
         return this.refusal(conflict, command.traceId);
       }
-      return { status: existing.status, body: existing.body, replayed: true, refused: false };
+      return answerOf(existing.status, existing.body, true, false);
     }
     // The engine's commit and the request's record land together (one SQLite transaction with
     // a data dir). An outcome that is not stored is answered after it, as it was before.
@@ -281,19 +289,14 @@ export class ServiceCore {
       return { status, body };
     });
     if ('thrown' in outcome) return this.refusal(outcome.thrown, command.traceId);
-    return { status: outcome.status, body: outcome.body, replayed: false, refused: false };
+    return answerOf(outcome.status, outcome.body, false, false);
   }
 
   /** A coded refusal as the envelope; anything else is a bug, thrown for the transport. */
-  private refusal(error: unknown, traceId: string): Omit<ServiceAnswer, 'events'> {
+  private refusal(error: unknown, traceId: string): MutableAnswer {
     const failure = codedFailureOf(error);
     if (failure === null) throw error;
-    return {
-      status: failure.status,
-      body: envelopeOf(failure, traceId),
-      replayed: false,
-      refused: true,
-    };
+    return answerOf(failure.status, envelopeOf(failure, traceId), false, true);
   }
 
   private checked(endpoint: EndpointDefinition, body: unknown, traceId: string): unknown {

@@ -201,9 +201,18 @@ const CREATING: ReadonlySet<CommandType> = new Set([
 
 const NOTHING_TRACKED: readonly TrackedOrder[] = Object.freeze([]);
 
+function criterionOf(record: NewIdempotencyRecord): Criterion {
+  return CREATING.has(record.command_type) ? 'left_pending' : 'terminal';
+}
+
+/** Whether the record's body is one order (not a batch's or a cancel-all's results). */
+function tracksOneOrder(record: NewIdempotencyRecord): boolean {
+  return record.command_type !== 'order.batch' && record.command_type !== 'order.cancel_all';
+}
+
 function trackedOrders(record: NewIdempotencyRecord): readonly TrackedOrder[] {
   if (record.status >= 400) return NOTHING_TRACKED;
-  const criterion: Criterion = CREATING.has(record.command_type) ? 'left_pending' : 'terminal';
+  const criterion = criterionOf(record);
   if (record.command_type !== 'order.batch' && record.command_type !== 'order.cancel_all') {
     const order = record.body;
     return isOrderLike(order)
@@ -277,6 +286,22 @@ export class IdempotencyLedger {
    */
   record(record: NewIdempotencyRecord): void {
     // The body was made by the engine just now, so its statuses are current.
+    if (tracksOneOrder(record)) {
+      // Almost every mutation: one order, followed without building its tracked list.
+      const order = record.body;
+      if (
+        record.status >= 400 ||
+        !isOrderLike(order) ||
+        satisfied(criterionOf(record), order.status as OrderStatus)
+      ) {
+        record.completed_at = record.created_at;
+        this.#store.saveIdempotency(record.account_id, record.request_id, record);
+        return;
+      }
+      this.#store.saveIdempotency(record.account_id, record.request_id, record);
+      this.#watch(record, order.order_id);
+      return;
+    }
     const tracked = trackedOrders(record);
     if (allSatisfied(tracked)) {
       record.completed_at = record.created_at;
@@ -284,20 +309,23 @@ export class IdempotencyLedger {
       return;
     }
     this.#store.saveIdempotency(record.account_id, record.request_id, record);
+    for (const { orderId } of tracked) this.#watch(record, orderId);
+  }
+
+  /** Stamps the record's completion when `orderId` moves (see `observe`). */
+  #watch(record: NewIdempotencyRecord, orderId: string): void {
     let byOrder = this.#watchers.get(record.account_id);
     if (byOrder === undefined) {
       byOrder = new Map();
       this.#watchers.set(record.account_id, byOrder);
     }
-    for (const { orderId } of tracked) {
-      const requests = byOrder.get(orderId);
-      if (requests === undefined) {
-        byOrder.set(orderId, [record]);
-      } else {
-        const same = requests.findIndex((kept) => kept.request_id === record.request_id);
-        if (same === -1) requests.push(record);
-        else requests[same] = record;
-      }
+    const requests = byOrder.get(orderId);
+    if (requests === undefined) {
+      byOrder.set(orderId, [record]);
+    } else {
+      const same = requests.findIndex((kept) => kept.request_id === record.request_id);
+      if (same === -1) requests.push(record);
+      else requests[same] = record;
     }
   }
 
@@ -311,6 +339,16 @@ export class IdempotencyLedger {
     // Completed requests leave the list below: a list of one is visited as it is (its one entry
     // removed after the visit ends the loop), longer ones through a copy.
     for (const record of requests.length === 1 ? requests : [...requests]) {
+      if (tracksOneOrder(record)) {
+        // Watched under its one order, which is the one that moved.
+        if (!satisfied(criterionOf(record), event.data.to_state)) continue;
+        record.completed_at = this.#occurredAt(event.occurred_at) ?? record.created_at;
+        this.#store.saveIdempotency(accountId, record.request_id, record);
+        const at = requests.indexOf(record);
+        if (at !== -1) requests.splice(at, 1);
+        if (requests.length === 0) byOrder.delete(moved);
+        continue;
+      }
       const tracked = trackedOrders(record);
       const complete = tracked.every((order) =>
         satisfied(

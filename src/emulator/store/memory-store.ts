@@ -364,22 +364,24 @@ export class MemoryStore implements Store {
       byRequest = new Map();
       this.idempotency.set(accountId, byRequest);
     }
-    if (!byRequest.has(requestId)) {
-      if (this.idempotencyCount < this.retainedIdempotency) {
-        this.idempotencyAccounts.push(accountId);
-        this.idempotencyRequests.push(requestId);
-        this.idempotencyCount++;
-      } else {
-        const slot = this.oldestIdempotency;
-        this.idempotency
-          .get(this.idempotencyAccounts[slot]!)
-          ?.delete(this.idempotencyRequests[slot]!);
-        this.idempotencyAccounts[slot] = accountId;
-        this.idempotencyRequests[slot] = requestId;
-        this.oldestIdempotency = slot + 1 === this.retainedIdempotency ? 0 : slot + 1;
-      }
-    }
+    // One lookup: a request new to the map is told by the size it adds.
+    const size = byRequest.size;
     byRequest.set(requestId, record);
+    if (byRequest.size === size) return;
+    if (this.idempotencyCount < this.retainedIdempotency) {
+      this.idempotencyAccounts.push(accountId);
+      this.idempotencyRequests.push(requestId);
+      this.idempotencyCount++;
+    } else {
+      // The oldest request leaves (never the new one: it was not in the map before).
+      const slot = this.oldestIdempotency;
+      this.idempotency
+        .get(this.idempotencyAccounts[slot]!)
+        ?.delete(this.idempotencyRequests[slot]!);
+      this.idempotencyAccounts[slot] = accountId;
+      this.idempotencyRequests[slot] = requestId;
+      this.oldestIdempotency = slot + 1 === this.retainedIdempotency ? 0 : slot + 1;
+    }
   }
 
   loadIdempotency(accountId: string, requestId: string): unknown | undefined {

@@ -184,7 +184,66 @@ interface ParsedCommand {
   readonly unchecked: Uint8Array | null;
 }
 
-type Outcome = { readonly value: unknown } | { readonly error: unknown };
+/** What applying a command gave: an answer, or (`error` set) a refusal or failure. */
+interface Outcome {
+  readonly value: unknown;
+  readonly error: unknown;
+}
+
+/**
+ * One command on its way through the venue (one object per send, not a closure per leg): sent,
+ * applied after the order latency, answered after the response latency.
+ */
+class InFlight {
+  answered = false;
+  outcome: Outcome | null = null;
+  onAbort: (() => void) | undefined = undefined;
+  resolve!: (value: unknown) => void;
+  reject!: (reason: unknown) => void;
+
+  constructor(
+    readonly prepared: PreparedCommand,
+    readonly command: ParsedCommand,
+    readonly signal: AbortSignal | undefined,
+  ) {}
+}
+
+/** The command whose promise is being made: `capture` hands it the promise's functions. */
+let capturing: InFlight | null = null;
+
+/** One executor for every command's promise (it runs synchronously in `new Promise`). */
+function capture(resolve: (value: never) => void, reject: (reason: unknown) => void): void {
+  capturing!.resolve = resolve as (value: unknown) => void;
+  capturing!.reject = reject;
+}
+
+/**
+ * A first-in first-out queue over an array with a moving head: `shift` on an array copies its
+ * items once it is long, and a replay keeps a command or two in flight at a time.
+ */
+class FifoQueue<T> {
+  private items: (T | undefined)[] = [];
+  private head = 0;
+
+  push(item: T): void {
+    this.items.push(item);
+  }
+
+  shift(): T | undefined {
+    if (this.head >= this.items.length) return undefined;
+    const item = this.items[this.head];
+    this.items[this.head] = undefined;
+    this.head++;
+    if (this.head === this.items.length) {
+      this.items.length = 0;
+      this.head = 0;
+    } else if (this.head >= 1024 && this.head * 2 >= this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    return item;
+  }
+}
 
 interface PendingDelivery {
   readonly dueAt: number;
@@ -239,6 +298,12 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
   private readonly deliveries: PendingDelivery[] = [];
   /** Delivers the oldest pending batch: one function for every delivery's timer. */
   private readonly deliverNext = (): void => this.deliver();
+  /** Commands sent and not applied yet, oldest first (fixed latencies only). */
+  private readonly toApply = new FifoQueue<InFlight>();
+  /** Commands applied and not answered yet, oldest first (fixed latencies only). */
+  private readonly toAnswer = new FifoQueue<InFlight>();
+  private readonly applyNext = (): void => this.applyInFlight(this.toApply.shift()!);
+  private readonly answerNext = (): void => this.answer(this.toAnswer.shift()!);
   private readonly unsubscribe: () => void;
   private closed = false;
 
@@ -309,39 +374,34 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
     } catch (error) {
       return Promise.reject(toVenueFailure(error));
     }
-    return new Promise<ResponseOf<E>>((resolve, reject) => {
-      let answered = false;
+    const inFlight = new InFlight(prepared, command, signal);
+    capturing = inFlight;
+    const promise = new Promise<ResponseOf<E>>(capture);
+    capturing = null;
+    if (signal !== undefined) {
       // Made only for a signal: a function given a name costs a name definition under tsx.
-      let onAbort: (() => void) | undefined;
-      if (signal !== undefined) {
-        onAbort = () => {
-          if (answered) return;
-          answered = true;
-          // The command still reaches the venue: giving up waiting says nothing of its effect.
-          reject(
-            new PaperbotError(
-              'REQUEST_TIMEOUT',
-              `${prepared.endpoint}: the caller stopped waiting`,
-              { details: { outcome: 'unknown', requestId: prepared.requestId } },
-            ),
-          );
-        };
-        if (signal.aborted) onAbort();
-        else signal.addEventListener('abort', onAbort, { once: true });
-      }
-      this.clock.setTimeout(() => {
-        this.activity++;
-        const outcome = this.apply(prepared.endpoint, command);
-        this.clock.setTimeout(() => {
-          this.activity++;
-          if (answered) return;
-          answered = true;
-          if (onAbort !== undefined) signal?.removeEventListener('abort', onAbort);
-          if ('error' in outcome) reject(outcome.error);
-          else resolve(outcome.value as ResponseOf<E>);
-        }, this.latency.response());
-      }, this.latency.order());
-    });
+      const onAbort = (): void => {
+        if (inFlight.answered) return;
+        inFlight.answered = true;
+        // The command still reaches the venue: giving up waiting says nothing of its effect.
+        inFlight.reject(
+          new PaperbotError('REQUEST_TIMEOUT', `${prepared.endpoint}: the caller stopped waiting`, {
+            details: { outcome: 'unknown', requestId: prepared.requestId },
+          }),
+        );
+      };
+      inFlight.onAbort = onAbort;
+      if (signal.aborted) onAbort();
+      else signal.addEventListener('abort', onAbort, { once: true });
+    }
+    if (this.latency.fixed) {
+      // Every command waits the same: they are applied in the order sent, by one function.
+      this.toApply.push(inFlight);
+      this.clock.setTimeout(this.applyNext, this.latency.order());
+    } else {
+      this.clock.setTimeout(() => this.applyInFlight(inFlight), this.latency.order());
+    }
+    return promise;
   }
 
   getRequest(requestId: string): Promise<MutationStatus> {
@@ -386,6 +446,30 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
   }
 
   // ------------------------------------------------------------------ internals
+
+  /** A sent command reaches the venue: applied now, answered after the response latency. */
+  private applyInFlight(inFlight: InFlight): void {
+    this.activity++;
+    inFlight.outcome = this.apply(inFlight.prepared.endpoint, inFlight.command);
+    if (this.latency.fixed) {
+      this.toAnswer.push(inFlight);
+      this.clock.setTimeout(this.answerNext, this.latency.response());
+    } else {
+      this.clock.setTimeout(() => this.answer(inFlight), this.latency.response());
+    }
+  }
+
+  private answer(inFlight: InFlight): void {
+    this.activity++;
+    if (inFlight.answered) return;
+    inFlight.answered = true;
+    if (inFlight.onAbort !== undefined) {
+      inFlight.signal?.removeEventListener('abort', inFlight.onAbort);
+    }
+    const outcome = inFlight.outcome!;
+    if (outcome.error !== undefined) inFlight.reject(outcome.error);
+    else inFlight.resolve(outcome.value);
+  }
 
   private read<T>(work: () => T): Promise<T> {
     this.activity++;
@@ -456,9 +540,11 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
               bytes: command.unchecked,
               traceId,
             });
-      return answer.status < 400 ? { value: answer.body } : { error: refusalOf(answer) };
+      return answer.status < 400
+        ? { value: answer.body, error: undefined }
+        : { value: undefined, error: refusalOf(answer) };
     } catch (error) {
-      return { error: toVenueFailure(error) };
+      return { value: undefined, error: toVenueFailure(error) };
     }
   }
 

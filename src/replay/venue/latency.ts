@@ -35,11 +35,15 @@ export function latencySettings(config: LatencyConfig): LatencySettings {
 export class LatencyModel {
   private readonly random: Random | null;
 
+  /** True without jitter: every command leg of a kind then waits the same. */
+  readonly fixed: boolean;
+
   constructor(
     readonly settings: LatencySettings,
     seed: string | number,
   ) {
     this.random = settings.jitterMs > 0 ? new Random(seed).fork('venue/latency') : null;
+    this.fixed = this.random === null;
   }
 
   /** Command sent to command applied. */

@@ -89,9 +89,42 @@ const TERMINAL = TERMINAL_ORDER_STATUSES;
 /** Engine events and fills the replay's store keeps per account (nothing reads them back). */
 export const REPLAY_RETAINED_RECORDS = 1_000;
 
-interface ParsedBook {
-  readonly bids: DisplayedSide;
-  readonly asks: DisplayedSide;
+/** Level objects a side keeps for later snapshots; a deeper snapshot makes the rest anew. */
+const POOLED_LEVELS = 256;
+
+interface ParsedLevel {
+  priceTicks: number;
+  steps: number;
+}
+
+/**
+ * One side of a market's latest snapshot as ticks and steps, rewritten in place by the next
+ * snapshot: a replay parses every snapshot of a market it trades, and nothing keeps a parsed
+ * level past the next one (the engine copies posted levels into its own orders, and queue
+ * positions keep numbers).
+ */
+class ParsedSide implements DisplayedSide {
+  readonly levels: ParsedLevel[] = [];
+  complete = false;
+  private readonly pool: ParsedLevel[] = [];
+
+  /** Sets the side's next level, reusing a level object of an earlier snapshot when it can. */
+  set(index: number, priceTicks: number, steps: number): void {
+    let level = this.pool[index];
+    if (level === undefined) {
+      level = { priceTicks, steps };
+      if (index < POOLED_LEVELS) this.pool[index] = level;
+    } else {
+      level.priceTicks = priceTicks;
+      level.steps = steps;
+    }
+    this.levels[index] = level;
+  }
+}
+
+class ParsedBook {
+  readonly bids = new ParsedSide();
+  readonly asks = new ParsedSide();
 }
 
 interface ClippedLevels {
@@ -105,11 +138,31 @@ interface OrderInfo {
   readonly priceTicks: number | null;
 }
 
-/** Whether a snapshot's highest bid reaches its lowest ask (its levels would trade). */
-function crossed(levels: ClippedLevels): boolean {
+/** Whether a level is left in when a book is clipped (`clippedLevels`). */
+function keptBid(level: DisplayedLevel, ownAsk: number | null): boolean {
+  return level.steps > 0 && (ownAsk === null || level.priceTicks < ownAsk);
+}
+
+function keptAsk(level: DisplayedLevel, ownBid: number | null): boolean {
+  return level.steps > 0 && (ownBid === null || level.priceTicks > ownBid);
+}
+
+/**
+ * Whether a snapshot's highest bid reaches its lowest ask once clipped against the account's
+ * best prices (its levels would trade), without building the clipped levels.
+ */
+function crossedWhenClipped(
+  parsed: ParsedBook,
+  ownBid: number | null,
+  ownAsk: number | null,
+): boolean {
   let highestBid = Number.NEGATIVE_INFINITY;
-  for (const level of levels.bids) if (level.priceTicks > highestBid) highestBid = level.priceTicks;
-  for (const level of levels.asks) if (level.priceTicks <= highestBid) return true;
+  for (const level of parsed.bids.levels) {
+    if (keptBid(level, ownAsk) && level.priceTicks > highestBid) highestBid = level.priceTicks;
+  }
+  for (const level of parsed.asks.levels) {
+    if (keptAsk(level, ownBid) && level.priceTicks <= highestBid) return true;
+  }
   return false;
 }
 
@@ -119,14 +172,20 @@ class ReplayMarket {
   pendingTicker: TickerData | null = null;
   /** The latest snapshot's record: its book is built when first read (`BatchOptions.deferred`). */
   bookRecord: BookRecord | null = null;
+  /** The latest snapshot parsed (`book`), or null until something reads it. */
   parsedBook: ParsedBook | null = null;
-  /** Whether the engine holds the latest recorded book, or holds it back in `heldLevels`. */
+  readonly book = new ParsedBook();
+  /** Whether the engine holds the latest recorded book, or holds it back (`held`). */
   bookInEngine = true;
   /**
-   * The latest snapshot's levels as they were clipped when it came, not yet in the engine:
-   * posted when something reads the book (a command, a submission, a recorded trade).
+   * Whether the latest snapshot is held back, not yet in the engine: posted when something
+   * reads the book (a command, a submission, a recorded trade), clipped then against the
+   * account's best prices of when it came (`heldOwnBid`, `heldOwnAsk`). Most snapshots are
+   * replaced while held, so they are never clipped.
    */
-  heldLevels: ClippedLevels | null = null;
+  held = false;
+  heldOwnBid: number | null = null;
+  heldOwnAsk: number | null = null;
   activeOrders = 0;
   hasPosition = false;
 
@@ -364,7 +423,7 @@ export class ReplayVenue implements MarketDataVenue {
       this.holdBook(market);
     } else {
       market.bookInEngine = false;
-      market.heldLevels = null;
+      market.held = false;
     }
   }
 
@@ -392,7 +451,7 @@ export class ReplayVenue implements MarketDataVenue {
         allocation.limitTicks,
       );
       if (market.bookInEngine && market.bookRecord !== null) {
-        const levels = this.clippedLevels(market);
+        const levels = this.clippedLevels(market, market.queues.bestBid(), market.queues.bestAsk());
         if (aggressor === SELL) {
           this.exchange.replaceQuotes(market.marketId, RECORDED_BIDS, levels.bids, []);
         } else {
@@ -420,33 +479,42 @@ export class ReplayVenue implements MarketDataVenue {
 
   private postBook(market: ReplayMarket): void {
     market.bookInEngine = true;
-    market.heldLevels = null;
+    market.held = false;
     if (market.bookRecord === null) return;
-    this.postLevels(market, this.clippedLevels(market));
+    this.postLevels(
+      market,
+      this.clippedLevels(market, market.queues.bestBid(), market.queues.bestAsk()),
+    );
   }
 
   /**
-   * A snapshot of a market the account trades: clipped now, against the account's resting
-   * orders of now, and held back until something reads the engine's book. Posting it later
-   * leaves the engine as posting it now would have: only a submission adds resting orders, and
-   * one posts the held levels first, so they cross none of the account's orders then either,
-   * and each level's orders keep their order. A snapshot whose bids reach its asks trades as it
-   * is posted (public trades and identifiers), so it is posted at once.
+   * A snapshot of a market the account trades: clipped against the account's resting orders of
+   * now, and held back until something reads the engine's book. Posting it later leaves the
+   * engine as posting it now would have: only a submission adds resting orders, and one posts
+   * the held levels first, so they cross none of the account's orders then either, and each
+   * level's orders keep their order. The clipping bounds are kept, so the levels are built
+   * only when posted (most held snapshots are replaced first). A snapshot whose bids reach its
+   * asks trades as it is posted (public trades and identifiers), so it is posted at once.
    */
   private holdBook(market: ReplayMarket): void {
     market.bookInEngine = true;
-    market.heldLevels = null;
+    market.held = false;
     if (market.bookRecord === null) return;
-    const levels = this.clippedLevels(market);
-    if (crossed(levels)) this.postLevels(market, levels);
-    else market.heldLevels = levels;
+    const ownBid = market.queues.bestBid();
+    const ownAsk = market.queues.bestAsk();
+    if (crossedWhenClipped(this.parsedBook(market)!, ownBid, ownAsk)) {
+      this.postLevels(market, this.clippedLevels(market, ownBid, ownAsk));
+      return;
+    }
+    market.held = true;
+    market.heldOwnBid = ownBid;
+    market.heldOwnAsk = ownAsk;
   }
 
   private postHeldLevels(market: ReplayMarket): void {
-    const levels = market.heldLevels;
-    if (levels === null) return;
-    market.heldLevels = null;
-    this.postLevels(market, levels);
+    if (!market.held) return;
+    market.held = false;
+    this.postLevels(market, this.clippedLevels(market, market.heldOwnBid, market.heldOwnAsk));
   }
 
   private postLevels(market: ReplayMarket, levels: ClippedLevels): void {
@@ -458,19 +526,20 @@ export class ReplayVenue implements MarketDataVenue {
     });
   }
 
-  /** The latest book without the levels that would trade with the account's resting orders. */
-  private clippedLevels(market: ReplayMarket): ClippedLevels {
+  /**
+   * The latest book without the levels that would trade with the account's resting orders,
+   * whose best prices are `ownBid` and `ownAsk`.
+   */
+  private clippedLevels(
+    market: ReplayMarket,
+    ownBid: number | null,
+    ownAsk: number | null,
+  ): ClippedLevels {
     const parsed = this.parsedBook(market)!;
-    const ownBid = market.queues.bestBid();
-    const ownAsk = market.queues.bestAsk();
     const bids: QuoteLevel[] = [];
-    for (const level of parsed.bids.levels) {
-      if (level.steps > 0 && (ownAsk === null || level.priceTicks < ownAsk)) bids.push(level);
-    }
+    for (const level of parsed.bids.levels) if (keptBid(level, ownAsk)) bids.push(level);
     const asks: QuoteLevel[] = [];
-    for (const level of parsed.asks.levels) {
-      if (level.steps > 0 && (ownBid === null || level.priceTicks > ownBid)) asks.push(level);
-    }
+    for (const level of parsed.asks.levels) if (keptAsk(level, ownBid)) asks.push(level);
     return { bids, asks };
   }
 
@@ -478,24 +547,26 @@ export class ReplayVenue implements MarketDataVenue {
     if (market.parsedBook !== null) return market.parsedBook;
     const book = market.latestBook;
     if (book === null) return null;
-    market.parsedBook = {
-      bids: this.parsedSide(market, book.bids),
-      asks: this.parsedSide(market, book.asks),
-    };
+    // The snapshot before is replaced: its parsed levels are rewritten in place.
+    this.parseSide(market, book.bids, market.book.bids);
+    this.parseSide(market, book.asks, market.book.asks);
+    market.parsedBook = market.book;
     return market.parsedBook;
   }
 
   // A method, not a closure per book: a replay parses every snapshot of an engaged market.
-  private parsedSide(market: ReplayMarket, levels: readonly BookLevel[]): DisplayedSide {
-    const parsed: DisplayedLevel[] = [];
+  private parseSide(market: ReplayMarket, levels: readonly BookLevel[], into: ParsedSide): void {
+    let count = 0;
     for (const level of levels) {
       const priceTicks = market.priceTicks(level.price);
       const steps = market.steps(level.quantity);
       if (priceTicks !== null && priceTicks >= 1 && steps !== null) {
-        parsed.push({ priceTicks, steps });
+        into.set(count, priceTicks, steps);
+        count++;
       }
     }
-    return { levels: parsed, complete: levels.length < this.bookDepth };
+    into.levels.length = count;
+    into.complete = levels.length < this.bookDepth;
   }
 
   private onEngineEvent(event: PrivateEvent): void {

@@ -176,6 +176,39 @@ describe('replay venue: taking liquidity', () => {
     ]);
   });
 
+  it('takes only the latest snapshot, whether it is shallower or deeper than the one before', async () => {
+    const h = harness();
+    h.ticker('100');
+    h.book([['99', '5']], [['101', '5']]);
+    // A resting order engages the market: every snapshot is parsed as it comes.
+    await h.send(limit('order-0000', 'buy', '90', '1'));
+    h.book(
+      [['99', '5']],
+      [
+        ['101', '1'],
+        ['102', '2'],
+        ['103', '3'],
+      ],
+    );
+    h.book([['99', '5']], [['104', '4']]);
+    await h.send(marketOrder('order-0001', 'buy', '2'));
+    await h.advance(10);
+    h.book(
+      [['99', '5']],
+      [
+        ['105', '1'],
+        ['106', '1'],
+      ],
+    );
+    await h.send(marketOrder('order-0002', 'buy', '2'));
+    await h.advance(10);
+    expect(fillsOf(h).map((fill) => [fill.price, fill.quantity])).toEqual([
+      ['104', '2'],
+      ['105', '1'],
+      ['106', '1'],
+    ]);
+  });
+
   it('refuses a post-only order that would take the recorded book', async () => {
     const h = harness();
     h.ticker('100');
