@@ -27,7 +27,7 @@ import {
   type Subscription,
 } from 'rxjs';
 import type { Clock } from '../../core/clock.ts';
-import { parseDecimal } from '../../core/decimal.ts';
+import { type Decimal, parseDecimal } from '../../core/decimal.ts';
 import { isPaperbotError, PaperbotError } from '../../core/errors.ts';
 import type { Account, Fill, Order, Position } from '../../protocol/index.ts';
 import {
@@ -71,6 +71,7 @@ import {
   type TradingStateSnapshot,
 } from '../risk/gate.ts';
 import type { LossTrackingRecord } from '../risk/loss.ts';
+import type { RiskSnapshot } from '../risk/view.ts';
 import { STRATEGY_ID_PATTERN, StrategyHost } from '../strategy/host.ts';
 import { parseStrategyParams } from '../strategy/params.ts';
 import type { StrategyDefinition } from '../strategy/types.ts';
@@ -255,6 +256,11 @@ export class Kernel {
   private readonly outcomeSubject = new Subject<IntentOutcome>();
   private readonly latencySubject = new Subject<IntentLatency>();
   private readonly latency = new Map<string, LatencyEntry>();
+  /** The last account's equity, as text and parsed. */
+  private equityText: string | null = null;
+  private equity: Decimal | null = null;
+  /** The gate's loss tracking version last written to the journal; -1 before the first. */
+  private lossTrackingWritten = -1;
   /**
    * When each market's last ticker came, as a field written in place: a map of times would box
    * a new number per ticker (times are past the small-integer range).
@@ -695,8 +701,8 @@ export class Kernel {
         this.journal.noteSequence(stamped.strategyId, stamped.sequence);
         if (this.exits.take(stamped)) return;
       }
-      this.takeUnreadTickers();
-      const decision = this.gate.evaluate(stamped, this.snapshots.snapshot());
+      // The snapshot is built only when the gate reads it (not for a cancel).
+      const decision = this.gate.evaluate(stamped, this.readSnapshot);
       if (!decision.allowed) {
         this.journal.noteSequence(stamped.strategyId, stamped.sequence);
         this.counters.denied += 1;
@@ -779,6 +785,12 @@ export class Kernel {
     );
   }
 
+  /** The gate's snapshot, with the latest ticker of each market that had one since the last. */
+  private readonly readSnapshot = (): RiskSnapshot => {
+    this.takeUnreadTickers();
+    return this.snapshots.snapshot();
+  };
+
   /** The risk snapshot takes the latest ticker of each market that had one since it last read. */
   private takeUnreadTickers(): void {
     if (this.tickersUnread.size === 0) return;
@@ -790,16 +802,25 @@ export class Kernel {
   }
 
   private onAccount(account: Account): void {
-    const equity = parseDecimal(account.total_equity);
+    // Most account updates repeat the equity: parsed once per text.
+    let equity = this.equity;
+    if (equity === null || account.total_equity !== this.equityText) {
+      equity = parseDecimal(account.total_equity);
+      this.equityText = account.total_equity;
+      this.equity = equity;
+    }
     this.snapshots.setEquity(equity);
     // An incomplete account (the venue says a part is missing) would read as a loss.
     if (!account.complete) return;
     this.gate.updateEquity(equity);
-    if (this.journal.isOpen) {
+    // Written when the tracking changed since the last write (not for a repeated equity).
+    const version = this.gate.lossTrackingVersion;
+    if (this.journal.isOpen && version !== this.lossTrackingWritten) {
       this.journal.writeMeta(
         LOSS_TRACKING_META_KEY,
         JSON.stringify(this.gate.lossTrackingRecord()),
       );
+      this.lossTrackingWritten = version;
     }
   }
 

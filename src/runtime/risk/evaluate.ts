@@ -112,9 +112,7 @@ export function evaluateIntent(
   switch (intent.kind) {
     case 'cancel':
     case 'cancel_all':
-      // Cancels remove exposure in every state and are never rate-limited here: a runaway
-      // strategy must always be able to take its orders down.
-      return { allowed: true, intent: stamped, effect: 'no_exposure' };
+      return cancelDecision(stamped);
     case 'close_position':
       return evaluateClose(stamped, intent, view, config);
     case 'place':
@@ -136,6 +134,23 @@ export function evaluateIntent(
         ],
       };
   }
+}
+
+/**
+ * The decision on an intent whose decision reads nothing of the view (a cancel), or null. The
+ * gate asks this first, so a cancel costs no snapshot.
+ */
+export function decisionWithoutView(stamped: StampedIntent): GateDecision | null {
+  const kind = stamped.intent.kind;
+  return kind === 'cancel' || kind === 'cancel_all' ? cancelDecision(stamped) : null;
+}
+
+/**
+ * Cancels remove exposure in every state and are never rate-limited here: a runaway strategy
+ * must always be able to take its orders down.
+ */
+function cancelDecision(stamped: StampedIntent): GateDecision {
+  return { allowed: true, intent: stamped, effect: 'no_exposure' };
 }
 
 function deny(rule: RiskRuleName, limit: string, observed: string, message: string): Denial {
@@ -251,10 +266,13 @@ function evaluatePlace(
   );
   if (!rounded || denials.length > 0) return { allowed: false, denials };
   const quantity = scaledToWire(rounded.quantity);
+  const price = rounded.price === null ? null : scaledToWire(rounded.price);
+  // Already on the grid as written (the usual case): the intent goes on as it came.
+  if (quantity === intent.quantity && (price === null || price === intent.price)) {
+    return { allowed: true, intent: stamped, effect: rounded.effect };
+  }
   const placed: PlaceIntent =
-    rounded.price === null
-      ? { ...intent, quantity }
-      : { ...intent, quantity, price: scaledToWire(rounded.price) };
+    price === null ? { ...intent, quantity } : { ...intent, quantity, price };
   return { allowed: true, intent: { ...stamped, intent: placed }, effect: rounded.effect };
 }
 
