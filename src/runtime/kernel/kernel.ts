@@ -193,6 +193,15 @@ export interface IntentLatency {
 
 type Phase = 'created' | 'starting' | 'running' | 'stopping' | 'stopped';
 
+/** A market's last ticker arrival, written in place. */
+interface LastTick {
+  readonly marketId: string;
+  at: number;
+  received: boolean;
+  /** Listed in `tickersUnread`: the risk snapshot has not taken this ticker yet. */
+  unread: boolean;
+}
+
 interface LatencyEntry {
   readonly tickAt: number | null;
 }
@@ -265,7 +274,7 @@ export class Kernel {
    * When each market's last ticker came, as a field written in place: a map of times would box
    * a new number per ticker (times are past the small-integer range).
    */
-  private readonly lastTickAt = new Map<string, { at: number; received: boolean }>();
+  private readonly lastTickAt = new Map<string, LastTick>();
   /**
    * Markets whose latest ticker the risk snapshot has not taken yet, where the market data
    * offers arrivals without the ticker: it is read when the next intent needs a snapshot (a
@@ -273,7 +282,7 @@ export class Kernel {
    * before any strategy, so it hears of a ticker before a strategy can act on it, and the latest
    * read then is the one a subscription to `ticker$` would have handed it.
    */
-  private readonly tickersUnread = new Set<string>();
+  private readonly tickersUnread: LastTick[] = [];
   private readonly subscriptions: Subscription[] = [];
   private readonly added = new Set<string>();
   private readonly nextSequences = new Map<string, number>();
@@ -611,7 +620,7 @@ export class Kernel {
     );
     for (const market of this.marketData.markets()) {
       const marketId = market.market_id;
-      const lastTick = { at: 0, received: false };
+      const lastTick: LastTick = { marketId, at: 0, received: false, unread: false };
       this.lastTickAt.set(marketId, lastTick);
       const marketData = this.marketData;
       if (marketData.tickerArrivals$ !== undefined && marketData.latestTicker !== undefined) {
@@ -619,7 +628,10 @@ export class Kernel {
           marketData.tickerArrivals$(marketId).subscribe(() => {
             lastTick.at = this.clock.now();
             lastTick.received = true;
-            this.tickersUnread.add(marketId);
+            if (!lastTick.unread) {
+              lastTick.unread = true;
+              this.tickersUnread.push(lastTick);
+            }
           }),
         );
         continue;
@@ -793,12 +805,15 @@ export class Kernel {
 
   /** The risk snapshot takes the latest ticker of each market that had one since it last read. */
   private takeUnreadTickers(): void {
-    if (this.tickersUnread.size === 0) return;
-    for (const marketId of this.tickersUnread) {
-      const ticker = this.marketData.latestTicker?.(marketId);
+    const unread = this.tickersUnread;
+    if (unread.length === 0) return;
+    for (let index = 0; index < unread.length; index++) {
+      const lastTick = unread[index]!;
+      lastTick.unread = false;
+      const ticker = this.marketData.latestTicker?.(lastTick.marketId);
       if (ticker !== undefined) this.snapshots.onTicker(ticker);
     }
-    this.tickersUnread.clear();
+    unread.length = 0;
   }
 
   private onAccount(account: Account): void {

@@ -26,7 +26,12 @@ import {
   riskMarketWithTicker,
   riskPositionsFromWire,
 } from '../risk/view.ts';
-import { addToSums, type OrderSums, OrderSumsKeeper } from '../risk/order-sums.ts';
+import {
+  addToSums,
+  type MarketOrderSums,
+  type OrderSums,
+  OrderSumsKeeper,
+} from '../risk/order-sums.ts';
 import type { Ticker } from '../strategy/types.ts';
 
 export interface RiskSnapshotSources {
@@ -159,19 +164,18 @@ export class RiskSnapshotBuilder {
         this.tracked = tracked;
       }
       const tracked = this.tracked;
-      const pending = [...this.pending.values()].filter(
-        (order) => !tracked.hasClientOrderId(order.clientOrderId),
-      );
-      this.orderViews = Object.freeze([...tracked.orders(), ...pending]);
-      let sums = tracked.current();
-      if (pending.length > 0) {
-        const withPending = new Map(sums);
-        for (const order of pending) {
-          withPending.set(order.marketId, addToSums(withPending.get(order.marketId), order));
-        }
-        sums = withPending;
+      const views: RiskOpenOrderView[] = [];
+      for (const view of tracked.orders()) views.push(view);
+      const sums = tracked.current();
+      let withPending: Map<string, MarketOrderSums> | null = null;
+      for (const order of this.pending.values()) {
+        if (tracked.hasClientOrderId(order.clientOrderId)) continue;
+        views.push(order);
+        withPending ??= new Map(sums);
+        withPending.set(order.marketId, addToSums(withPending.get(order.marketId), order));
       }
-      this.orderSums = sums;
+      this.orderViews = Object.freeze(views);
+      this.orderSums = withPending ?? sums;
     }
     return {
       routeReady: this.permitted && this.routeReady,

@@ -90,7 +90,9 @@ function submitted(stamped: StampedIntent, terms: OrderTerms, texts: TermTexts =
 
 /** What a strategy sees of an open order (`ctx.openOrders`). */
 function openOrderOf(entry: Entry): OpenOrder {
-  const remaining = entry.quantity.minus(entry.filledQuantity);
+  // Nothing filled (most orders): the quantity itself, without a subtraction.
+  const remaining =
+    entry.filledQuantity.c[0] === 0 ? entry.quantity : entry.quantity.minus(entry.filledQuantity);
   return Object.freeze({
     clientOrderId: entry.clientOrderId,
     requestId: entry.requestId,
