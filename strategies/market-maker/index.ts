@@ -126,7 +126,11 @@ function quoteMarket(
         : parseDecimal(settings.quantity);
     // No position (often): no division to 36 places. A zero size still divides (and throws).
     const inventory = position.eq(ZERO) && !size.eq(ZERO) ? ZERO : position.div(size);
-    const rawSkew = Math.round(Number(inventory.toFixed(6)) * settings.skewTicksPerQuote);
+    // No inventory (often): no skew, without printing the zero to read it back.
+    const rawSkew =
+      inventory === ZERO
+        ? 0
+        : Math.round(Number(inventory.toFixed(6)) * settings.skewTicksPerQuote);
     const skew = Math.max(-settings.maxSkewTicks, Math.min(settings.maxSkewTicks, rawSkew));
     const wanted = [
       {

@@ -17,7 +17,7 @@
  * converted as they are read: a conversion costs less than one big.js addition, and a cache
  * by object cost more than it saved when the orders and marks change between intents.
  */
-import { type Decimal, toWire } from '../../core/decimal.ts';
+import { type Decimal, keptDecimal, toWire } from '../../core/decimal.ts';
 import { priceRoundingDirection, type RoundingDirection } from '../../core/grid.ts';
 import {
   parseScaled,
@@ -158,7 +158,10 @@ function deny(rule: RiskRuleName, limit: string, observed: string, message: stri
 }
 
 function decimalOrNull(text: string | undefined): Scaled | null {
-  return text === undefined ? null : parseScaled(text);
+  if (text === undefined) return null;
+  // The intent's own texts were most often parsed already (by the strategy's own-order book).
+  const kept = keptDecimal(text);
+  return kept === undefined ? parseScaled(text) : scaledOfKept(kept);
 }
 
 /** Whether `value` is missing, at or below zero, or above `maximum`. */
