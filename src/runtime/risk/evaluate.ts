@@ -368,7 +368,8 @@ function emptyBook(position: Scaled): MarketBook {
   };
 }
 
-function marketBooks(view: RiskView, replaces: RiskOpenOrderView | null): Map<string, MarketBook> {
+/** The open orders' sums by market, an amended order left out. */
+function orderSumsWithout(view: RiskView, replaces: RiskOpenOrderView | null): OrderSums {
   // The snapshot's sums when it keeps them, else summed here; an amended order is taken out of
   // its own market's sums (recounted from scratch only when it held the highest price).
   let sums: OrderSums = view.orderSums ?? sumOrders(view.openOrders, replaces);
@@ -386,6 +387,31 @@ function marketBooks(view: RiskView, replaces: RiskOpenOrderView | null): Map<st
       sums = copy;
     }
   }
+  return sums;
+}
+
+/** One market's book: its position and its open orders' sums. */
+function marketBook(view: RiskView, sums: OrderSums, marketId: string): MarketBook {
+  const held = lookup(view.positions, marketId);
+  const position = held ? scaledOfKept(held.quantity) : SCALED_ZERO;
+  const market = sums.get(marketId);
+  if (!market) return emptyBook(position);
+  return {
+    position,
+    addingBuys: market.addingBuys,
+    addingSells: market.addingSells,
+    allBuys: market.allBuys,
+    allSells: market.allSells,
+    openOrders: market.openOrders,
+    highestOrderPrice: market.highestOrderPrice,
+  };
+}
+
+/**
+ * Every market's book (the markets with a position, then those with open orders only), for the
+ * account-wide limits. The order's own market alone is built per intent (`marketBook`).
+ */
+function marketBooks(view: RiskView, sums: OrderSums): Map<string, MarketBook> {
   const books = new Map<string, MarketBook>();
   for (const marketId of Object.keys(view.positions)) {
     const position = view.positions[marketId];
@@ -456,8 +482,8 @@ function evaluateOrder(
   const limits = limitsFor(config, order.marketId);
   const { quantity, price } = roundOrder(order, market, denials);
 
-  const books = marketBooks(view, order.replaces);
-  const book = books.get(order.marketId) ?? emptyBook(SCALED_ZERO);
+  const sums = orderSumsWithout(view, order.replaces);
+  const book = marketBook(view, sums, order.marketId);
   const effect = classify(order, book, quantity);
   checkTradingState(order, effect, view, config, denials);
   if (order.reduceOnly) checkReduceOnly(order, book, denials);
@@ -480,7 +506,7 @@ function evaluateOrder(
   if (quantity) {
     checkSize(order, market, limits, quantity, valuedAt, denials);
     if (effect === 'adds_exposure' && mark) {
-      checkExposure(order, view, config, limits, books, book, quantity, mark, denials);
+      checkExposure(order, view, config, limits, sums, book, quantity, mark, denials);
     }
   }
   if (order.replaces === null) checkLeverage(order, market, limits, denials);
@@ -799,7 +825,7 @@ function checkExposure(
   view: RiskView,
   config: RiskConfig,
   limits: MarketLimits,
-  books: ReadonlyMap<string, MarketBook>,
+  sums: OrderSums,
   book: MarketBook,
   quantity: Scaled,
   mark: Scaled,
@@ -843,7 +869,7 @@ function checkExposure(
   if (!config.max_gross_exposure && !config.max_account_leverage) return;
 
   let gross = SCALED_ZERO;
-  for (const [marketId, other] of books) {
+  for (const [marketId, other] of marketBooks(view, sums)) {
     if (marketId === order.marketId) continue;
     gross = scaledPlus(
       gross,
