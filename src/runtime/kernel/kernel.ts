@@ -20,7 +20,6 @@ import {
   BehaviorSubject,
   map,
   type Observable,
-  observeOn,
   of,
   queueScheduler,
   Subject,
@@ -579,13 +578,12 @@ export class Kernel {
           this.permit.next(permitted);
         },
       ),
-      this.host.intents$
-        .pipe(observeOn(queueScheduler))
-        .subscribe((stamped) => this.onIntent(stamped)),
+      // Each intent is taken as a task of its own on the queue scheduler, as `observeOn` would
+      // hand it, without its per-value subscription bookkeeping: a task left queued when the
+      // kernel stops finds it no longer running and does nothing.
+      this.host.intents$.subscribe((stamped) => this.queueIntent(stamped)),
       // Emulated exits: their releases take the strategies' path; their answers go back.
-      this.exits.releases$
-        .pipe(observeOn(queueScheduler))
-        .subscribe((stamped) => this.onIntent(stamped)),
+      this.exits.releases$.subscribe((stamped) => this.queueIntent(stamped)),
       this.exits.outcomes$.subscribe((outcome) => this.publish(outcome)),
       this.executor.outcomes$.subscribe((outcome) => this.onExecutionOutcome(outcome)),
       this.executor.unknownCount$.subscribe((count) => {
@@ -701,6 +699,10 @@ export class Kernel {
     );
     wiring = false;
     log(this.permitState);
+  }
+
+  private queueIntent(stamped: StampedIntent): void {
+    queueScheduler.schedule(() => this.onIntent(stamped));
   }
 
   private onIntent(stamped: StampedIntent): void {
