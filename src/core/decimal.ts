@@ -36,6 +36,31 @@ export function parseDecimal(text: string): Decimal {
 }
 
 /**
+ * Decimals by their text, for amounts that travel as text through several layers (an intent's
+ * price and quantity: read by the strategy's own-order book, the risk gate and its snapshot,
+ * then by the venue's answers): parsed once, shared after. Decimals are never changed in place.
+ * Bounded: emptied when full (quoting strategies use a few prices and sizes at a time).
+ */
+const keptDecimals = new Map<string, Decimal>();
+const DECIMALS_KEPT = 4_096;
+
+/** `parseDecimal`, parsed once per text while it is kept. */
+export function parseDecimalKept(text: string): Decimal {
+  let value = keptDecimals.get(text);
+  if (value === undefined) {
+    value = parseDecimal(text);
+    if (keptDecimals.size >= DECIMALS_KEPT) keptDecimals.clear();
+    keptDecimals.set(text, value);
+  }
+  return value;
+}
+
+/** The decimal `parseDecimalKept` holds for `text`, if it holds one (never parses). */
+export function keptDecimal(text: string): Decimal | undefined {
+  return keptDecimals.get(text);
+}
+
+/**
  * The decimal of a text `DECIMAL_PATTERN` accepts, built as big.js's own parser builds it (sign,
  * exponent, digits without leading or trailing zeros; `-0` keeps its sign) but without its
  * second pattern test and string copies: parsing is the commonest decimal operation.

@@ -17,6 +17,7 @@ import { z } from 'zod';
 import {
   cancelOrder,
   type Decimal,
+  decimal,
   defineStrategy,
   limitOrder,
   type OrderIntent,
@@ -77,6 +78,9 @@ function quoteMarket(
   }
   const state: QuoteState = { lowerBound: null, upperBound: null, position: null };
   const refreshDistance = tick.times(settings.refreshTicks);
+  // The inventory bounds as decimals once, not parsed from numbers on every requote.
+  const inventoryHigh = decimal(settings.maxInventoryQuotes);
+  const inventoryLow = decimal(-settings.maxInventoryQuotes);
   // A quote's distance from the mark, by its tick count: at most 2 * maxSkewTicks + 1 of them.
   const offsets = new Map<number, Decimal>();
   const offset = (ticks: number): Decimal => {
@@ -122,21 +126,24 @@ function quoteMarket(
         : parseDecimal(settings.quantity);
     // No position (often): no division to 36 places. A zero size still divides (and throws).
     const inventory = position.eq(ZERO) && !size.eq(ZERO) ? ZERO : position.div(size);
-    const rawSkew = Math.round(Number(inventory.toFixed(6)) * settings.skewTicksPerQuote);
+    // No inventory (often): no skew, without printing the zero to read it back.
+    const rawSkew =
+      inventory === ZERO
+        ? 0
+        : Math.round(Number(inventory.toFixed(6)) * settings.skewTicksPerQuote);
     const skew = Math.max(-settings.maxSkewTicks, Math.min(settings.maxSkewTicks, rawSkew));
-    const limit = settings.maxInventoryQuotes;
     const wanted = [
       {
         tag: BID_TAG,
         side: 'buy' as const,
         price: priceOnTick(market, mark.minus(offset(settings.halfSpreadTicks + skew)), 'buy'),
-        allowed: inventory.lt(limit),
+        allowed: inventory.lt(inventoryHigh),
       },
       {
         tag: ASK_TAG,
         side: 'sell' as const,
         price: priceOnTick(market, mark.plus(offset(settings.halfSpreadTicks - skew)), 'sell'),
-        allowed: inventory.gt(-limit),
+        allowed: inventory.gt(inventoryLow),
       },
     ];
 
@@ -151,7 +158,7 @@ function quoteMarket(
         if (current && !keep) keep = true;
         else intents.push(cancelOrder(order.clientOrderId));
       }
-      if (quote.allowed && !keep && quote.price.gt(0)) {
+      if (quote.allowed && !keep && quote.price.gt(ZERO)) {
         intents.push(
           limitOrder({
             marketId,

@@ -20,14 +20,13 @@ import {
   BehaviorSubject,
   map,
   type Observable,
-  observeOn,
   of,
   queueScheduler,
   Subject,
   type Subscription,
 } from 'rxjs';
 import type { Clock } from '../../core/clock.ts';
-import { parseDecimal } from '../../core/decimal.ts';
+import { type Decimal, parseDecimal } from '../../core/decimal.ts';
 import { isPaperbotError, PaperbotError } from '../../core/errors.ts';
 import type { Account, Fill, Order, Position } from '../../protocol/index.ts';
 import {
@@ -71,6 +70,7 @@ import {
   type TradingStateSnapshot,
 } from '../risk/gate.ts';
 import type { LossTrackingRecord } from '../risk/loss.ts';
+import type { RiskSnapshot } from '../risk/view.ts';
 import { STRATEGY_ID_PATTERN, StrategyHost } from '../strategy/host.ts';
 import { parseStrategyParams } from '../strategy/params.ts';
 import type { StrategyDefinition } from '../strategy/types.ts';
@@ -192,6 +192,15 @@ export interface IntentLatency {
 
 type Phase = 'created' | 'starting' | 'running' | 'stopping' | 'stopped';
 
+/** A market's last ticker arrival, written in place. */
+interface LastTick {
+  readonly marketId: string;
+  at: number;
+  received: boolean;
+  /** Listed in `tickersUnread`: the risk snapshot has not taken this ticker yet. */
+  unread: boolean;
+}
+
 interface LatencyEntry {
   readonly tickAt: number | null;
 }
@@ -255,11 +264,16 @@ export class Kernel {
   private readonly outcomeSubject = new Subject<IntentOutcome>();
   private readonly latencySubject = new Subject<IntentLatency>();
   private readonly latency = new Map<string, LatencyEntry>();
+  /** The last account's equity, as text and parsed. */
+  private equityText: string | null = null;
+  private equity: Decimal | null = null;
+  /** The gate's loss tracking version last written to the journal; -1 before the first. */
+  private lossTrackingWritten = -1;
   /**
    * When each market's last ticker came, as a field written in place: a map of times would box
    * a new number per ticker (times are past the small-integer range).
    */
-  private readonly lastTickAt = new Map<string, { at: number; received: boolean }>();
+  private readonly lastTickAt = new Map<string, LastTick>();
   /**
    * Markets whose latest ticker the risk snapshot has not taken yet, where the market data
    * offers arrivals without the ticker: it is read when the next intent needs a snapshot (a
@@ -267,7 +281,7 @@ export class Kernel {
    * before any strategy, so it hears of a ticker before a strategy can act on it, and the latest
    * read then is the one a subscription to `ticker$` would have handed it.
    */
-  private readonly tickersUnread = new Set<string>();
+  private readonly tickersUnread: LastTick[] = [];
   private readonly subscriptions: Subscription[] = [];
   private readonly added = new Set<string>();
   private readonly nextSequences = new Map<string, number>();
@@ -564,13 +578,12 @@ export class Kernel {
           this.permit.next(permitted);
         },
       ),
-      this.host.intents$
-        .pipe(observeOn(queueScheduler))
-        .subscribe((stamped) => this.onIntent(stamped)),
+      // Each intent is taken as a task of its own on the queue scheduler, as `observeOn` would
+      // hand it, without its per-value subscription bookkeeping: a task left queued when the
+      // kernel stops finds it no longer running and does nothing.
+      this.host.intents$.subscribe((stamped) => this.queueIntent(stamped)),
       // Emulated exits: their releases take the strategies' path; their answers go back.
-      this.exits.releases$
-        .pipe(observeOn(queueScheduler))
-        .subscribe((stamped) => this.onIntent(stamped)),
+      this.exits.releases$.subscribe((stamped) => this.queueIntent(stamped)),
       this.exits.outcomes$.subscribe((outcome) => this.publish(outcome)),
       this.executor.outcomes$.subscribe((outcome) => this.onExecutionOutcome(outcome)),
       this.executor.unknownCount$.subscribe((count) => {
@@ -605,7 +618,7 @@ export class Kernel {
     );
     for (const market of this.marketData.markets()) {
       const marketId = market.market_id;
-      const lastTick = { at: 0, received: false };
+      const lastTick: LastTick = { marketId, at: 0, received: false, unread: false };
       this.lastTickAt.set(marketId, lastTick);
       const marketData = this.marketData;
       if (marketData.tickerArrivals$ !== undefined && marketData.latestTicker !== undefined) {
@@ -613,7 +626,10 @@ export class Kernel {
           marketData.tickerArrivals$(marketId).subscribe(() => {
             lastTick.at = this.clock.now();
             lastTick.received = true;
-            this.tickersUnread.add(marketId);
+            if (!lastTick.unread) {
+              lastTick.unread = true;
+              this.tickersUnread.push(lastTick);
+            }
           }),
         );
         continue;
@@ -685,6 +701,10 @@ export class Kernel {
     log(this.permitState);
   }
 
+  private queueIntent(stamped: StampedIntent): void {
+    queueScheduler.schedule(() => this.onIntent(stamped));
+  }
+
   private onIntent(stamped: StampedIntent): void {
     if (this.phase !== 'running') return;
     this.counters.intents += 1;
@@ -695,8 +715,8 @@ export class Kernel {
         this.journal.noteSequence(stamped.strategyId, stamped.sequence);
         if (this.exits.take(stamped)) return;
       }
-      this.takeUnreadTickers();
-      const decision = this.gate.evaluate(stamped, this.snapshots.snapshot());
+      // The snapshot is built only when the gate reads it (not for a cancel).
+      const decision = this.gate.evaluate(stamped, this.readSnapshot);
       if (!decision.allowed) {
         this.journal.noteSequence(stamped.strategyId, stamped.sequence);
         this.counters.denied += 1;
@@ -779,27 +799,45 @@ export class Kernel {
     );
   }
 
+  /** The gate's snapshot, with the latest ticker of each market that had one since the last. */
+  private readonly readSnapshot = (): RiskSnapshot => {
+    this.takeUnreadTickers();
+    return this.snapshots.snapshot();
+  };
+
   /** The risk snapshot takes the latest ticker of each market that had one since it last read. */
   private takeUnreadTickers(): void {
-    if (this.tickersUnread.size === 0) return;
-    for (const marketId of this.tickersUnread) {
-      const ticker = this.marketData.latestTicker?.(marketId);
+    const unread = this.tickersUnread;
+    if (unread.length === 0) return;
+    for (let index = 0; index < unread.length; index++) {
+      const lastTick = unread[index]!;
+      lastTick.unread = false;
+      const ticker = this.marketData.latestTicker?.(lastTick.marketId);
       if (ticker !== undefined) this.snapshots.onTicker(ticker);
     }
-    this.tickersUnread.clear();
+    unread.length = 0;
   }
 
   private onAccount(account: Account): void {
-    const equity = parseDecimal(account.total_equity);
+    // Most account updates repeat the equity: parsed once per text.
+    let equity = this.equity;
+    if (equity === null || account.total_equity !== this.equityText) {
+      equity = parseDecimal(account.total_equity);
+      this.equityText = account.total_equity;
+      this.equity = equity;
+    }
     this.snapshots.setEquity(equity);
     // An incomplete account (the venue says a part is missing) would read as a loss.
     if (!account.complete) return;
     this.gate.updateEquity(equity);
-    if (this.journal.isOpen) {
+    // Written when the tracking changed since the last write (not for a repeated equity).
+    const version = this.gate.lossTrackingVersion;
+    if (this.journal.isOpen && version !== this.lossTrackingWritten) {
       this.journal.writeMeta(
         LOSS_TRACKING_META_KEY,
         JSON.stringify(this.gate.lossTrackingRecord()),
       );
+      this.lossTrackingWritten = version;
     }
   }
 

@@ -17,7 +17,7 @@
  * converted as they are read: a conversion costs less than one big.js addition, and a cache
  * by object cost more than it saved when the orders and marks change between intents.
  */
-import { type Decimal, toWire } from '../../core/decimal.ts';
+import { type Decimal, keptDecimal, toWire } from '../../core/decimal.ts';
 import { priceRoundingDirection, type RoundingDirection } from '../../core/grid.ts';
 import {
   parseScaled,
@@ -112,9 +112,7 @@ export function evaluateIntent(
   switch (intent.kind) {
     case 'cancel':
     case 'cancel_all':
-      // Cancels remove exposure in every state and are never rate-limited here: a runaway
-      // strategy must always be able to take its orders down.
-      return { allowed: true, intent: stamped, effect: 'no_exposure' };
+      return cancelDecision(stamped);
     case 'close_position':
       return evaluateClose(stamped, intent, view, config);
     case 'place':
@@ -138,12 +136,32 @@ export function evaluateIntent(
   }
 }
 
+/**
+ * The decision on an intent whose decision reads nothing of the view (a cancel), or null. The
+ * gate asks this first, so a cancel costs no snapshot.
+ */
+export function decisionWithoutView(stamped: StampedIntent): GateDecision | null {
+  const kind = stamped.intent.kind;
+  return kind === 'cancel' || kind === 'cancel_all' ? cancelDecision(stamped) : null;
+}
+
+/**
+ * Cancels remove exposure in every state and are never rate-limited here: a runaway strategy
+ * must always be able to take its orders down.
+ */
+function cancelDecision(stamped: StampedIntent): GateDecision {
+  return { allowed: true, intent: stamped, effect: 'no_exposure' };
+}
+
 function deny(rule: RiskRuleName, limit: string, observed: string, message: string): Denial {
   return { rule, limit, observed, message };
 }
 
 function decimalOrNull(text: string | undefined): Scaled | null {
-  return text === undefined ? null : parseScaled(text);
+  if (text === undefined) return null;
+  // The intent's own texts were most often parsed already (by the strategy's own-order book).
+  const kept = keptDecimal(text);
+  return kept === undefined ? parseScaled(text) : scaledOfKept(kept);
 }
 
 /** Whether `value` is missing, at or below zero, or above `maximum`. */
@@ -251,10 +269,13 @@ function evaluatePlace(
   );
   if (!rounded || denials.length > 0) return { allowed: false, denials };
   const quantity = scaledToWire(rounded.quantity);
+  const price = rounded.price === null ? null : scaledToWire(rounded.price);
+  // Already on the grid as written (the usual case): the intent goes on as it came.
+  if (quantity === intent.quantity && (price === null || price === intent.price)) {
+    return { allowed: true, intent: stamped, effect: rounded.effect };
+  }
   const placed: PlaceIntent =
-    rounded.price === null
-      ? { ...intent, quantity }
-      : { ...intent, quantity, price: scaledToWire(rounded.price) };
+    price === null ? { ...intent, quantity } : { ...intent, quantity, price };
   return { allowed: true, intent: { ...stamped, intent: placed }, effect: rounded.effect };
 }
 
@@ -347,7 +368,8 @@ function emptyBook(position: Scaled): MarketBook {
   };
 }
 
-function marketBooks(view: RiskView, replaces: RiskOpenOrderView | null): Map<string, MarketBook> {
+/** The open orders' sums by market, an amended order left out. */
+function orderSumsWithout(view: RiskView, replaces: RiskOpenOrderView | null): OrderSums {
   // The snapshot's sums when it keeps them, else summed here; an amended order is taken out of
   // its own market's sums (recounted from scratch only when it held the highest price).
   let sums: OrderSums = view.orderSums ?? sumOrders(view.openOrders, replaces);
@@ -365,6 +387,31 @@ function marketBooks(view: RiskView, replaces: RiskOpenOrderView | null): Map<st
       sums = copy;
     }
   }
+  return sums;
+}
+
+/** One market's book: its position and its open orders' sums. */
+function marketBook(view: RiskView, sums: OrderSums, marketId: string): MarketBook {
+  const held = lookup(view.positions, marketId);
+  const position = held ? scaledOfKept(held.quantity) : SCALED_ZERO;
+  const market = sums.get(marketId);
+  if (!market) return emptyBook(position);
+  return {
+    position,
+    addingBuys: market.addingBuys,
+    addingSells: market.addingSells,
+    allBuys: market.allBuys,
+    allSells: market.allSells,
+    openOrders: market.openOrders,
+    highestOrderPrice: market.highestOrderPrice,
+  };
+}
+
+/**
+ * Every market's book (the markets with a position, then those with open orders only), for the
+ * account-wide limits. The order's own market alone is built per intent (`marketBook`).
+ */
+function marketBooks(view: RiskView, sums: OrderSums): Map<string, MarketBook> {
   const books = new Map<string, MarketBook>();
   for (const marketId of Object.keys(view.positions)) {
     const position = view.positions[marketId];
@@ -435,8 +482,8 @@ function evaluateOrder(
   const limits = limitsFor(config, order.marketId);
   const { quantity, price } = roundOrder(order, market, denials);
 
-  const books = marketBooks(view, order.replaces);
-  const book = books.get(order.marketId) ?? emptyBook(SCALED_ZERO);
+  const sums = orderSumsWithout(view, order.replaces);
+  const book = marketBook(view, sums, order.marketId);
   const effect = classify(order, book, quantity);
   checkTradingState(order, effect, view, config, denials);
   if (order.reduceOnly) checkReduceOnly(order, book, denials);
@@ -459,7 +506,7 @@ function evaluateOrder(
   if (quantity) {
     checkSize(order, market, limits, quantity, valuedAt, denials);
     if (effect === 'adds_exposure' && mark) {
-      checkExposure(order, view, config, limits, books, book, quantity, mark, denials);
+      checkExposure(order, view, config, limits, sums, book, quantity, mark, denials);
     }
   }
   if (order.replaces === null) checkLeverage(order, market, limits, denials);
@@ -778,7 +825,7 @@ function checkExposure(
   view: RiskView,
   config: RiskConfig,
   limits: MarketLimits,
-  books: ReadonlyMap<string, MarketBook>,
+  sums: OrderSums,
   book: MarketBook,
   quantity: Scaled,
   mark: Scaled,
@@ -822,7 +869,7 @@ function checkExposure(
   if (!config.max_gross_exposure && !config.max_account_leverage) return;
 
   let gross = SCALED_ZERO;
-  for (const [marketId, other] of books) {
+  for (const [marketId, other] of marketBooks(view, sums)) {
     if (marketId === order.marketId) continue;
     gross = scaledPlus(
       gross,

@@ -19,7 +19,7 @@ import { type Decimal, parseDecimal } from '../../core/decimal.ts';
 import type { Denial, StampedIntent } from '../intents.ts';
 import type { RiskConfig } from './config.ts';
 import { DenialLog } from './denial-log.ts';
-import { evaluateIntent, type GateDecision } from './evaluate.ts';
+import { decisionWithoutView, evaluateIntent, type GateDecision } from './evaluate.ts';
 import {
   type LossSource,
   type LossTracking,
@@ -105,6 +105,7 @@ export class RiskGate implements HaltTarget {
   /** Changed in place; `recentOrderTimes()` hands out copies, so no view it gave changes. */
   private readonly orderTimes: number[] = [];
   private tracking: LossTracking;
+  private trackingVersion = 0;
   private nextDayAt: number;
   private dayTimer: TimerHandle | undefined;
   private conditionOrder = 0;
@@ -156,13 +157,22 @@ export class RiskGate implements HaltTarget {
 
   /**
    * Evaluates an intent against a snapshot of the markets and the account; the gate adds the
-   * time, the trading state and the recent order times. An allowed order command enters the
+   * time, the trading state and the recent order times. The snapshot may be handed as a
+   * function that builds it, called only when the intent's decision reads it (not for a
+   * cancel). An allowed order command enters the
    * rate windows; a denial is counted, logged and published on `denials$`.
    */
-  evaluate(intent: StampedIntent, snapshot: RiskSnapshot): GateDecision {
+  evaluate(
+    intent: StampedIntent,
+    snapshotOrRead: RiskSnapshot | (() => RiskSnapshot),
+  ): GateDecision {
     const now = this.clock.now();
     this.rollDayIfDue(now);
     this.pruneOrderTimes(now);
+    // A cancel's decision reads no snapshot: one handed as a function is then never built.
+    const early = decisionWithoutView(intent);
+    if (early !== null) return early;
+    const snapshot = typeof snapshotOrRead === 'function' ? snapshotOrRead() : snapshotOrRead;
     // Spelled out: an object spread here took longer than the rules themselves (V8's slow
     // clone path), about 3 µs per intent.
     const view: RiskView = {
@@ -190,8 +200,26 @@ export class RiskGate implements HaltTarget {
     const value = typeof equity === 'string' ? parseDecimal(equity) : equity;
     const now = this.clock.now();
     this.rollDayIfDue(now);
-    this.tracking = trackEquity(this.tracking, value, now, this.config.day_start_utc);
+    // The same equity again within the day (most account updates) would track the same figures
+    // and find the same breaches: nothing to do.
+    const { lastEquity, dayStartEquity, peakEquity } = this.tracking;
+    if (
+      lastEquity !== null &&
+      dayStartEquity !== null &&
+      peakEquity !== null &&
+      (value === lastEquity || value.eq(lastEquity)) &&
+      value.lte(peakEquity) &&
+      tradingDayStart(now, this.config.day_start_utc) <= this.tracking.dayStartedAt
+    ) {
+      return;
+    }
+    this.setTracking(trackEquity(this.tracking, value, now, this.config.day_start_utc));
     this.applyLossBreaches();
+  }
+
+  /** Grows each time the loss tracking changes, so a writer can tell it has the latest. */
+  get lossTrackingVersion(): number {
+    return this.trackingVersion;
   }
 
   /** Moves trading to HALTED until `resume()`. Repeating the same halt changes nothing. */
@@ -210,7 +238,7 @@ export class RiskGate implements HaltTarget {
    */
   resume(): void {
     this.conditions.clear();
-    this.tracking = { ...this.tracking, peakEquity: this.tracking.lastEquity };
+    this.setTracking({ ...this.tracking, peakEquity: this.tracking.lastEquity });
     this.logger?.warn({ event: 'risk.resume' }, 'trading resumed by request');
     this.applyLossBreaches();
   }
@@ -274,6 +302,11 @@ export class RiskGate implements HaltTarget {
     this.denialSubject.next({ at, intent, denials, tradingState });
   }
 
+  private setTracking(tracking: LossTracking): void {
+    if (tracking !== this.tracking) this.trackingVersion += 1;
+    this.tracking = tracking;
+  }
+
   private pruneOrderTimes(now: number): void {
     const from = now - MINUTE_MS;
     let drop = 0;
@@ -305,7 +338,7 @@ export class RiskGate implements HaltTarget {
 
   private rollDayIfDue(now: number): void {
     if (now < this.nextDayAt) return;
-    this.tracking = rollTradingDay(this.tracking, now, this.config.day_start_utc);
+    this.setTracking(rollTradingDay(this.tracking, now, this.config.day_start_utc));
     this.nextDayAt = nextTradingDayStart(now, this.config.day_start_utc);
     if (this.conditions.delete('daily_loss')) {
       this.logger?.info({ event: 'risk.day_rolled' }, 'new trading day: daily loss limit cleared');

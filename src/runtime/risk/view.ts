@@ -6,7 +6,7 @@
  * The builders at the end convert wire resources (the protocol's Market, Position and Order, by
  * the fields they share) into the view's shapes; decimals are parsed once, there.
  */
-import { type Decimal, parseDecimal, ZERO } from '../../core/decimal.ts';
+import { type Decimal, parseDecimal, parseDecimalKept, ZERO } from '../../core/decimal.ts';
 import type { Side } from '../intents.ts';
 import type { Scaled } from '../../core/scaled.ts';
 
@@ -84,19 +84,10 @@ function optionalDecimal(text: string | null | undefined): Decimal | null {
 /**
  * Open orders' amounts, parsed once per text: each order update makes a new view, and a
  * quoting strategy's orders come back at a few prices and sizes (the values are never changed
- * in place). Bounded: emptied when full.
+ * in place). The kept decimals are shared with the rest of the runtime (`parseDecimalKept`).
  */
-const orderAmounts = new Map<string, Decimal>();
-const ORDER_AMOUNTS_KEPT = 4_096;
-
 export function orderAmount(text: string): Decimal {
-  let value = orderAmounts.get(text);
-  if (value === undefined) {
-    value = parseDecimal(text);
-    if (orderAmounts.size >= ORDER_AMOUNTS_KEPT) orderAmounts.clear();
-    orderAmounts.set(text, value);
-  }
-  return value;
+  return parseDecimalKept(text);
 }
 
 /** The wire Market's fields the gate uses (protocol `Market` is assignable to it). */

@@ -16,8 +16,7 @@ import {
   filter,
   from,
   type MonoTypeOperatorFunction,
-  type Observable,
-  observeOn,
+  Observable,
   queueScheduler,
   type SchedulerLike,
   Subject,
@@ -44,8 +43,33 @@ import type {
   Ticker,
 } from './types.ts';
 
+/**
+ * `observeOn(queueScheduler)`: each notification as a task of its own on the queue scheduler,
+ * in the same order, scheduled directly rather than kept as a subscription per value (a task
+ * left queued after the strategy unsubscribed hands nothing on). Every ticker of every strategy
+ * passes here.
+ */
 function onQueue<T>(): MonoTypeOperatorFunction<T> {
-  return observeOn(queueScheduler);
+  return (source) =>
+    new Observable<T>((subscriber) =>
+      source.subscribe({
+        next: (value) => {
+          queueScheduler.schedule(() => {
+            if (!subscriber.closed) subscriber.next(value);
+          });
+        },
+        error: (error: unknown) => {
+          queueScheduler.schedule(() => {
+            if (!subscriber.closed) subscriber.error(error);
+          });
+        },
+        complete: () => {
+          queueScheduler.schedule(() => {
+            if (!subscriber.closed) subscriber.complete();
+          });
+        },
+      }),
+    );
 }
 
 /** A logger that adds the strategy id to every line. */

@@ -7,7 +7,7 @@
  * a restart the host has no record of earlier intents, so an active order whose client order
  * id carries this strategy's id prefix (strategy and journal epoch) is adopted.
  */
-import { type Decimal, parseDecimal, ZERO } from '../../core/decimal.ts';
+import { type Decimal, parseDecimal, parseDecimalKept, ZERO } from '../../core/decimal.ts';
 import type { Order, OrderStatus } from '../../protocol/index.ts';
 import type { IntentOutcome, PlaceIntent, Side, StampedIntent } from '../intents.ts';
 import type { OpenOrder, OpenOrderStatus, OwnOrderUpdate } from './types.ts';
@@ -90,7 +90,9 @@ function submitted(stamped: StampedIntent, terms: OrderTerms, texts: TermTexts =
 
 /** What a strategy sees of an open order (`ctx.openOrders`). */
 function openOrderOf(entry: Entry): OpenOrder {
-  const remaining = entry.quantity.minus(entry.filledQuantity);
+  // Nothing filled (most orders): the quantity itself, without a subtraction.
+  const remaining =
+    entry.filledQuantity.c[0] === 0 ? entry.quantity : entry.quantity.minus(entry.filledQuantity);
   return Object.freeze({
     clientOrderId: entry.clientOrderId,
     requestId: entry.requestId,
@@ -147,8 +149,8 @@ export class OwnOrders {
               marketId: intent.marketId,
               side: intent.side,
               type: intent.type,
-              price: intent.price === undefined ? null : parseDecimal(intent.price),
-              quantity: parseDecimal(intent.quantity),
+              price: intent.price === undefined ? null : parseDecimalKept(intent.price),
+              quantity: parseDecimalKept(intent.quantity),
               postOnly: intent.postOnly === true,
               reduceOnly: intent.reduceOnly === true,
               tag: intent.tag,
@@ -282,15 +284,15 @@ export class OwnOrders {
     this.setOrderId(entry, order.order_id);
     entry.status = order.status;
     if (order.filled_quantity !== entry.filledText) {
-      entry.filledQuantity = parseDecimal(order.filled_quantity);
+      entry.filledQuantity = parseDecimalKept(order.filled_quantity);
       entry.filledText = order.filled_quantity;
     }
     if (order.price !== null && order.price !== entry.priceText) {
-      entry.price = parseDecimal(order.price);
+      entry.price = parseDecimalKept(order.price);
       entry.priceText = order.price;
     }
     if (order.quantity !== null && order.quantity !== entry.quantityText) {
-      entry.quantity = parseDecimal(order.quantity);
+      entry.quantity = parseDecimalKept(order.quantity);
       entry.quantityText = order.quantity;
     }
     if (TERMINAL.has(order.status)) this.remove(entry);

@@ -137,4 +137,31 @@ describe('RiskSnapshotBuilder', () => {
     expect(unknownStatus.markPrice).toBeNull();
     expect(unknownStatus.dataStatus).toBe('unavailable');
   });
+
+  it('rebuilds the market record per ticker without touching an earlier snapshot', () => {
+    const eth = { ...market, market_id: 'ETH-PERP', mark_price: '3000' } as unknown as Market;
+    const sol = { ...market, market_id: 'SOL-PERP', mark_price: '150' } as unknown as Market;
+    const builder = new RiskSnapshotBuilder({
+      markets: () => [market, eth, sol],
+      positions: () => [],
+      openOrders: () => [],
+    });
+    const first = builder.snapshot().markets;
+    builder.onTicker({
+      market_id: 'ETH-PERP',
+      mark_price: '3001.25',
+      data_status: 'live',
+      occurred_at: '2025-01-15T12:00:05Z',
+    } as unknown as Ticker);
+    const second = builder.snapshot().markets;
+    expect(Object.keys(second)).toEqual(['BTC-PERP', 'ETH-PERP', 'SOL-PERP']);
+    expect(Object.isFrozen(second)).toBe(true);
+    expect(toWire(second['ETH-PERP']!.markPrice!)).toBe('3001.25');
+    expect(second['BTC-PERP']).toBe(first['BTC-PERP']);
+    expect(second['SOL-PERP']).toBe(first['SOL-PERP']);
+    // The earlier snapshot still holds the listed mark.
+    expect(toWire(first['ETH-PERP']!.markPrice!)).toBe('3000');
+    // No ticker since: the same record again.
+    expect(builder.snapshot().markets).toBe(second);
+  });
 });

@@ -385,3 +385,58 @@ it('dispose stops the day timer and completes the streams', () => {
   expect(clock.pendingTimers()).toBe(0);
   expect(completed).toBe(2);
 });
+
+describe('work a decision does not need', () => {
+  it('builds no snapshot for a cancel, and one for a placement', () => {
+    const { gate, clock } = setup();
+    let built = 0;
+    const read = () => {
+      built += 1;
+      return snapshotAt(clock);
+    };
+    expect(gate.evaluate(stamp({ kind: 'cancel', clientOrderId: 'c' }, ++sequence), read)).toEqual({
+      allowed: true,
+      intent: expect.objectContaining({ sequence }),
+      effect: 'no_exposure',
+    });
+    expect(gate.evaluate(stamp({ kind: 'cancel_all' }, ++sequence), read).allowed).toBe(true);
+    expect(built).toBe(0);
+    expect(gate.evaluate(stamp(place(), ++sequence), read).allowed).toBe(true);
+    expect(built).toBe(1);
+  });
+
+  it('passes a placement already on the grid on as the same stamped intent', () => {
+    const { gate, clock } = setup();
+    const onGrid = stamp(place({ price: '50000', quantity: '0.01' }), ++sequence);
+    const decision = gate.evaluate(onGrid, snapshotAt(clock));
+    expect(decision.allowed && decision.intent).toBe(onGrid);
+    const offGrid = stamp(place({ price: '50000.123456', quantity: '0.01' }), ++sequence);
+    const rounded = gate.evaluate(offGrid, snapshotAt(clock));
+    expect(rounded.allowed).toBe(true);
+    expect(rounded.allowed && rounded.intent).not.toBe(offGrid);
+    expect(rounded.allowed && rounded.intent.intent).not.toEqual(offGrid.intent);
+  });
+
+  it('tracks a repeated equity once, and the loss tracking version moves only with a change', () => {
+    const { gate, clock, states } = setup({ daily_loss: { reduce_at: '100', halt_at: '200' } });
+    gate.updateEquity('1000');
+    const first = gate.lossTrackingVersion;
+    const record = gate.lossTrackingRecord();
+    gate.updateEquity('1000');
+    gate.updateEquity('1000.00');
+    expect(gate.lossTrackingVersion).toBe(first);
+    expect(gate.lossTrackingRecord()).toEqual(record);
+    gate.updateEquity('890');
+    expect(gate.lossTrackingVersion).toBeGreaterThan(first);
+    expect(states.at(-1)?.state).toBe('REDUCING');
+    const reduced = gate.lossTrackingVersion;
+    gate.updateEquity('890');
+    expect(gate.lossTrackingVersion).toBe(reduced);
+    // A new trading day starts from the last equity: the same figure then counts again.
+    clock.advanceBy(DAY);
+    gate.updateEquity('890');
+    expect(gate.lossTrackingVersion).toBeGreaterThan(reduced);
+    expect(gate.lossTrackingRecord()).toMatchObject({ dayStartEquity: '890', lastEquity: '890' });
+    expect(states.at(-1)?.state).toBe('ACTIVE');
+  });
+});

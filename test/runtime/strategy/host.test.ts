@@ -5,6 +5,7 @@ import {
   mergeMap,
   Observable,
   of,
+  queueScheduler,
   Subject,
   tap,
   throwError,
@@ -701,6 +702,37 @@ describe('adding strategies', () => {
     expect(() => host.add({ strategyId: 'a:b', definition: bidder })).toThrow(/strategy id/);
     host.add({ strategyId: 'a', definition: bidder });
     expect(() => host.add({ strategyId: 'a', definition: bidder })).toThrow(/already used/);
+  });
+
+  it('hands streams on as queue tasks, in order, and nothing queued once stopped', () => {
+    const seen: string[] = [];
+    const { environment, tickers } = testEnvironment();
+    const watcher = defineStrategy({
+      name: 'watcher',
+      params: z.object({}),
+      create: (ctx) =>
+        ctx.ticker$(MARKET).pipe(
+          tap((ticker) => seen.push(`ticker ${ticker.mark_price}`)),
+          ignoreElements(),
+        ),
+    });
+    const host = new StrategyHost({ environment, epoch: 'e1' });
+    host.add({ strategyId: 'w', definition: watcher });
+    host.start();
+    queueScheduler.schedule(() => {
+      tickers.next(testTicker({ market_id: MARKET, mark_price: '1' }));
+      tickers.next(testTicker({ market_id: MARKET, mark_price: '2' }));
+      seen.push('task ends');
+    });
+    expect(seen).toEqual(['task ends', 'ticker 1', 'ticker 2']);
+    seen.length = 0;
+    // Queued behind the task that stops the strategy: handed on to nobody.
+    queueScheduler.schedule(() => {
+      tickers.next(testTicker({ market_id: MARKET, mark_price: '3' }));
+      host.stop('w');
+    });
+    tickers.next(testTicker({ market_id: MARKET, mark_price: '4' }));
+    expect(seen).toEqual([]);
   });
 
   it('stops a strategy on request: no more intents, no more outcomes', () => {
