@@ -209,8 +209,6 @@ export class ReplayJournal implements IntentJournal {
   private readonly window: IntentWindow<Slot> | null;
   private readonly slots = new Map<string, Slot>();
   private nextPosition = 0;
-  /** Sequences of the intents held, per strategy: one intent per sequence. */
-  private readonly takenSequences = new Map<string, Set<number>>();
   /** The highest sequence noted per strategy. */
   private readonly sequences = new Map<string, number>();
   private readonly open = new Set<Slot>();
@@ -292,16 +290,6 @@ export class ReplayJournal implements IntentJournal {
     readonly record: IntentRecord;
     readonly created: boolean;
   } {
-    const result = this.insertIntent(stamped);
-    if (first === undefined || !result.created) return result;
-    this.recordCommandWithStep(stamped.requestId, first.command, first.context, first.step);
-    return { record: this.requireIntent(stamped.requestId), created: true };
-  }
-
-  private insertIntent(stamped: StampedIntent): {
-    readonly record: IntentRecord;
-    readonly created: boolean;
-  } {
     this.requireOpen();
     const existing = this.slots.get(stamped.requestId);
     if (existing !== undefined) return { record: existing.record, created: false };
@@ -309,27 +297,50 @@ export class ReplayJournal implements IntentJournal {
     requireInteger(stamped.sequence, 'a sequence');
     requireInteger(stamped.emittedAt, 'an emission time');
     requireInteger(now, 'the time');
-    let taken = this.takenSequences.get(stamped.strategyId);
+    if (first !== undefined && first.step !== 'sending') {
+      requireInteger(first.step.attempt, 'a simulation attempt');
+    }
     // A sequence above the highest noted is not taken: no lookup (a strategy counts up).
     const highest = this.sequences.get(stamped.strategyId) ?? 0;
-    if (stamped.sequence <= highest && taken?.has(stamped.sequence) === true) {
+    if (stamped.sequence <= highest && this.sequenceTaken(stamped.strategyId, stamped.sequence)) {
       throw refused(`sequence ${stamped.sequence} of ${stamped.strategyId} is taken`);
     }
-    // The stamped intent is frozen: the record holds it, not a copy.
-    const record = newIntentRecord(stamped, stamped, now);
+    // The stamped intent is frozen: the record holds it, not a copy. With `first`, the record is
+    // made as the intent's row reads once its command and step are written (one record, not two).
+    const record: Changed = newIntentRecord(stamped, stamped, now);
+    if (first !== undefined) {
+      record.command = first.command;
+      record.context = first.context;
+      const step = first.step;
+      if (step === 'sending') {
+        record.state = 'sending';
+        record.sendAttempts = 1;
+      } else {
+        record.state = 'simulating';
+        record.simulateRequestId = step.simulateRequestId;
+        record.simulateAttempt = step.attempt;
+      }
+    }
     const slot: Slot = { record, position: this.nextPosition++, gone: false };
     this.slots.set(record.requestId, slot);
-    if (taken === undefined) {
-      taken = new Set();
-      this.takenSequences.set(record.strategyId, taken);
-    }
-    taken.add(record.sequence);
     this.count(record, 1);
     this.open.add(slot);
     this.byClientOrderId.add(record.clientOrderId, slot);
     if (highest < record.sequence) this.sequences.set(record.strategyId, record.sequence);
     if (this.window?.noteIntent(slot) === true) this.sweep();
     return { record, created: true };
+  }
+
+  /**
+   * Whether an intent held has this strategy's sequence. Only asked of a sequence at or below
+   * the highest noted, which a strategy, counting up, never sends: a scan, rather than a set of
+   * every sequence kept in step per intent.
+   */
+  private sequenceTaken(strategyId: string, sequence: number): boolean {
+    for (const slot of this.slots.values()) {
+      if (slot.record.sequence === sequence && slot.record.strategyId === strategyId) return true;
+    }
+    return false;
   }
 
   getIntent(requestId: string): IntentRecord | undefined {
@@ -572,7 +583,6 @@ export class ReplayJournal implements IntentJournal {
       const slot = this.slots.get(record.requestId)!;
       slot.gone = true;
       this.slots.delete(record.requestId);
-      this.takenSequences.get(record.strategyId)?.delete(record.sequence);
       this.count(record, -1);
       this.open.delete(slot);
       this.byOrderId.remove(record.orderId, slot);

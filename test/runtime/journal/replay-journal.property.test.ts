@@ -14,6 +14,7 @@ import { fill, limitBuy, placeCommand, START, stamp } from '../execution/fixture
 type Operation =
   | { readonly kind: 'intent'; readonly index: number; readonly cancel: boolean }
   | { readonly kind: 'command'; readonly index: number }
+  | { readonly kind: 'intentWithCommand'; readonly index: number; readonly attempt: number | null }
   | { readonly kind: 'simulation'; readonly index: number; readonly attempt: number }
   | { readonly kind: 'send'; readonly index: number }
   | { readonly kind: 'accepted'; readonly index: number; readonly order: number | null }
@@ -33,6 +34,13 @@ const orderNumber = fc.option(fc.integer({ min: 1, max: 6 }), { nil: null });
 const operation: fc.Arbitrary<Operation> = fc.oneof(
   fc.record({ kind: fc.constant('intent' as const), index, cancel: fc.boolean() }),
   fc.record({ kind: fc.constant('command' as const), index }),
+  // An intent journaled with its command and the step after it: a simulation (its attempt),
+  // or the send (null).
+  fc.record({
+    kind: fc.constant('intentWithCommand' as const),
+    index,
+    attempt: fc.option(fc.integer({ min: 1, max: 3 }), { nil: null }),
+  }),
   fc.record({
     kind: fc.constant('simulation' as const),
     index,
@@ -128,6 +136,18 @@ function apply(journal: IntentJournal, step: Operation): unknown {
     case 'intent':
       return outcome(() => {
         const { record, created } = journal.recordIntent(intentOf(step.index, step.cancel));
+        return { record: readable(record), created };
+      });
+    case 'intentWithCommand':
+      return outcome(() => {
+        const { record, created } = journal.recordIntent(intentOf(step.index, false), {
+          command: placeCommand(requestId),
+          context: { targetOrderId: 'o-2' },
+          step:
+            step.attempt === null
+              ? 'sending'
+              : { simulateRequestId: `${requestId}:s${step.attempt}`, attempt: step.attempt },
+        });
         return { record: readable(record), created };
       });
     case 'command':
