@@ -209,6 +209,8 @@ export class ReplayJournal implements IntentJournal {
   private readonly window: IntentWindow<Slot> | null;
   private readonly slots = new Map<string, Slot>();
   private nextPosition = 0;
+  /** Sequences of the intents held, per strategy: one intent per sequence. */
+  private readonly takenSequences = new Map<string, Set<number>>();
   /** The highest sequence noted per strategy. */
   private readonly sequences = new Map<string, number>();
   private readonly open = new Set<Slot>();
@@ -300,9 +302,10 @@ export class ReplayJournal implements IntentJournal {
     if (first !== undefined && first.step !== 'sending') {
       requireInteger(first.step.attempt, 'a simulation attempt');
     }
+    let taken = this.takenSequences.get(stamped.strategyId);
     // A sequence above the highest noted is not taken: no lookup (a strategy counts up).
     const highest = this.sequences.get(stamped.strategyId) ?? 0;
-    if (stamped.sequence <= highest && this.sequenceTaken(stamped.strategyId, stamped.sequence)) {
+    if (stamped.sequence <= highest && taken?.has(stamped.sequence) === true) {
       throw refused(`sequence ${stamped.sequence} of ${stamped.strategyId} is taken`);
     }
     // The stamped intent is frozen: the record holds it, not a copy. With `first`, the record is
@@ -323,24 +326,17 @@ export class ReplayJournal implements IntentJournal {
     }
     const slot: Slot = { record, position: this.nextPosition++, gone: false };
     this.slots.set(record.requestId, slot);
+    if (taken === undefined) {
+      taken = new Set();
+      this.takenSequences.set(record.strategyId, taken);
+    }
+    taken.add(record.sequence);
     this.count(record, 1);
     this.open.add(slot);
     this.byClientOrderId.add(record.clientOrderId, slot);
     if (highest < record.sequence) this.sequences.set(record.strategyId, record.sequence);
     if (this.window?.noteIntent(slot) === true) this.sweep();
     return { record, created: true };
-  }
-
-  /**
-   * Whether an intent held has this strategy's sequence. Only asked of a sequence at or below
-   * the highest noted, which a strategy, counting up, never sends: a scan, rather than a set of
-   * every sequence kept in step per intent.
-   */
-  private sequenceTaken(strategyId: string, sequence: number): boolean {
-    for (const slot of this.slots.values()) {
-      if (slot.record.sequence === sequence && slot.record.strategyId === strategyId) return true;
-    }
-    return false;
   }
 
   getIntent(requestId: string): IntentRecord | undefined {
@@ -583,6 +579,7 @@ export class ReplayJournal implements IntentJournal {
       const slot = this.slots.get(record.requestId)!;
       slot.gone = true;
       this.slots.delete(record.requestId);
+      this.takenSequences.get(record.strategyId)?.delete(record.sequence);
       this.count(record, -1);
       this.open.delete(slot);
       this.byOrderId.remove(record.orderId, slot);
