@@ -209,8 +209,16 @@ export class ReplayJournal implements IntentJournal {
   private readonly window: IntentWindow<Slot> | null;
   private readonly slots = new Map<string, Slot>();
   private nextPosition = 0;
-  /** Sequences of the intents held, per strategy: one intent per sequence. */
-  private readonly takenSequences = new Map<string, Set<number>>();
+  /**
+   * The highest sequence of an intent journaled, per strategy: a sequence above it is not taken
+   * (a strategy counts up), so no set of the sequences held is kept in step per intent.
+   */
+  private readonly journaledUpTo = new Map<string, number>();
+  /**
+   * The slot last journaled or looked up: the executor works one intent at a time, so most
+   * calls name it again, and a comparison costs less than a lookup in a map of thousands.
+   */
+  private recent: Slot | null = null;
   /** The highest sequence noted per strategy. */
   private readonly sequences = new Map<string, number>();
   private readonly open = new Set<Slot>();
@@ -293,7 +301,7 @@ export class ReplayJournal implements IntentJournal {
     readonly created: boolean;
   } {
     this.requireOpen();
-    const existing = this.slots.get(stamped.requestId);
+    const existing = this.find(stamped.requestId);
     if (existing !== undefined) return { record: existing.record, created: false };
     const now = this.now();
     requireInteger(stamped.sequence, 'a sequence');
@@ -302,10 +310,11 @@ export class ReplayJournal implements IntentJournal {
     if (first !== undefined && first.step !== 'sending') {
       requireInteger(first.step.attempt, 'a simulation attempt');
     }
-    let taken = this.takenSequences.get(stamped.strategyId);
-    // A sequence above the highest noted is not taken: no lookup (a strategy counts up).
-    const highest = this.sequences.get(stamped.strategyId) ?? 0;
-    if (stamped.sequence <= highest && taken?.has(stamped.sequence) === true) {
+    const journaledUpTo = this.journaledUpTo.get(stamped.strategyId) ?? 0;
+    if (
+      stamped.sequence <= journaledUpTo &&
+      this.sequenceTaken(stamped.strategyId, stamped.sequence)
+    ) {
       throw refused(`sequence ${stamped.sequence} of ${stamped.strategyId} is taken`);
     }
     // The stamped intent is frozen: the record holds it, not a copy. With `first`, the record is
@@ -326,21 +335,39 @@ export class ReplayJournal implements IntentJournal {
     }
     const slot: Slot = { record, position: this.nextPosition++, gone: false };
     this.slots.set(record.requestId, slot);
-    if (taken === undefined) {
-      taken = new Set();
-      this.takenSequences.set(record.strategyId, taken);
-    }
-    taken.add(record.sequence);
+    this.recent = slot;
+    if (journaledUpTo < record.sequence) this.journaledUpTo.set(record.strategyId, record.sequence);
     this.count(record, 1);
     this.open.add(slot);
     this.byClientOrderId.add(record.clientOrderId, slot);
+    const highest = this.sequences.get(record.strategyId) ?? 0;
     if (highest < record.sequence) this.sequences.set(record.strategyId, record.sequence);
     if (this.window?.noteIntent(slot) === true) this.sweep();
     return { record, created: true };
   }
 
+  /**
+   * Whether an intent held has this strategy's sequence. Asked only of a sequence at or below
+   * the highest journaled, which a strategy, counting up, never sends again: a scan.
+   */
+  private sequenceTaken(strategyId: string, sequence: number): boolean {
+    for (const slot of this.slots.values()) {
+      if (slot.record.sequence === sequence && slot.record.strategyId === strategyId) return true;
+    }
+    return false;
+  }
+
+  /** The held intent's slot, or undefined. */
+  private find(requestId: string): Slot | undefined {
+    const recent = this.recent;
+    if (recent !== null && !recent.gone && recent.record.requestId === requestId) return recent;
+    const slot = this.slots.get(requestId);
+    if (slot !== undefined) this.recent = slot;
+    return slot;
+  }
+
   getIntent(requestId: string): IntentRecord | undefined {
-    return this.slots.get(requestId)?.record;
+    return this.find(requestId)?.record;
   }
 
   requireIntent(requestId: string): IntentRecord {
@@ -496,7 +523,7 @@ export class ReplayJournal implements IntentJournal {
   }
 
   markFillReported(requestId: string): boolean {
-    const slot = this.slots.get(requestId);
+    const slot = this.find(requestId);
     if (slot === undefined || slot.record.fillReported) return false;
     const next = copyOf(slot.record, this.time());
     next.fillReported = true;
@@ -531,7 +558,7 @@ export class ReplayJournal implements IntentJournal {
   /** The held intent, refused (`JOURNAL_INTENT_MISSING`) when there is none. */
   private slotOf(requestId: string): Slot {
     this.requireOpen();
-    const slot = this.slots.get(requestId);
+    const slot = this.find(requestId);
     if (slot === undefined) {
       throw new PaperbotError('JOURNAL_INTENT_MISSING', `no journaled intent ${requestId}`);
     }
@@ -579,7 +606,6 @@ export class ReplayJournal implements IntentJournal {
       const slot = this.slots.get(record.requestId)!;
       slot.gone = true;
       this.slots.delete(record.requestId);
-      this.takenSequences.get(record.strategyId)?.delete(record.sequence);
       this.count(record, -1);
       this.open.delete(slot);
       this.byOrderId.remove(record.orderId, slot);
