@@ -14,6 +14,7 @@
  * goes to a SQLite journal in memory, whose intents and fills tables stay empty.
  */
 import { PaperbotError } from '../../core/errors.ts';
+import { FifoQueue } from '../../core/fifo-queue.ts';
 import { type Fill, type OrderStatusEvent, TERMINAL_ORDER_STATUSES } from '../../protocol/index.ts';
 import type { StampedIntent } from '../intents.ts';
 import type { JournalExits } from './exits.ts';
@@ -228,6 +229,8 @@ export class ReplayJournal implements IntentJournal {
   private readonly byClientOrderId = new IdIndex();
   /** The latest fill ids seen, oldest first, and how many fills were seen in all. */
   private readonly fillIds = new Set<string>();
+  /** `fillIds` oldest first (no `values().next()`: see `FifoQueue`). */
+  private readonly fillIdOrder = new FifoQueue<string>();
   private fillsSeen = 0;
   /** Meta values written, by key (see `writeMeta`). */
   private readonly meta = new Map<string, string>();
@@ -648,10 +651,11 @@ export class ReplayJournal implements IntentJournal {
     }
     if (this.fillIds.has(fill.fill_id)) return false;
     this.fillIds.add(fill.fill_id);
+    this.fillIdOrder.push(fill.fill_id);
     this.fillsSeen += 1;
     if (this.fillIds.size > FILL_IDS_KEPT) {
-      const oldest = this.fillIds.values().next();
-      if (oldest.done !== true) this.fillIds.delete(oldest.value);
+      const oldest = this.fillIdOrder.shift();
+      if (oldest !== undefined) this.fillIds.delete(oldest);
     }
     return true;
   }
