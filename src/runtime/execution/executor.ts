@@ -170,6 +170,13 @@ function createsOrder(record: IntentRecord): boolean {
   return record.command !== null && ORDER_CREATING_ENDPOINTS.has(record.command.endpoint);
 }
 
+/** An accepted end, its note only when there is one. */
+function acceptedFinish(orderId: string | null, note: string | undefined): Finish {
+  return note === undefined
+    ? { status: 'accepted', orderId }
+    : { status: 'accepted', orderId, note };
+}
+
 /** What a step that ends at once returns. */
 const DONE: Promise<void> = Promise.resolve();
 
@@ -422,29 +429,48 @@ export class Executor {
     return DONE;
   }
 
+  /** Written out per type, not with spreads: a spread of a literal costs a copy per field. */
   private placeBody(
     record: Pick<IntentRecord, 'requestId' | 'clientOrderId'>,
     intent: PlaceIntent,
   ): OrderRequestInput {
+    const requestId = record.requestId;
+    const clientOrderId = record.clientOrderId ?? requestId;
+    const leverage = intent.leverage ?? this.config.defaultLeverage;
+    const timeInForce = intent.timeInForce ?? 'GTC';
+    const postOnly = intent.postOnly ?? false;
+    const reduceOnly = intent.reduceOnly ?? false;
+    const marginMode = intent.marginMode ?? this.config.defaultMarginMode;
+    if (intent.type === 'limit') {
+      return {
+        request_id: requestId,
+        client_order_id: clientOrderId,
+        market_id: intent.marketId,
+        side: intent.side,
+        type: intent.type,
+        quantity: intent.quantity,
+        leverage,
+        price: intent.price ?? null,
+        time_in_force: timeInForce,
+        post_only: postOnly,
+        reduce_only: reduceOnly,
+        margin_mode: marginMode,
+      };
+    }
+    // A market order (the intent's type is checked at the strategy boundary).
     return {
-      request_id: record.requestId,
-      client_order_id: record.clientOrderId ?? record.requestId,
+      request_id: requestId,
+      client_order_id: clientOrderId,
       market_id: intent.marketId,
       side: intent.side,
       type: intent.type,
       quantity: intent.quantity,
-      leverage: intent.leverage ?? this.config.defaultLeverage,
-      ...(intent.type === 'limit' ? { price: intent.price ?? null } : {}),
-      ...(intent.type === 'market'
-        ? {
-            max_slippage_percent:
-              intent.maxSlippagePercent ?? this.config.defaultMaxSlippagePercent,
-          }
-        : {}),
-      time_in_force: intent.timeInForce ?? 'GTC',
-      post_only: intent.postOnly ?? false,
-      reduce_only: intent.reduceOnly ?? false,
-      margin_mode: intent.marginMode ?? this.config.defaultMarginMode,
+      leverage,
+      max_slippage_percent: intent.maxSlippagePercent ?? this.config.defaultMaxSlippagePercent,
+      time_in_force: timeInForce,
+      post_only: postOnly,
+      reduce_only: reduceOnly,
+      margin_mode: marginMode,
     };
   }
 
@@ -1014,20 +1040,18 @@ export class Executor {
     response: unknown,
     note: string | undefined,
   ): Finish {
-    const withNote = note === undefined ? {} : { note };
     switch (endpoint) {
       case 'placeOrder':
       case 'closePosition': {
         const order = response as Order;
         this.linkAndApply(record, order);
-        return { status: 'accepted', orderId: order.order_id, ...withNote };
+        return acceptedFinish(order.order_id, note);
       }
       case 'cancelOrder': {
         const order = response as Order;
         this.tracker.applyOrder(order, 'response');
         // An amendment that became a cancel (nothing left to replace) made no order.
-        const orderId = record.kind === 'amend' ? null : order.order_id;
-        return { status: 'accepted', orderId, ...withNote };
+        return acceptedFinish(record.kind === 'amend' ? null : order.order_id, note);
       }
       case 'cancelAllOrders': {
         const results = (response as CancelAllResponse).results;
@@ -1048,7 +1072,7 @@ export class Executor {
         };
       }
       default:
-        return { status: 'accepted', orderId: null, ...withNote };
+        return acceptedFinish(null, note);
     }
   }
 
@@ -1158,23 +1182,18 @@ export class Executor {
         ...(finish.note === undefined ? {} : { note: finish.note }),
       });
     } else if (finish.status === 'accepted') {
-      const outcome: OutcomeRecord = {
-        status: 'accepted',
-        orderId: finish.orderId,
-        ...(finish.note === undefined ? {} : { note: finish.note }),
-      };
-      this.journal.recordAccepted(
-        requestId,
-        makesOrder ? finish.orderId : null,
-        outcome,
-        replacement,
+      // Written out with and without a note: a spread of a literal costs a copy (every intent).
+      const { orderId, note } = finish;
+      const outcome: OutcomeRecord =
+        note === undefined
+          ? { status: 'accepted', orderId }
+          : { status: 'accepted', orderId, note };
+      this.journal.recordAccepted(requestId, makesOrder ? orderId : null, outcome, replacement);
+      this.emit(
+        note === undefined
+          ? { status: 'accepted', intent, orderId }
+          : { status: 'accepted', intent, orderId, note },
       );
-      this.emit({
-        status: 'accepted',
-        intent,
-        orderId: finish.orderId,
-        ...(finish.note === undefined ? {} : { note: finish.note }),
-      });
     } else {
       const outcome: OutcomeRecord = {
         status: 'rejected',
