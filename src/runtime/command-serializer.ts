@@ -147,9 +147,12 @@ function bodyShape(endpoint: CommandEndpoint, body: unknown): unknown[] | null {
 interface BodyTemplate {
   readonly parts: readonly string[];
   readonly fields: readonly string[];
-  /** The checked body's keys in order, and its values but for `fields` (the body's own). */
-  readonly keys: readonly string[];
-  readonly fixed: Readonly<Record<string, unknown>>;
+  /**
+   * The checked body without its undefined values, keys in order: a body of this shape is a
+   * copy of it with its own `fields` put in (a copy of one object keeps its layout, where
+   * setting a dozen names one by one made the object anew each time).
+   */
+  readonly whole: Readonly<Record<string, unknown>>;
 }
 
 /**
@@ -188,13 +191,10 @@ function templateOf(
 ): BodyTemplate | null {
   const parts: string[] = [];
   const fields: string[] = [];
-  const keys: string[] = [];
-  const fixed: Record<string, unknown> = {};
   let part = '{';
   for (const name of Object.keys(built)) {
     const value = built[name];
     if (value === undefined) continue;
-    keys.push(name);
     if (part !== '{') part += ',';
     part += `${JSON.stringify(name)}:`;
     const given = source[name];
@@ -208,11 +208,10 @@ function templateOf(
       part = '';
     } else {
       part += JSON.stringify(value);
-      fixed[name] = value;
     }
   }
   parts.push(`${part}}`);
-  const template = { parts, fields, keys, fixed };
+  const template = { parts, fields, whole: definedFields(built) };
   return fillTemplate(template, ownValues(template, built)) === text ? template : null;
 }
 
@@ -224,10 +223,8 @@ function bodyObject(
   template: BodyTemplate,
   source: Readonly<Record<string, unknown>>,
 ): Readonly<Record<string, unknown>> {
-  const body: Record<string, unknown> = {};
-  for (const name of template.keys) {
-    body[name] = name in template.fixed ? template.fixed[name] : source[name];
-  }
+  const body: Record<string, unknown> = { ...template.whole };
+  for (const name of template.fields) body[name] = source[name];
   return body;
 }
 
@@ -262,32 +259,21 @@ function commandPath(command: VenueCommand): string {
 }
 
 /**
- * The command's path, its body's request id, the checked body and its JSON text: `text`, or,
- * for a body of a shape checked before, its template and own values to write it from when it
- * is first needed (`LazyPreparedCommand`).
+ * The prepared command: for a body of a shape checked before, its template and own values to
+ * write the text from when it is first needed (`LazyPreparedCommand`); else the text itself.
  */
-interface WireText {
-  readonly path: string;
-  readonly requestId: string;
-  readonly body: Readonly<Record<string, unknown>>;
-  readonly text: string | TextParts;
-}
-
-interface TextParts {
-  readonly template: BodyTemplate;
-  readonly values: readonly unknown[];
-}
-
-function wireText(command: VenueCommand): WireText {
+function preparedOf<E extends CommandEndpoint>(command: VenueCommandOf<E>): PreparedCommand<E> {
   const template = cachedTemplate(command.endpoint, command.body);
   const source = command.body as Readonly<Record<string, unknown>>;
   if (template !== undefined) {
-    return {
-      path: commandPath(command),
-      requestId: source.request_id as string,
-      body: bodyObject(template, source),
-      text: { template, values: ownValues(template, source) },
-    };
+    return new LazyPreparedCommand(
+      command.endpoint,
+      commandPath(command),
+      source.request_id as string,
+      bodyObject(template, source) as PreparedCommand<E>['body'],
+      template,
+      ownValues(template, source),
+    );
   }
   const built = checkedWireBody(command);
   const text = JSON.stringify(built.body);
@@ -301,12 +287,14 @@ function wireText(command: VenueCommand): WireText {
     );
     if (made !== null) checkedBodies.set(shape, made);
   }
-  return {
-    path: built.path,
-    requestId: built.body.request_id,
-    body: definedFields(built.body as Readonly<Record<string, unknown>>),
+  return new LazyPreparedCommand(
+    command.endpoint,
+    built.path,
+    built.body.request_id,
+    definedFields(built.body as Readonly<Record<string, unknown>>) as PreparedCommand<E>['body'],
+    null,
     text,
-  };
+  );
 }
 
 function checkedWireBody(command: VenueCommand): {
@@ -358,9 +346,8 @@ function checkedWireBody(command: VenueCommand): {
 export function prepareVenueCommand<E extends CommandEndpoint>(
   command: VenueCommandOf<E>,
 ): PreparedCommand<E> {
-  let built: WireText;
   try {
-    built = wireText(command);
+    return preparedOf(command);
   } catch (error) {
     if (isPaperbotError(error)) throw error;
     throw invalidCommand(
@@ -368,13 +355,6 @@ export function prepareVenueCommand<E extends CommandEndpoint>(
       error instanceof Error ? error.message : 'the command cannot be built',
     );
   }
-  return new LazyPreparedCommand(
-    command.endpoint,
-    built.path,
-    built.requestId,
-    built.body as PreparedCommand<E>['body'],
-    built.text,
-  );
 }
 
 /**
@@ -390,22 +370,27 @@ class LazyPreparedCommand<E extends CommandEndpoint> implements PreparedCommand<
   readonly path: string;
   readonly requestId: string;
   readonly body: PreparedCommand<E>['body'];
-  #text: string | TextParts;
+  /** The template the text is written from, with `#values`; null when `#text` is the text. */
+  #template: BodyTemplate | null;
+  #values: readonly unknown[] | string;
   #bytes: Uint8Array | undefined;
   #sha256 = '';
 
+  /** `values`: the template's own values, or the text itself when `template` is null. */
   constructor(
     endpoint: E,
     path: string,
     requestId: string,
     body: PreparedCommand<E>['body'],
-    text: string | TextParts,
+    template: BodyTemplate | null,
+    values: readonly unknown[] | string,
   ) {
     this.endpoint = endpoint;
     this.path = path;
     this.requestId = requestId;
     this.body = body;
-    this.#text = text;
+    this.#template = template;
+    this.#values = values;
     Object.freeze(this);
   }
 
@@ -419,11 +404,13 @@ class LazyPreparedCommand<E extends CommandEndpoint> implements PreparedCommand<
   }
 
   #make(): Uint8Array {
-    const text = this.#text;
+    const template = this.#template;
+    const values = this.#values;
     const bytes = encoder.encode(
-      typeof text === 'string' ? text : fillTemplate(text.template, text.values),
+      template === null ? (values as string) : fillTemplate(template, values as unknown[]),
     );
-    this.#text = '';
+    this.#template = null;
+    this.#values = '';
     this.#sha256 = bodySha256Hex(bytes);
     this.#bytes = bytes;
     return bytes;

@@ -47,7 +47,7 @@ import type {
   OutcomeRecord,
 } from '../journal/records.ts';
 import type { CommandEndpoint, ExecutionVenue, PreparedCommand, VenueCommandOf } from '../venue.ts';
-import { backoffDelay, classifyFailure, type FailureClass } from './classify.ts';
+import { backoffDelay, classifyFailure } from './classify.ts';
 import { DeadlineQueue, withDeadline } from './deadline.ts';
 import { SerialLane } from './lane.ts';
 import { boundedIssues, reasonsText } from './rejection-reasons.ts';
@@ -137,6 +137,9 @@ interface PendingCommand {
   readonly context: IntentContext;
 }
 
+/** What became of a simulation attempt: READY, the intent finished, or try again. */
+type SimulationVerdict = 'ready' | 'finished' | 'again';
+
 type Finish =
   | {
       readonly status: 'accepted';
@@ -165,6 +168,13 @@ const ORDER_CREATING_ENDPOINTS: ReadonlySet<CommandEndpoint> = new Set([
 /** Whether the intent's journaled command makes a new venue order. */
 function createsOrder(record: IntentRecord): boolean {
   return record.command !== null && ORDER_CREATING_ENDPOINTS.has(record.command.endpoint);
+}
+
+/** An accepted end, its note only when there is one. */
+function acceptedFinish(orderId: string | null, note: string | undefined): Finish {
+  return note === undefined
+    ? { status: 'accepted', orderId }
+    : { status: 'accepted', orderId, note };
 }
 
 /** What a step that ends at once returns. */
@@ -419,32 +429,55 @@ export class Executor {
     return DONE;
   }
 
+  /** Written out per type, not with spreads: a spread of a literal costs a copy per field. */
   private placeBody(
     record: Pick<IntentRecord, 'requestId' | 'clientOrderId'>,
     intent: PlaceIntent,
   ): OrderRequestInput {
+    const requestId = record.requestId;
+    const clientOrderId = record.clientOrderId ?? requestId;
+    const leverage = intent.leverage ?? this.config.defaultLeverage;
+    const timeInForce = intent.timeInForce ?? 'GTC';
+    const postOnly = intent.postOnly ?? false;
+    const reduceOnly = intent.reduceOnly ?? false;
+    const marginMode = intent.marginMode ?? this.config.defaultMarginMode;
+    if (intent.type === 'limit') {
+      return {
+        request_id: requestId,
+        client_order_id: clientOrderId,
+        market_id: intent.marketId,
+        side: intent.side,
+        type: intent.type,
+        quantity: intent.quantity,
+        leverage,
+        price: intent.price ?? null,
+        time_in_force: timeInForce,
+        post_only: postOnly,
+        reduce_only: reduceOnly,
+        margin_mode: marginMode,
+      };
+    }
+    // A market order (the intent's type is checked at the strategy boundary).
     return {
-      request_id: record.requestId,
-      client_order_id: record.clientOrderId ?? record.requestId,
+      request_id: requestId,
+      client_order_id: clientOrderId,
       market_id: intent.marketId,
       side: intent.side,
       type: intent.type,
       quantity: intent.quantity,
-      leverage: intent.leverage ?? this.config.defaultLeverage,
-      ...(intent.type === 'limit' ? { price: intent.price ?? null } : {}),
-      ...(intent.type === 'market'
-        ? {
-            max_slippage_percent:
-              intent.maxSlippagePercent ?? this.config.defaultMaxSlippagePercent,
-          }
-        : {}),
-      time_in_force: intent.timeInForce ?? 'GTC',
-      post_only: intent.postOnly ?? false,
-      reduce_only: intent.reduceOnly ?? false,
-      margin_mode: intent.marginMode ?? this.config.defaultMarginMode,
+      leverage,
+      max_slippage_percent: intent.maxSlippagePercent ?? this.config.defaultMaxSlippagePercent,
+      time_in_force: timeInForce,
+      post_only: postOnly,
+      reduce_only: reduceOnly,
+      margin_mode: marginMode,
     };
   }
 
+  /**
+   * One async step for the whole placement (simulations, then the send), not one per stage: a
+   * replay places thousands of orders, and each nested step cost a promise and a microtask more.
+   */
   private async executePlace(
     record: IntentRecord,
     intent: PlaceIntent,
@@ -460,11 +493,35 @@ export class Executor {
     if (prepared === null) return;
     const command: PendingCommand = { prepared, context: {} };
     if (this.config.simulate.place) {
-      if (!(await this.simulate(record, body, command, ready?.simulation))) return;
-      await this.sendFirst(record, prepared);
+      for (let attempt = 1; ; attempt++) {
+        const simulation = this.startSimulation(
+          record,
+          body,
+          command,
+          attempt,
+          attempt === 1 ? ready?.simulation : undefined,
+        );
+        if (simulation === null) return;
+        let verdict: SimulationVerdict;
+        try {
+          verdict = this.simulationAnswered(record, await this.sendCommand(simulation));
+        } catch (error) {
+          verdict = this.simulationFailed(record, simulation, error, attempt);
+        }
+        if (verdict === 'ready') break;
+        if (verdict === 'finished') return;
+      }
+    }
+    const journaled = this.startSend(record, this.config.simulate.place ? undefined : command);
+    let response: unknown;
+    try {
+      response = await this.sendCommand(prepared);
+    } catch (error) {
+      this.finish(journaled, this.failed(journaled.requestId, prepared, error));
       return;
     }
-    await this.sendFirst(record, prepared, undefined, command);
+    // Outside the try: a fault in taking the answer is the task's, not the command's.
+    this.finish(journaled, this.accepted(journaled, 'placeOrder', response, undefined));
   }
 
   /** The order an intent names, or null once the intent is denied (`unknown_order`, `rule`). */
@@ -488,18 +545,30 @@ export class Executor {
     return target;
   }
 
-  private async executeCancel(record: IntentRecord, intent: CancelIntent): Promise<void> {
+  /** Not `async`: a tracked order is cancelled with no step of its own (one promise less). */
+  private executeCancel(record: IntentRecord, intent: CancelIntent): Promise<void> {
     // A tracked order is found at once (`findOrder`'s first answer), without a wait for it.
     const tracked = this.tracker.orderByClientOrderId(intent.clientOrderId);
-    const target =
-      tracked !== undefined
-        ? { orderId: tracked.order.order_id, order: tracked.order }
-        : await this.findOrderOrDeny(
-            record,
-            intent.clientOrderId,
-            'a cancel names an order the runtime tracks',
-          );
+    if (tracked !== undefined) {
+      return this.cancelTarget(record, { orderId: tracked.order.order_id, order: tracked.order });
+    }
+    return this.cancelUntracked(record, intent);
+  }
+
+  private async cancelUntracked(record: IntentRecord, intent: CancelIntent): Promise<void> {
+    const target = await this.findOrderOrDeny(
+      record,
+      intent.clientOrderId,
+      'a cancel names an order the runtime tracks',
+    );
     if (target === null) return;
+    await this.cancelTarget(record, target);
+  }
+
+  private cancelTarget(
+    record: IntentRecord,
+    target: { readonly orderId: string; readonly order: Order | null },
+  ): Promise<void> {
     if (target.order !== null && !isActive(target.order)) {
       this.finishDenied(
         record,
@@ -510,15 +579,15 @@ export class Executor {
           `order ${target.orderId} is already ${target.order.status}`,
         ),
       );
-      return;
+      return DONE;
     }
     const prepared = this.prepareOrDeny(record, {
       endpoint: 'cancelOrder',
       params: { order_id: target.orderId },
       body: { request_id: record.requestId },
     });
-    if (prepared === null) return;
-    await this.sendFirst(record, prepared, undefined, {
+    if (prepared === null) return DONE;
+    return this.sendFirst(record, prepared, undefined, {
       prepared,
       context: { targetOrderId: target.orderId },
     });
@@ -730,79 +799,111 @@ export class Executor {
 
   /**
    * True when the venue answered READY; otherwise the intent is finished rejected. `command`, the
-   * intent's own command, is journaled with the first attempt (one commit before it goes out),
-   * unless `journaledFirst`, that attempt, was journaled with the intent already.
+   * intent's own command, is journaled with the first attempt (one commit before it goes out).
    */
   private async simulate(
     record: IntentRecord,
     body: OrderRequestInput,
     command: PendingCommand,
-    journaledFirst?: PreparedCommand<'simulateOrder'>,
   ): Promise<boolean> {
-    let last: FailureClass | null = null;
-    for (let attempt = 1; attempt <= this.config.simulationAttempts; attempt++) {
-      const simulateRequestId = `${record.requestId}:s${attempt}`;
-      let prepared: PreparedCommand<'simulateOrder'>;
+    for (let attempt = 1; ; attempt++) {
+      const simulation = this.startSimulation(record, body, command, attempt, undefined);
+      if (simulation === null) return false;
+      let verdict: SimulationVerdict;
       try {
-        prepared =
-          attempt === 1 && journaledFirst !== undefined
-            ? journaledFirst
-            : this.venue.prepare({
-                endpoint: 'simulateOrder',
-                body: { ...body, request_id: simulateRequestId },
-              });
+        verdict = this.simulationAnswered(record, await this.sendCommand(simulation));
       } catch (error) {
-        this.finishRejectedLocally(record, codeOf(error), messageOf(error));
-        return false;
+        verdict = this.simulationFailed(record, simulation, error, attempt);
       }
-      if (attempt === 1 && journaledFirst !== undefined) {
-        // Journaled with the intent (`submit`).
-      } else if (attempt === 1) {
-        this.journal.recordCommandWithStep(record.requestId, command.prepared, command.context, {
-          simulateRequestId,
-          attempt,
-        });
-      } else {
-        this.journal.recordSimulation(record.requestId, simulateRequestId, attempt);
-      }
-      try {
-        const result = await this.sendCommand(prepared);
-        if (result.decision === 'READY') return true;
-        // The venue's reasons go into the message (logs, the strategy) and, bounded, the issues.
-        const reasons = reasonsText(result.issues);
-        this.finish(record, {
-          status: 'rejected',
-          code: 'SIMULATION_NOT_READY',
-          message: `simulation decided ${result.decision}${reasons === '' ? '' : `: ${reasons}`}; nothing was placed`,
-          issues: boundedIssues(result.issues),
-        });
-        return false;
-      } catch (error) {
-        const failure = classifyFailure(error);
-        if (failure.kind === 'rejected') {
-          this.finish(record, {
-            status: 'rejected',
-            code: failure.code,
-            message: `simulation refused: ${failure.message}`,
-            ...(failure.issues === undefined ? {} : { issues: failure.issues }),
-          });
-          return false;
-        }
-        last = failure;
-        this.logger.warn('simulation answer unknown; simulating again with a new id', {
-          requestId: record.requestId,
-          simulateRequestId,
-          code: failure.code,
-        });
-      }
+      if (verdict !== 'again') return verdict === 'ready';
     }
-    // A simulation creates nothing, so an unanswered one can end the intent safely.
+  }
+
+  /**
+   * A simulation attempt's command, journaled (with the intent's own command on the first
+   * attempt), or null once the intent is finished (it could not be prepared). `journaledFirst`:
+   * the first attempt, prepared and journaled with the intent already (`submit`).
+   */
+  private startSimulation(
+    record: IntentRecord,
+    body: OrderRequestInput,
+    command: PendingCommand,
+    attempt: number,
+    journaledFirst: PreparedCommand<'simulateOrder'> | undefined,
+  ): PreparedCommand<'simulateOrder'> | null {
+    if (journaledFirst !== undefined) return journaledFirst;
+    const simulateRequestId = `${record.requestId}:s${attempt}`;
+    let prepared: PreparedCommand<'simulateOrder'>;
+    try {
+      prepared = this.venue.prepare({
+        endpoint: 'simulateOrder',
+        body: { ...body, request_id: simulateRequestId },
+      });
+    } catch (error) {
+      this.finishRejectedLocally(record, codeOf(error), messageOf(error));
+      return null;
+    }
+    if (attempt === 1) {
+      this.journal.recordCommandWithStep(record.requestId, command.prepared, command.context, {
+        simulateRequestId,
+        attempt,
+      });
+    } else {
+      this.journal.recordSimulation(record.requestId, simulateRequestId, attempt);
+    }
+    return prepared;
+  }
+
+  /** The venue's answer to a simulation: READY goes on; any other decision finishes the intent. */
+  private simulationAnswered(
+    record: IntentRecord,
+    result: ResponseOf<'simulateOrder'>,
+  ): SimulationVerdict {
+    if (result.decision === 'READY') return 'ready';
+    // The venue's reasons go into the message (logs, the strategy) and, bounded, the issues.
+    const reasons = reasonsText(result.issues);
     this.finish(record, {
       status: 'rejected',
-      code: last?.code ?? 'SIMULATION_UNAVAILABLE',
+      code: 'SIMULATION_NOT_READY',
+      message: `simulation decided ${result.decision}${reasons === '' ? '' : `: ${reasons}`}; nothing was placed`,
+      issues: boundedIssues(result.issues),
+    });
+    return 'finished';
+  }
+
+  /**
+   * A simulation without an answer: refused finishes the intent; unknown simulates again with a
+   * new id, until `simulationAttempts` are spent (a simulation creates nothing, so an
+   * unanswered one can end the intent safely).
+   */
+  private simulationFailed(
+    record: IntentRecord,
+    simulation: PreparedCommand<'simulateOrder'>,
+    error: unknown,
+    attempt: number,
+  ): SimulationVerdict {
+    const failure = classifyFailure(error);
+    if (failure.kind === 'rejected') {
+      this.finish(record, {
+        status: 'rejected',
+        code: failure.code,
+        message: `simulation refused: ${failure.message}`,
+        ...(failure.issues === undefined ? {} : { issues: failure.issues }),
+      });
+      return 'finished';
+    }
+    this.logger.warn('simulation answer unknown; simulating again with a new id', {
+      requestId: record.requestId,
+      simulateRequestId: simulation.requestId,
+      code: failure.code,
+    });
+    if (attempt < this.config.simulationAttempts) return 'again';
+    this.finish(record, {
+      status: 'rejected',
+      code: failure.code,
       message: `simulation gave no answer after ${this.config.simulationAttempts} attempts; nothing was placed`,
     });
-    return false;
+    return 'finished';
   }
 
   // Sending and outcomes
@@ -839,6 +940,31 @@ export class Executor {
     note?: string,
     command?: PendingCommand,
   ): Promise<void> {
+    const journaled = this.startSend(record, command);
+    let response: unknown;
+    try {
+      response = await this.sendCommand(prepared);
+    } catch (error) {
+      this.finish(journaled, this.failed(journaled.requestId, prepared, error));
+      return;
+    }
+    // Outside the try: a fault in taking the answer is the task's, not the command's. Only an
+    // amendment's answer waits for a read; the others are taken at once.
+    const endpoint = prepared.endpoint;
+    this.finish(
+      journaled,
+      endpoint === 'amendOrder'
+        ? await this.acceptedAmend(journaled, response as Order, note)
+        : this.accepted(journaled, endpoint, response, note),
+    );
+  }
+
+  /**
+   * Journals the first send of an intent's command (with the bytes when `command` was not
+   * journaled yet) and returns the record as read before that attempt: with the command and its
+   * context as journaled; sending changes neither.
+   */
+  private startSend(record: IntentRecord, command: PendingCommand | undefined): IntentRecord {
     if (command !== undefined) {
       this.journal.recordCommandWithStep(
         record.requestId,
@@ -846,11 +972,11 @@ export class Executor {
         command.context,
         'sending',
       );
+      return this.journal.requireIntent(record.requestId);
     }
-    // Read once, with the command and its context as journaled; sending changes neither.
     const journaled = this.journal.requireIntent(record.requestId);
-    const finish = await this.send(journaled, prepared, note, command === undefined);
-    this.finish(journaled, finish);
+    this.journal.recordSendAttempt(record.requestId);
+    return journaled;
   }
 
   /**
@@ -914,20 +1040,18 @@ export class Executor {
     response: unknown,
     note: string | undefined,
   ): Finish {
-    const withNote = note === undefined ? {} : { note };
     switch (endpoint) {
       case 'placeOrder':
       case 'closePosition': {
         const order = response as Order;
         this.linkAndApply(record, order);
-        return { status: 'accepted', orderId: order.order_id, ...withNote };
+        return acceptedFinish(order.order_id, note);
       }
       case 'cancelOrder': {
         const order = response as Order;
         this.tracker.applyOrder(order, 'response');
         // An amendment that became a cancel (nothing left to replace) made no order.
-        const orderId = record.kind === 'amend' ? null : order.order_id;
-        return { status: 'accepted', orderId, ...withNote };
+        return acceptedFinish(record.kind === 'amend' ? null : order.order_id, note);
       }
       case 'cancelAllOrders': {
         const results = (response as CancelAllResponse).results;
@@ -948,7 +1072,7 @@ export class Executor {
         };
       }
       default:
-        return { status: 'accepted', orderId: null, ...withNote };
+        return acceptedFinish(null, note);
     }
   }
 
@@ -1058,23 +1182,18 @@ export class Executor {
         ...(finish.note === undefined ? {} : { note: finish.note }),
       });
     } else if (finish.status === 'accepted') {
-      const outcome: OutcomeRecord = {
-        status: 'accepted',
-        orderId: finish.orderId,
-        ...(finish.note === undefined ? {} : { note: finish.note }),
-      };
-      this.journal.recordAccepted(
-        requestId,
-        makesOrder ? finish.orderId : null,
-        outcome,
-        replacement,
+      // Written out with and without a note: a spread of a literal costs a copy (every intent).
+      const { orderId, note } = finish;
+      const outcome: OutcomeRecord =
+        note === undefined
+          ? { status: 'accepted', orderId }
+          : { status: 'accepted', orderId, note };
+      this.journal.recordAccepted(requestId, makesOrder ? orderId : null, outcome, replacement);
+      this.emit(
+        note === undefined
+          ? { status: 'accepted', intent, orderId }
+          : { status: 'accepted', intent, orderId, note },
       );
-      this.emit({
-        status: 'accepted',
-        intent,
-        orderId: finish.orderId,
-        ...(finish.note === undefined ? {} : { note: finish.note }),
-      });
     } else {
       const outcome: OutcomeRecord = {
         status: 'rejected',

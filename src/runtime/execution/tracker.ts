@@ -44,6 +44,7 @@ import {
 import type { IntentJournal } from '../journal/intent-journal.ts';
 import type { ExecutionVenue, FillReadBack, PrivateStreamItem } from '../venue.ts';
 import { withDeadline } from './deadline.ts';
+import { FifoQueue } from '../../core/fifo-queue.ts';
 import { type ExecutionLogger, silentLogger } from './logger.ts';
 
 export interface TrackedOrder {
@@ -157,6 +158,13 @@ export class OrderTracker {
   private readonly active = new Map<string, TrackedOrder>();
   /** Terminal orders by order id, oldest first, bounded. */
   private readonly terminal = new Map<string, TrackedOrder>();
+  /**
+   * The terminal orders as stored, oldest first (an entry is stale once its order is stored
+   * again or forgotten): the oldest is found here, not by `terminal.keys().next()`, which skips
+   * every entry deleted since the map last compacted, some microseconds per order once the
+   * memory is full.
+   */
+  private readonly terminalQueue = new FifoQueue<TrackedOrder>();
   private readonly orderIdByClientId = new Map<string, string>();
   private readonly links = new Map<string, OrderLink>();
 
@@ -617,10 +625,13 @@ export class OrderTracker {
       this.active.delete(orderId);
       this.terminal.delete(orderId);
       this.terminal.set(orderId, tracked);
+      this.terminalQueue.push(tracked);
       while (this.terminal.size > this.config.terminalMemory) {
-        const oldest = this.terminal.keys().next().value;
-        if (oldest === undefined) break;
-        const forgotten = this.terminal.get(oldest);
+        const forgotten = this.terminalQueue.shift();
+        if (forgotten === undefined) break;
+        const oldest = forgotten.order.order_id;
+        // Stale: the order was stored again since (it is further on) or is no longer held.
+        if (this.terminal.get(oldest) !== forgotten) continue;
         this.terminal.delete(oldest);
         const forgottenClientId = forgotten?.order.client_order_id;
         if (
@@ -631,6 +642,10 @@ export class OrderTracker {
           this.orderIdByClientId.delete(forgottenClientId);
         }
         this.links.delete(oldest);
+      }
+      // Bounded: stale entries beyond the memory are dropped.
+      if (this.terminalQueue.size > 2 * this.config.terminalMemory + 1_024) {
+        this.terminalQueue.keep((kept) => this.terminal.get(kept.order.order_id) === kept);
       }
     } else {
       this.active.set(orderId, tracked);

@@ -14,6 +14,7 @@
  * goes to a SQLite journal in memory, whose intents and fills tables stay empty.
  */
 import { PaperbotError } from '../../core/errors.ts';
+import { FifoQueue } from '../../core/fifo-queue.ts';
 import { type Fill, type OrderStatusEvent, TERMINAL_ORDER_STATUSES } from '../../protocol/index.ts';
 import type { StampedIntent } from '../intents.ts';
 import type { JournalExits } from './exits.ts';
@@ -209,8 +210,16 @@ export class ReplayJournal implements IntentJournal {
   private readonly window: IntentWindow<Slot> | null;
   private readonly slots = new Map<string, Slot>();
   private nextPosition = 0;
-  /** Sequences of the intents held, per strategy: one intent per sequence. */
-  private readonly takenSequences = new Map<string, Set<number>>();
+  /**
+   * The highest sequence of an intent journaled, per strategy: a sequence above it is not taken
+   * (a strategy counts up), so no set of the sequences held is kept in step per intent.
+   */
+  private readonly journaledUpTo = new Map<string, number>();
+  /**
+   * The slot last journaled or looked up: the executor works one intent at a time, so most
+   * calls name it again, and a comparison costs less than a lookup in a map of thousands.
+   */
+  private recent: Slot | null = null;
   /** The highest sequence noted per strategy. */
   private readonly sequences = new Map<string, number>();
   private readonly open = new Set<Slot>();
@@ -220,6 +229,8 @@ export class ReplayJournal implements IntentJournal {
   private readonly byClientOrderId = new IdIndex();
   /** The latest fill ids seen, oldest first, and how many fills were seen in all. */
   private readonly fillIds = new Set<string>();
+  /** `fillIds` oldest first (no `values().next()`: see `FifoQueue`). */
+  private readonly fillIdOrder = new FifoQueue<string>();
   private fillsSeen = 0;
   /** Meta values written, by key (see `writeMeta`). */
   private readonly meta = new Map<string, string>();
@@ -292,48 +303,74 @@ export class ReplayJournal implements IntentJournal {
     readonly record: IntentRecord;
     readonly created: boolean;
   } {
-    const result = this.insertIntent(stamped);
-    if (first === undefined || !result.created) return result;
-    this.recordCommandWithStep(stamped.requestId, first.command, first.context, first.step);
-    return { record: this.requireIntent(stamped.requestId), created: true };
-  }
-
-  private insertIntent(stamped: StampedIntent): {
-    readonly record: IntentRecord;
-    readonly created: boolean;
-  } {
     this.requireOpen();
-    const existing = this.slots.get(stamped.requestId);
+    const existing = this.find(stamped.requestId);
     if (existing !== undefined) return { record: existing.record, created: false };
     const now = this.now();
     requireInteger(stamped.sequence, 'a sequence');
     requireInteger(stamped.emittedAt, 'an emission time');
     requireInteger(now, 'the time');
-    let taken = this.takenSequences.get(stamped.strategyId);
-    // A sequence above the highest noted is not taken: no lookup (a strategy counts up).
-    const highest = this.sequences.get(stamped.strategyId) ?? 0;
-    if (stamped.sequence <= highest && taken?.has(stamped.sequence) === true) {
+    if (first !== undefined && first.step !== 'sending') {
+      requireInteger(first.step.attempt, 'a simulation attempt');
+    }
+    const journaledUpTo = this.journaledUpTo.get(stamped.strategyId) ?? 0;
+    if (
+      stamped.sequence <= journaledUpTo &&
+      this.sequenceTaken(stamped.strategyId, stamped.sequence)
+    ) {
       throw refused(`sequence ${stamped.sequence} of ${stamped.strategyId} is taken`);
     }
-    // The stamped intent is frozen: the record holds it, not a copy.
-    const record = newIntentRecord(stamped, stamped, now);
+    // The stamped intent is frozen: the record holds it, not a copy. With `first`, the record is
+    // made as the intent's row reads once its command and step are written (one record, not two).
+    const record: Changed = newIntentRecord(stamped, stamped, now);
+    if (first !== undefined) {
+      record.command = first.command;
+      record.context = first.context;
+      const step = first.step;
+      if (step === 'sending') {
+        record.state = 'sending';
+        record.sendAttempts = 1;
+      } else {
+        record.state = 'simulating';
+        record.simulateRequestId = step.simulateRequestId;
+        record.simulateAttempt = step.attempt;
+      }
+    }
     const slot: Slot = { record, position: this.nextPosition++, gone: false };
     this.slots.set(record.requestId, slot);
-    if (taken === undefined) {
-      taken = new Set();
-      this.takenSequences.set(record.strategyId, taken);
-    }
-    taken.add(record.sequence);
+    this.recent = slot;
+    if (journaledUpTo < record.sequence) this.journaledUpTo.set(record.strategyId, record.sequence);
     this.count(record, 1);
     this.open.add(slot);
     this.byClientOrderId.add(record.clientOrderId, slot);
+    const highest = this.sequences.get(record.strategyId) ?? 0;
     if (highest < record.sequence) this.sequences.set(record.strategyId, record.sequence);
     if (this.window?.noteIntent(slot) === true) this.sweep();
     return { record, created: true };
   }
 
+  /**
+   * Whether an intent held has this strategy's sequence. Asked only of a sequence at or below
+   * the highest journaled, which a strategy, counting up, never sends again: a scan.
+   */
+  private sequenceTaken(strategyId: string, sequence: number): boolean {
+    for (const slot of this.slots.values()) {
+      if (slot.record.sequence === sequence && slot.record.strategyId === strategyId) return true;
+    }
+    return false;
+  }
+
+  /** The held intent's slot, or undefined. */
+  private find(requestId: string): Slot | undefined {
+    const recent = this.recent;
+    if (recent !== null && !recent.gone && recent.record.requestId === requestId) return recent;
+    const slot = this.slots.get(requestId);
+    if (slot !== undefined) this.recent = slot;
+    return slot;
+  }
+
   getIntent(requestId: string): IntentRecord | undefined {
-    return this.slots.get(requestId)?.record;
+    return this.find(requestId)?.record;
   }
 
   requireIntent(requestId: string): IntentRecord {
@@ -489,7 +526,7 @@ export class ReplayJournal implements IntentJournal {
   }
 
   markFillReported(requestId: string): boolean {
-    const slot = this.slots.get(requestId);
+    const slot = this.find(requestId);
     if (slot === undefined || slot.record.fillReported) return false;
     const next = copyOf(slot.record, this.time());
     next.fillReported = true;
@@ -524,7 +561,7 @@ export class ReplayJournal implements IntentJournal {
   /** The held intent, refused (`JOURNAL_INTENT_MISSING`) when there is none. */
   private slotOf(requestId: string): Slot {
     this.requireOpen();
-    const slot = this.slots.get(requestId);
+    const slot = this.find(requestId);
     if (slot === undefined) {
       throw new PaperbotError('JOURNAL_INTENT_MISSING', `no journaled intent ${requestId}`);
     }
@@ -572,7 +609,6 @@ export class ReplayJournal implements IntentJournal {
       const slot = this.slots.get(record.requestId)!;
       slot.gone = true;
       this.slots.delete(record.requestId);
-      this.takenSequences.get(record.strategyId)?.delete(record.sequence);
       this.count(record, -1);
       this.open.delete(slot);
       this.byOrderId.remove(record.orderId, slot);
@@ -615,10 +651,11 @@ export class ReplayJournal implements IntentJournal {
     }
     if (this.fillIds.has(fill.fill_id)) return false;
     this.fillIds.add(fill.fill_id);
+    this.fillIdOrder.push(fill.fill_id);
     this.fillsSeen += 1;
     if (this.fillIds.size > FILL_IDS_KEPT) {
-      const oldest = this.fillIds.values().next();
-      if (oldest.done !== true) this.fillIds.delete(oldest.value);
+      const oldest = this.fillIdOrder.shift();
+      if (oldest !== undefined) this.fillIds.delete(oldest);
     }
     return true;
   }

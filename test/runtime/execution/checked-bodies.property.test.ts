@@ -139,7 +139,11 @@ function expected(command: VenueCommand): unknown {
 
 function actual(command: VenueCommand): unknown {
   try {
-    return { body: new TextDecoder().decode(prepareVenueCommand(command).bodyBytes) };
+    const prepared = prepareVenueCommand(command);
+    const text = new TextDecoder().decode(prepared.bodyBytes);
+    // The body an in-process venue takes is the object the bytes encode, keys in order.
+    if (JSON.stringify(prepared.body) !== text) return { bodyObject: prepared.body, text };
+    return { body: text };
   } catch (error) {
     return { refused: (error as { details: { issues: unknown } }).details.issues };
   }

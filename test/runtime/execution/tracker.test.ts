@@ -321,4 +321,37 @@ describe('order tracker', () => {
     await unlinked.advance(25);
     unlinked.venue.verify();
   });
+  it('forgets the terminal orders stored longest ago beyond its memory, an order stored again counting as new', () => {
+    const temp = tempJournalPath();
+    cleanups.push(temp.cleanup);
+    const clock = new VirtualClock(START);
+    const journal = openJournal(temp.path, clock);
+    const tracker = new OrderTracker({
+      venue: new StrictVenue(),
+      journal,
+      clock,
+      config: { terminalMemory: 3 },
+    });
+    cleanups.push(() => journal.close());
+    const cancelled = (orderId: string, sequence: number) =>
+      order({ order_id: orderId, status: 'CANCELLED', last_event_sequence: sequence });
+    for (let round = 0; round < 3; round++) {
+      // Many orders, so the memory's own order of forgetting is exercised well past its size.
+      const base = round * 1_000;
+      for (let index = 1; index <= 3; index++)
+        tracker.applyOrder(cancelled(`o-${base + index}`, 1));
+      // o-1 again, newer: now the latest stored.
+      tracker.applyOrder(cancelled(`o-${base + 1}`, 2));
+      tracker.applyOrder(cancelled(`o-${base + 4}`, 1));
+      tracker.applyOrder(cancelled(`o-${base + 5}`, 1));
+      const held = [1, 2, 3, 4, 5].filter(
+        (index) => tracker.order(`o-${base + index}`) !== undefined,
+      );
+      expect(held).toEqual([1, 4, 5]);
+      for (let index = 6; index < 900; index++)
+        tracker.applyOrder(cancelled(`o-${base + index}`, 1));
+      expect(tracker.order(`o-${base + 899}`)).toBeDefined();
+      expect(tracker.order(`o-${base + 896}`)).toBeUndefined();
+    }
+  });
 });

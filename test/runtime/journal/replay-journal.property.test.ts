@@ -14,6 +14,8 @@ import { fill, limitBuy, placeCommand, START, stamp } from '../execution/fixture
 type Operation =
   | { readonly kind: 'intent'; readonly index: number; readonly cancel: boolean }
   | { readonly kind: 'command'; readonly index: number }
+  | { readonly kind: 'intentWithCommand'; readonly index: number; readonly attempt: number | null }
+  | { readonly kind: 'intentRenamed'; readonly index: number }
   | { readonly kind: 'simulation'; readonly index: number; readonly attempt: number }
   | { readonly kind: 'send'; readonly index: number }
   | { readonly kind: 'accepted'; readonly index: number; readonly order: number | null }
@@ -33,6 +35,15 @@ const orderNumber = fc.option(fc.integer({ min: 1, max: 6 }), { nil: null });
 const operation: fc.Arbitrary<Operation> = fc.oneof(
   fc.record({ kind: fc.constant('intent' as const), index, cancel: fc.boolean() }),
   fc.record({ kind: fc.constant('command' as const), index }),
+  // An intent under another request id with a sequence that may be taken already.
+  fc.record({ kind: fc.constant('intentRenamed' as const), index }),
+  // An intent journaled with its command and the step after it: a simulation (its attempt),
+  // or the send (null).
+  fc.record({
+    kind: fc.constant('intentWithCommand' as const),
+    index,
+    attempt: fc.option(fc.integer({ min: 1, max: 3 }), { nil: null }),
+  }),
   fc.record({
     kind: fc.constant('simulation' as const),
     index,
@@ -128,6 +139,27 @@ function apply(journal: IntentJournal, step: Operation): unknown {
     case 'intent':
       return outcome(() => {
         const { record, created } = journal.recordIntent(intentOf(step.index, step.cancel));
+        return { record: readable(record), created };
+      });
+    case 'intentWithCommand':
+      return outcome(() => {
+        const { record, created } = journal.recordIntent(intentOf(step.index, false), {
+          command: placeCommand(requestId),
+          context: { targetOrderId: 'o-2' },
+          step:
+            step.attempt === null
+              ? 'sending'
+              : { simulateRequestId: `${requestId}:s${step.attempt}`, attempt: step.attempt },
+        });
+        return { record: readable(record), created };
+      });
+    case 'intentRenamed':
+      return outcome(() => {
+        const intent = intentOf(step.index, true);
+        const { record, created } = journal.recordIntent({
+          ...intent,
+          requestId: `${intent.requestId}-renamed`,
+        });
         return { record: readable(record), created };
       });
     case 'command':
