@@ -391,6 +391,23 @@ describe('events cache', () => {
     });
   });
 
+  it('reads a cache larger than its read window, deferred records included, as the JSONL gives', async () => {
+    await withTemporaryDirectory(async (directory) => {
+      const records = mixedRecords({ count: 30_000 });
+      const recording = await recordSession(directory, records);
+      await drain(recording);
+      // The reader takes 1 MiB at a time: this cache spans several windows, so blocks start
+      // in one window and records read later keep theirs.
+      const header = await readCacheHeader(recording.cachePath);
+      expect(header?.bytes).toBeGreaterThan(2 * (1 << 20));
+      const whole = await drain(recording);
+      expect(whole.summary.cache).toBe('read');
+      expect(whole.lines).toEqual(records.map(encodeRecordLine));
+      const deferred = await drain(recording, { deferredKinds: ['book', 'trade'] });
+      expect(deferred.lines).toEqual(records.map(encodeRecordLine));
+    });
+  });
+
   it('hands out deferred book and trade records when asked, the same once read', async () => {
     await withTemporaryDirectory(async (directory) => {
       const records = mixedRecords({ count: 2_500 });

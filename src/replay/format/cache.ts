@@ -36,8 +36,11 @@ const HEADER_SLOT = 1_028;
 const BLOCKS_START = MAGIC_BYTES.length + 4 + HEADER_SLOT;
 /** Records per block: a batch of the replay. */
 export const CACHE_BLOCK_RECORDS = 1_024;
-/** Bytes read at once (more when one block is larger). */
-const READ_WINDOW_BYTES = 16 << 20;
+/**
+ * Bytes read at once (more when one block is larger). A record read later (a book or trade built
+ * on first read) keeps its window alive, so a window is kept small: a few of them live at once.
+ */
+const READ_WINDOW_BYTES = 1 << 20;
 
 export const CacheHeader = z.strictObject({
   cache_version: z.literal(CACHE_VERSION),
@@ -274,7 +277,7 @@ export class CacheWriter {
 }
 
 /**
- * Reads the blocks in windows of `READ_WINDOW_BYTES` (the whole file at once, for most sessions)
+ * Reads the blocks in windows of `READ_WINDOW_BYTES` (several blocks each)
  * into buffers of their own, where every block starts 8-byte aligned, and decodes one block per
  * batch as the replay asks for it.
  */
