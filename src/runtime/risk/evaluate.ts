@@ -44,7 +44,7 @@ import type {
   StampedIntent,
 } from '../intents.ts';
 import { limitsFor, type MarketLimits, type RiskConfig } from './config.ts';
-import { type OrderSums, removeFromSums, sumOrders } from './order-sums.ts';
+import { type MarketOrderSums, type OrderSums, removeFromSums, sumOrders } from './order-sums.ts';
 import { lookup, type RiskMarketView, type RiskOpenOrderView, type RiskView } from './view.ts';
 
 /** Every rule name a denial can carry. Most match the configuration key that sets the limit. */
@@ -395,7 +395,11 @@ function marketBook(view: RiskView, sums: OrderSums, marketId: string): MarketBo
   const held = lookup(view.positions, marketId);
   const position = held ? scaledOfKept(held.quantity) : SCALED_ZERO;
   const market = sums.get(marketId);
-  if (!market) return emptyBook(position);
+  return market ? bookOf(position, market) : emptyBook(position);
+}
+
+/** A market's book: its position and the sums of its open orders. */
+function bookOf(position: Scaled, market: MarketOrderSums): MarketBook {
   return {
     position,
     addingBuys: market.addingBuys,
@@ -419,15 +423,7 @@ function marketBooks(view: RiskView, sums: OrderSums): Map<string, MarketBook> {
   }
   for (const [marketId, market] of sums) {
     const book = books.get(marketId);
-    books.set(marketId, {
-      position: book ? book.position : SCALED_ZERO,
-      addingBuys: market.addingBuys,
-      addingSells: market.addingSells,
-      allBuys: market.allBuys,
-      allSells: market.allSells,
-      openOrders: market.openOrders,
-      highestOrderPrice: market.highestOrderPrice,
-    });
+    books.set(marketId, bookOf(book ? book.position : SCALED_ZERO, market));
   }
   return books;
 }
