@@ -20,6 +20,22 @@ describe('FIFO queue', () => {
     expect(expected).toBe(5_000);
   });
 
+  it('starts over when emptied, one or two items at a time as the replay venue uses it', () => {
+    const queue = new FifoQueue<{ readonly id: number }>();
+    for (let id = 0; id < 3_000; id += 2) {
+      queue.push({ id });
+      queue.push({ id: id + 1 });
+      expect(queue.shift()).toEqual({ id });
+      expect(queue.size).toBe(1);
+      expect(queue.shift()).toEqual({ id: id + 1 });
+      expect(queue.size).toBe(0);
+      expect(queue.shift()).toBeUndefined();
+    }
+    queue.push({ id: -1 });
+    queue.keep(() => true);
+    expect(queue.shift()).toEqual({ id: -1 });
+  });
+
   it('keeps only the items accepted, in order', () => {
     const queue = new FifoQueue<number>();
     for (let index = 0; index < 10; index++) queue.push(index);

@@ -21,6 +21,7 @@
 import { type Observable, Subject } from 'rxjs';
 import type { Clock } from '../../core/clock.ts';
 import { PaperbotError } from '../../core/errors.ts';
+import { FifoQueue } from '../../core/fifo-queue.ts';
 import {
   type Exchange,
   type KeyRiskLimits,
@@ -215,34 +216,6 @@ let capturing: InFlight | null = null;
 function capture(resolve: (value: never) => void, reject: (reason: unknown) => void): void {
   capturing!.resolve = resolve as (value: unknown) => void;
   capturing!.reject = reject;
-}
-
-/**
- * A first-in first-out queue over an array with a moving head: `shift` on an array copies its
- * items once it is long, and a replay keeps a command or two in flight at a time.
- */
-class FifoQueue<T> {
-  private items: (T | undefined)[] = [];
-  private head = 0;
-
-  push(item: T): void {
-    this.items.push(item);
-  }
-
-  shift(): T | undefined {
-    if (this.head >= this.items.length) return undefined;
-    const item = this.items[this.head];
-    this.items[this.head] = undefined;
-    this.head++;
-    if (this.head === this.items.length) {
-      this.items.length = 0;
-      this.head = 0;
-    } else if (this.head >= 1024 && this.head * 2 >= this.items.length) {
-      this.items = this.items.slice(this.head);
-      this.head = 0;
-    }
-    return item;
-  }
 }
 
 interface PendingDelivery {
