@@ -474,10 +474,7 @@ export class Executor {
     };
   }
 
-  /**
-   * One async step for the whole placement (simulations, then the send), not one per stage: a
-   * replay places thousands of orders, and each nested step cost a promise and a microtask more.
-   */
+  /** Simulates (unless configured off), then sends: the bytes are journaled before either. */
   private async executePlace(
     record: IntentRecord,
     intent: PlaceIntent,
@@ -493,35 +490,11 @@ export class Executor {
     if (prepared === null) return;
     const command: PendingCommand = { prepared, context: {} };
     if (this.config.simulate.place) {
-      for (let attempt = 1; ; attempt++) {
-        const simulation = this.startSimulation(
-          record,
-          body,
-          command,
-          attempt,
-          attempt === 1 ? ready?.simulation : undefined,
-        );
-        if (simulation === null) return;
-        let verdict: SimulationVerdict;
-        try {
-          verdict = this.simulationAnswered(record, await this.sendCommand(simulation));
-        } catch (error) {
-          verdict = this.simulationFailed(record, simulation, error, attempt);
-        }
-        if (verdict === 'ready') break;
-        if (verdict === 'finished') return;
-      }
-    }
-    const journaled = this.startSend(record, this.config.simulate.place ? undefined : command);
-    let response: unknown;
-    try {
-      response = await this.sendCommand(prepared);
-    } catch (error) {
-      this.finish(journaled, this.failed(journaled.requestId, prepared, error));
+      if (!(await this.simulate(record, body, command, ready?.simulation))) return;
+      await this.sendFirst(record, prepared);
       return;
     }
-    // Outside the try: a fault in taking the answer is the task's, not the command's.
-    this.finish(journaled, this.accepted(journaled, 'placeOrder', response, undefined));
+    await this.sendFirst(record, prepared, undefined, command);
   }
 
   /** The order an intent names, or null once the intent is denied (`unknown_order`, `rule`). */
@@ -799,15 +772,23 @@ export class Executor {
 
   /**
    * True when the venue answered READY; otherwise the intent is finished rejected. `command`, the
-   * intent's own command, is journaled with the first attempt (one commit before it goes out).
+   * intent's own command, is journaled with the first attempt (one commit before it goes out),
+   * unless `journaledFirst`, that attempt, was journaled with the intent already (`submit`).
    */
   private async simulate(
     record: IntentRecord,
     body: OrderRequestInput,
     command: PendingCommand,
+    journaledFirst?: PreparedCommand<'simulateOrder'>,
   ): Promise<boolean> {
     for (let attempt = 1; ; attempt++) {
-      const simulation = this.startSimulation(record, body, command, attempt, undefined);
+      const simulation = this.startSimulation(
+        record,
+        body,
+        command,
+        attempt,
+        attempt === 1 ? journaledFirst : undefined,
+      );
       if (simulation === null) return false;
       let verdict: SimulationVerdict;
       try {
@@ -941,22 +922,7 @@ export class Executor {
     command?: PendingCommand,
   ): Promise<void> {
     const journaled = this.startSend(record, command);
-    let response: unknown;
-    try {
-      response = await this.sendCommand(prepared);
-    } catch (error) {
-      this.finish(journaled, this.failed(journaled.requestId, prepared, error));
-      return;
-    }
-    // Outside the try: a fault in taking the answer is the task's, not the command's. Only an
-    // amendment's answer waits for a read; the others are taken at once.
-    const endpoint = prepared.endpoint;
-    this.finish(
-      journaled,
-      endpoint === 'amendOrder'
-        ? await this.acceptedAmend(journaled, response as Order, note)
-        : this.accepted(journaled, endpoint, response, note),
-    );
+    this.finish(journaled, await this.send(journaled, prepared, note, false));
   }
 
   /**
