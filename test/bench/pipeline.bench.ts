@@ -446,7 +446,6 @@ async function attachOperatorViews(
     clock: systemClock,
     logger,
     section: DashboardSection.parse({ update_ms: 200 }),
-    host: '127.0.0.1',
     killFile: null,
     strategies: [{ id: 'bidder', name: 'bidder', params: {} }],
     status: () => ({

@@ -8,6 +8,7 @@ import { mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { createEndpointAccess } from '../../src/cli/bot/endpoint-access.ts';
 import { type BotHttpServer, startBotHttpServer } from '../../src/cli/bot/http.ts';
 import { resolveBotConfig } from '../../src/cli/bot/config.ts';
 import { createBotMetrics } from '../../src/cli/bot/metrics.ts';
@@ -36,7 +37,6 @@ async function serve(options: { host?: string; readOnly?: boolean } = {}) {
   const actions: ControlAction[] = [];
   const dashboard = createDashboardServer({
     clock,
-    host: options.host ?? '127.0.0.1',
     token: TOKEN,
     readOnly: options.readOnly ?? false,
     assets: createDashboardAssets(),
@@ -54,6 +54,7 @@ async function serve(options: { host?: string; readOnly?: boolean } = {}) {
     registry: metrics.registry,
     health: () => ({ phase: 'running', tradingState: 'ACTIVE', mayTrade: true }),
     status: () => ({}),
+    access: createEndpointAccess({ binding: options.host ?? '127.0.0.1', token: TOKEN }),
     routes: (req, res) => dashboard.handle(req, res),
   });
   opened.push({ http, dashboard });
@@ -145,9 +146,9 @@ describe('dashboard controls', () => {
     const { url } = await serve();
     expect((await call(`${url}/`)).status).toBe(200);
     expect((await call(`${url}/`, { headers: { host: 'attacker.example:80' } })).status).toBe(421);
-    // The bot's own endpoints are left as they were.
+    // The bot's own endpoints too (the whole policy: test/bot/endpoint-access.test.ts).
     expect((await call(`${url}/health`, { headers: { host: 'attacker.example' } })).status).toBe(
-      200,
+      421,
     );
   });
 

@@ -39,7 +39,13 @@ import { createBotLogger, executionLoggerOf } from './logging.ts';
 import { type BotMetrics, createBotMetrics } from './metrics.ts';
 import { loadVenueKeyFile } from './venue-key.ts';
 import { sessionPnl } from './status-view.ts';
-import { type BotDashboard, dashboardOfConfig } from '../dashboard/index.ts';
+import {
+  type BotDashboard,
+  dashboardOfConfig,
+  endpointTokenOfConfig,
+} from '../dashboard/index.ts';
+import { createEndpointAccess } from './endpoint-access.ts';
+import { parseLeadTime, VenueKeyWatch, type VenueKeyStatus } from '../../runtime/venue-key.ts';
 import { fillFields, fillTitle } from '../notifications/events.ts';
 import { type Notifier, notifierOfConfig } from '../notifications/notifier.ts';
 
@@ -98,6 +104,8 @@ export interface BotStatusDocument extends KernelStatus {
     readonly session: string | null;
     readonly unrealized: string | null;
   };
+  /** The venue key: valid, expiring (warned), expired or revoked (trading halted). */
+  readonly venueKey: VenueKeyStatus | null;
 }
 
 interface Resources {
@@ -111,6 +119,7 @@ interface Resources {
   metrics: BotMetrics | null;
   dashboard: BotDashboard | null;
   notifier: Notifier | null;
+  keyWatch: VenueKeyWatch | null;
   subscriptions: Subscription[];
   cleanups: (() => void)[];
 }
@@ -214,7 +223,7 @@ export class Bot {
     return {
       phase: 'running',
       tradingState: status.tradingState,
-      mayTrade: status.mayTrade,
+      mayTrade: status.mayTrade && !(this.resources.keyWatch?.ended ?? false),
       refusing: status.refusing,
       routeReadiness: this.resources.live?.routeReadiness() ?? null,
     };
@@ -227,8 +236,11 @@ export class Bot {
     const status = kernel.status();
     const equity = status.account?.total_equity ?? null;
     if (this.startEquity === null && equity !== null) this.startEquity = equity;
+    // A dead key refuses every call: whatever the other gates say, nothing may be traded.
+    const keyEnded = this.resources.keyWatch?.ended ?? false;
     return {
       ...status,
+      mayTrade: status.mayTrade && !keyEnded,
       routeReadiness: this.resources.live?.routeReadiness() ?? null,
       bot: {
         pid: process.pid,
@@ -245,6 +257,7 @@ export class Bot {
         session: sessionPnl(this.startEquity, equity),
         unrealized: status.account?.unrealized_pnl ?? null,
       },
+      venueKey: this.resources.keyWatch?.status ?? null,
     };
   }
 
@@ -270,6 +283,7 @@ export class Bot {
       metrics: null,
       dashboard: null,
       notifier: null,
+      keyWatch: null,
       subscriptions: [],
       cleanups: [],
     };
@@ -354,9 +368,12 @@ export class Bot {
       ...(options.processMetrics === undefined ? {} : { processMetrics: options.processMetrics }),
     });
     resources.metrics = metrics;
+    // One token for the whole endpoint: the access policy off loopback and the controls.
+    const token = config.metrics.enabled ? endpointTokenOfConfig(config.dashboard) : null;
     resources.dashboard = dashboardOfConfig(config, loaded.strategies, {
       clock,
       logger,
+      ...(token === null ? {} : { token }),
       status: () => this.status(),
       kernel: () => this.resources.kernel,
       notifications: () => this.resources.notifier?.counts() ?? null,
@@ -369,6 +386,11 @@ export class Bot {
           : { routes: (request, response) => dashboard.server.handle(request, response) }),
         host: config.metrics.host,
         port: config.metrics.port,
+        access: createEndpointAccess({
+          binding: config.metrics.host,
+          token,
+          allowedHosts: config.metrics.allowed_hosts,
+        }),
         registry: metrics.registry,
         health: () => this.health(),
         status: () => this.status(),
@@ -412,10 +434,23 @@ export class Bot {
     await resources.live.start();
     checkAborted();
 
-    // 5. The kernel.
+    // 5. The kernel, its venue watched for a revoked or expired key.
+    const keyWarning = config.venue.key_expiry_warning;
+    const keyWatch = new VenueKeyWatch({
+      clock,
+      keyId: credential.keyId,
+      expiresAt: credential.expiresAt,
+      warningLeadMs: keyWarning === null ? null : parseLeadTime(keyWarning),
+      logger: logger.child({ component: 'venue' }),
+      onEnded: (reason) => this.resources.kernel?.gate.halt(reason, 'venue_key'),
+    });
+    resources.keyWatch = keyWatch;
+    resources.subscriptions.push(
+      resources.stream.errors$.subscribe((error) => keyWatch.observe(error)),
+    );
     const kernel = Kernel.create({
       clock,
-      venue: resources.live.venue,
+      venue: keyWatch.wrap(resources.live.venue),
       marketData: resources.live.marketData,
       journal: resources.journal,
       strategies: loaded.strategies.map((strategy) => ({
@@ -434,13 +469,17 @@ export class Bot {
       routeReady$: resources.live.routeReadiness$,
     });
     resources.kernel = kernel;
+    // A key that ended before the kernel existed (the stream's first session) halts it now.
+    if (keyWatch.ended) {
+      kernel.gate.halt(`venue key ${keyWatch.status.state}: ${keyWatch.status.reason}`, 'venue_key');
+    }
     metrics.attachKernel(kernel);
     resources.notifier = notifierOfConfig(config.notifications, {
       clock,
       logger: logger.child({ component: 'notifications' }),
       status: () => this.status(),
     });
-    resources.notifier?.attach(kernel, resources.stream.state$);
+    resources.notifier?.attach(kernel, resources.stream.state$, keyWatch.status$);
     resources.dashboard?.attach(kernel, resources.stream, resources.live);
     this.subscribeLogs(kernel);
 
@@ -629,6 +668,8 @@ export class Bot {
       });
     }
     for (const subscription of subscriptions) subscription.unsubscribe();
+    // After the kernel's stop, so its last calls were still refused here with a dead key.
+    resources.keyWatch?.dispose();
     metrics?.dispose();
     dashboard?.close();
     if (notifier !== null) {

@@ -42,6 +42,7 @@ import {
 import { RiskConfig } from '../../runtime/risk/index.ts';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../logging.ts';
 import { DashboardSection, dashboardIssues } from '../dashboard/config.ts';
+import { parseLeadTime } from '../../runtime/venue-key.ts';
 import { NotificationsSection } from '../notifications/config.ts';
 
 export const DEFAULT_BOT_CONFIG_PATH = 'config/bot.yaml';
@@ -74,6 +75,17 @@ const VenueSection = z.strictObject({
   emulator: EmulatorSection.prefault({}),
   /** Whole REST request, on the clock. */
   request_timeout_ms: PositiveInteger.default(10_000),
+  /**
+   * How long before the key file's `expires_at` to warn (log, status, dashboard, notification):
+   * `30m`, `24h`, `7d`; null never warns.
+   */
+  key_expiry_warning: z
+    .union([z.string(), z.int().min(0)])
+    .nullable()
+    .default('24h')
+    .refine((value) => value === null || parseLeadTime(value) !== null, {
+      message: 'a duration such as 30m, 24h or 7d (or null)',
+    }),
 });
 
 /** The dead-man keys as the file spells them, for the problems `deadmanConfigIssues` finds. */
@@ -129,6 +141,11 @@ const MetricsSection = z.strictObject({
   host: z.string().min(1).default('127.0.0.1'),
   /** 0 picks a free port (logged at start). */
   port: z.int().min(0).max(65_535).default(DEFAULT_METRICS_PORT),
+  /**
+   * Bound off loopback: the host names clients reach the endpoint by (checked against the Host
+   * header, with the token); loopback names and the bound address are always accepted.
+   */
+  allowed_hosts: z.array(z.string().min(1).max(253)).max(32).default([]),
 });
 
 const LoggingSection = z

@@ -1,13 +1,17 @@
 /**
  * The bot's local HTTP endpoint (node:http): `/metrics` (Prometheus text), `/health` and
- * `/status` (JSON, read by `paperbot status`). It binds to 127.0.0.1 by default: the status
- * holds positions and orders, so it is meant for the machine the bot runs on.
+ * `/status` (JSON, read by `paperbot status`), `/favicon.ico`, and the dashboard's routes. It
+ * binds to 127.0.0.1 by default: the status holds positions and orders, so it is meant for the
+ * machine the bot runs on. Every request passes the one access policy first
+ * (`endpoint-access.ts`: the Host header everywhere, the token off loopback).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Registry } from 'prom-client';
 import { isoTimestamp } from '../../core/clock.ts';
 import { PaperbotError } from '../../core/errors.ts';
+import { FAVICON_SVG } from '../dashboard/assets.ts';
+import { answerTokenLink, createEndpointAccess, type EndpointAccess } from './endpoint-access.ts';
 
 /** Route readiness as `/health` shows it while it is not ready or its last read failed. */
 export interface HealthRouteReadiness {
@@ -68,6 +72,11 @@ export interface BotHttpServerOptions {
   readonly status: () => unknown;
   /** More routes (the dashboard's), tried first; true when it answered the request. */
   readonly routes?: (request: IncomingMessage, response: ServerResponse) => Promise<boolean>;
+  /**
+   * Who may ask: default the Host check of a loopback binding at `host` without a token. A
+   * test may hand a policy for another binding than the one listened on.
+   */
+  readonly access?: EndpointAccess;
 }
 
 export interface BotHttpServer {
@@ -89,9 +98,19 @@ function sendJson(response: ServerResponse, status: number, body: unknown): void
 
 async function handle(
   options: BotHttpServerOptions,
+  access: EndpointAccess,
+  port: number,
   request: IncomingMessage,
   response: ServerResponse,
 ): Promise<void> {
+  const verdict = access.check(request, port);
+  if (!verdict.allowed) {
+    // The token link is the one way in without the token: it hands the browser its cookie.
+    if (verdict.status === 421 || !answerTokenLink(access, request, response)) {
+      sendJson(response, verdict.status, { error: verdict.error });
+    }
+    return;
+  }
   if (options.routes !== undefined && (await options.routes(request, response))) return;
   const path = (request.url ?? '/').split('?')[0];
   if (request.method !== 'GET' && request.method !== 'HEAD') {
@@ -100,6 +119,15 @@ async function handle(
     return;
   }
   switch (path) {
+    case '/favicon.ico':
+      response.writeHead(200, {
+        'content-type': 'image/svg+xml',
+        'content-length': Buffer.byteLength(FAVICON_SVG),
+        'cache-control': 'max-age=86400',
+        'x-content-type-options': 'nosniff',
+      });
+      response.end(FAVICON_SVG);
+      return;
     case '/metrics': {
       const text = await options.registry.metrics();
       response.writeHead(200, {
@@ -129,8 +157,10 @@ async function handle(
 }
 
 export async function startBotHttpServer(options: BotHttpServerOptions): Promise<BotHttpServer> {
+  const access = options.access ?? createEndpointAccess({ binding: options.host, token: null });
+  let port = 0;
   const server = createServer((request, response) => {
-    handle(options, request, response).catch((error: unknown) => {
+    handle(options, access, port, request, response).catch((error: unknown) => {
       if (response.headersSent) {
         response.destroy();
         return;
@@ -159,6 +189,7 @@ export async function startBotHttpServer(options: BotHttpServerOptions): Promise
       resolve(server.address() as AddressInfo),
     );
   });
+  port = address.port;
   const host = address.address.includes(':') ? `[${address.address}]` : address.address;
   let closed: Promise<void> | null = null;
   return {

@@ -101,6 +101,11 @@ export const StatusDocument = z.looseObject({
     session: NullableText,
     unrealized: NullableText,
   }),
+  /** The venue key's state; absent from the documents of older bots. */
+  venueKey: z
+    .looseObject({ state: Text, reason: NullableText, expiresAt: NullableText })
+    .nullable()
+    .optional(),
 });
 export type StatusDocument = z.infer<typeof StatusDocument>;
 
@@ -161,6 +166,12 @@ export function renderStatus(status: StatusDocument, source: string): string {
   );
   for (const entry of status.refusing ?? []) {
     out.push(`Refusing:   ${entry.gate}: ${entry.reason}`);
+  }
+  const key = status.venueKey;
+  if (key !== null && key !== undefined) {
+    out.push(
+      `Venue key:  ${key.state}${key.reason === null ? (key.expiresAt === null ? '' : `, expires ${key.expiresAt}`) : ` (${key.reason})`}`,
+    );
   }
   const readiness = status.routeReadiness;
   if (readiness !== null && readiness !== undefined) {

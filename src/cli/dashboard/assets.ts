@@ -14,7 +14,12 @@ import { dirname, join, resolve } from 'node:path';
 import type * as Esbuild from 'esbuild';
 import { PaperbotError } from '../../core/errors.ts';
 import { CHART_SETUP_SCRIPT, loadChartLibrary } from '../../replay/report/charts.ts';
+import { firstPaintHtml, jsonDataBlock } from './first-paint.ts';
 import { DASHBOARD_STYLE } from './style.ts';
+
+/** `/favicon.ico`: a small icon (SVG, which browsers take under that name too). */
+export const FAVICON_SVG =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#1565c0"/><path d="M3 12 L6.5 7.5 L9 10 L13 4" stroke="#fff" stroke-width="1.8" fill="none" stroke-linecap="round" stroke-linejoin="round"/></svg>\n';
 
 export const PAGE_ENTRY = resolve(import.meta.dirname, 'page', 'app.js');
 
@@ -105,21 +110,29 @@ function escapeAttribute(text: string): string {
   return text.replaceAll('&', '&amp;').replaceAll('"', '&quot;').replaceAll('<', '&lt;');
 }
 
-/** The page's HTML: a shell the script fills. The token is there only when controls are on. */
-export function pageHtml(token: string | null): string {
+/**
+ * The page's HTML: the first snapshot drawn in short and handed to the script as data, which
+ * then draws the whole page. The token is there only when controls are on.
+ */
+export function pageHtml(token: string | null, snapshot: unknown = null): string {
   const tokenMeta =
     token === null ? '' : `<meta name="paperbot-token" content="${escapeAttribute(token)}">\n`;
+  const data =
+    snapshot === null
+      ? ''
+      : `<script type="application/json" id="paperbot-snapshot">${jsonDataBlock(snapshot)}</script>\n`;
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 ${tokenMeta}<title>paperbot</title>
+<link rel="icon" href="/favicon.ico" type="image/svg+xml">
 <link rel="stylesheet" href="/dashboard/style.css">
 </head>
 <body>
-<div id="app"><p class="meta">Loading the dashboard…</p></div>
-<script src="/dashboard/charts.js"></script>
+<div id="app">${firstPaintHtml(snapshot)}</div>
+${data}<script src="/dashboard/charts.js"></script>
 <script src="/dashboard/app.js"></script>
 </body>
 </html>

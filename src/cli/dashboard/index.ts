@@ -19,11 +19,22 @@ import { generateToken, loadOrCreateToken } from './token.ts';
 export { DashboardSection, dashboardIssues } from './config.ts';
 export type { DashboardServer } from './server.ts';
 
+/**
+ * The endpoint's token: read from (or made in) `dashboard.token_file`, or fresh in memory. One
+ * token for the whole endpoint: the access policy off loopback and the dashboard's controls.
+ */
+export function endpointTokenOfConfig(section: DashboardSection): string {
+  return section.token_file === null
+    ? generateToken()
+    : loadOrCreateToken(resolve(section.token_file));
+}
+
 export interface BotDashboardOptions {
   readonly clock: Clock;
+  /** The endpoint's token; default `endpointTokenOfConfig(section)`. */
+  readonly token?: string;
   readonly logger: Logger;
   readonly section: DashboardSection;
-  readonly host: string;
   readonly killFile: string | null;
   readonly strategies: readonly DashboardStrategyConfig[];
   readonly status: () => DashboardStatus | null;
@@ -64,14 +75,16 @@ export function dashboardOfConfig(
     readonly name: string;
     readonly rawParams: unknown;
   }[],
-  options: Pick<BotDashboardOptions, 'clock' | 'logger' | 'status' | 'kernel' | 'notifications'>,
+  options: Pick<
+    BotDashboardOptions,
+    'clock' | 'logger' | 'status' | 'kernel' | 'notifications' | 'token'
+  >,
 ): BotDashboard | null {
   if (!config.metrics.enabled || !config.dashboard.enabled) return null;
   const killFile = config.risk.kill_switch.file;
   return createBotDashboard({
     ...options,
     section: config.dashboard,
-    host: config.metrics.host,
     killFile: killFile === null ? null : resolve(killFile),
     strategies: strategies.map((strategy) => ({
       id: strategy.id,
@@ -83,12 +96,10 @@ export function dashboardOfConfig(
 
 export function createBotDashboard(options: BotDashboardOptions): BotDashboard {
   const { section, clock, logger } = options;
-  const token =
-    section.token_file === null ? generateToken() : loadOrCreateToken(resolve(section.token_file));
+  const token = options.token ?? endpointTokenOfConfig(section);
   const activity = new ActivityRecorder(clock);
   const server = createDashboardServer({
     clock,
-    host: options.host,
     token,
     readOnly: section.read_only,
     assets: createDashboardAssets(),

@@ -2,32 +2,33 @@
  * The dashboard's routes on the bot's HTTP endpoint: the page (`/`), its assets, a JSON
  * snapshot, a Server-Sent Events stream of snapshots, and the controls.
  *
- * Security, in order of the checks:
- * - Host: on a loopback binding the Host header must name loopback too (no DNS rebinding).
- * - Reads: off loopback, every dashboard request carries the token (a `Bearer` header, or the
- *   cookie set by opening `/?token=...` once).
+ * The endpoint's access policy (src/cli/bot/endpoint-access.ts: the Host header on every path,
+ * the token for every path off loopback) has run before any of these routes. Here:
  * - Controls: POST only, `content-type: application/json`, the token in `x-paperbot-token`
  *   (a header a cross-site form cannot send, and a cross-site script cannot without a CORS
  *   preflight, which is never granted), an `Origin` (when sent) equal to this endpoint, and a
  *   body `{"confirm": "<action>"}`. In read-only mode there are no controls at all.
+ * - Live updates: at most `MAXIMUM_EVENT_CLIENTS` streams, `MAXIMUM_EVENT_CLIENTS_PER_ADDRESS`
+ *   of them per client address. A new stream over either cap takes the place of the oldest
+ *   (of its own address, else of the address holding the most), which is told `reaped` and
+ *   closed; a page told so, or refused, polls the snapshot instead, controls and all.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock, TimerHandle } from '../../core/clock.ts';
 import { pageHtml, type DashboardAssets } from './assets.ts';
 import { type ControlAction, type ControlResult, isControlAction } from './controls.ts';
-import { isLoopbackHost, tokensEqual } from './token.ts';
+import { tokensEqual } from './token.ts';
 
 export const TOKEN_HEADER = 'x-paperbot-token';
 export const TOKEN_COOKIE = 'paperbot_dashboard';
 export const MAXIMUM_EVENT_CLIENTS = 16;
+export const MAXIMUM_EVENT_CLIENTS_PER_ADDRESS = 4;
 /** A client that lets this much pile up unread is dropped. */
 const MAXIMUM_BUFFERED_BYTES = 4 * 1024 * 1024;
 const MAXIMUM_CONTROL_BODY = 1024;
 
 export interface DashboardServerOptions {
   readonly clock: Clock;
-  /** The address the endpoint is bound to (the config's `metrics.host`). */
-  readonly host: string;
   readonly token: string;
   readonly readOnly: boolean;
   readonly assets: DashboardAssets;
@@ -75,27 +76,6 @@ const PAGE_HEADERS = {
   'referrer-policy': 'no-referrer',
 };
 
-function cookieToken(request: IncomingMessage): string | undefined {
-  const header = request.headers.cookie;
-  if (header === undefined) return undefined;
-  for (const part of header.split(';')) {
-    const [name, ...rest] = part.trim().split('=');
-    if (name === TOKEN_COOKIE) return rest.join('=');
-  }
-  return undefined;
-}
-
-function bearerToken(request: IncomingMessage): string | undefined {
-  const header = request.headers.authorization;
-  return header?.startsWith('Bearer ') === true ? header.slice('Bearer '.length) : undefined;
-}
-
-function hostName(hostHeader: string | undefined): string | null {
-  if (hostHeader === undefined) return null;
-  if (hostHeader.startsWith('[')) return hostHeader.slice(0, hostHeader.indexOf(']') + 1);
-  return hostHeader.split(':')[0] ?? null;
-}
-
 async function readBody(request: IncomingMessage, limit: number): Promise<string | null> {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -108,8 +88,7 @@ async function readBody(request: IncomingMessage, limit: number): Promise<string
 }
 
 export function createDashboardServer(options: DashboardServerOptions): DashboardServer {
-  const loopback = isLoopbackHost(options.host);
-  const clients = new Set<ServerResponse>();
+  const clients = new EventClients();
   let timer: TimerHandle | null = null;
 
   const broadcast = () => {
@@ -117,25 +96,9 @@ export function createDashboardServer(options: DashboardServerOptions): Dashboar
     if (clients.size === 0) return;
     const document = options.snapshot();
     if (document === null) return;
-    const frame = `event: snapshot\ndata: ${JSON.stringify(document)}\n\n`;
-    for (const client of clients) {
-      if (client.writableLength > MAXIMUM_BUFFERED_BYTES) {
-        client.destroy();
-        clients.delete(client);
-        continue;
-      }
-      client.write(frame);
-    }
+    clients.broadcast(`event: snapshot\ndata: ${JSON.stringify(document)}\n\n`);
   };
   timer = options.clock.setInterval(broadcast, options.intervalMs ?? 1000);
-
-  const readAllowed = (request: IncomingMessage): boolean => {
-    if (loopback) return true;
-    return (
-      tokensEqual(options.token, bearerToken(request)) ||
-      tokensEqual(options.token, cookieToken(request))
-    );
-  };
 
   const control = async (
     request: IncomingMessage,
@@ -189,10 +152,7 @@ export function createDashboardServer(options: DashboardServerOptions): Dashboar
   };
 
   const events = (request: IncomingMessage, response: ServerResponse) => {
-    if (clients.size >= MAXIMUM_EVENT_CLIENTS) {
-      sendJson(response, 503, { error: 'too many dashboard connections' });
-      return;
-    }
+    clients.makeRoom(request.socket.remoteAddress ?? 'unknown');
     response.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-store',
@@ -201,7 +161,7 @@ export function createDashboardServer(options: DashboardServerOptions): Dashboar
     response.write('retry: 2000\n\n');
     const document = options.snapshot();
     if (document !== null) response.write(`event: snapshot\ndata: ${JSON.stringify(document)}\n\n`);
-    clients.add(response);
+    clients.add(request.socket.remoteAddress ?? 'unknown', response);
     request.once('close', () => clients.delete(response));
   };
 
@@ -210,29 +170,6 @@ export function createDashboardServer(options: DashboardServerOptions): Dashboar
       const url = new URL(request.url ?? '/', 'http://dashboard.invalid');
       const path = url.pathname;
       if (path !== '/' && path !== '/dashboard' && !path.startsWith('/dashboard/')) return false;
-      if (loopback) {
-        const name = hostName(request.headers.host);
-        if (name === null || !isLoopbackHost(name)) {
-          sendJson(response, 421, { error: 'this endpoint answers to a loopback host name only' });
-          return true;
-        }
-      }
-      if (!loopback && (path === '/' || path === '/dashboard')) {
-        const given = url.searchParams.get('token') ?? undefined;
-        if (tokensEqual(options.token, given)) {
-          // Once, from the link the operator was given; then the cookie, and a URL without it.
-          send(response, 303, 'text/plain; charset=utf-8', 'see /\n', {
-            location: '/',
-            'set-cookie': `${TOKEN_COOKIE}=${options.token}; HttpOnly; SameSite=Strict; Path=/`,
-            'referrer-policy': 'no-referrer',
-          });
-          return true;
-        }
-      }
-      if (!readAllowed(request)) {
-        sendJson(response, 401, { error: 'open the dashboard with its token: /?token=...' });
-        return true;
-      }
       if (path.startsWith('/dashboard/control/')) {
         await control(request, response, path.slice('/dashboard/control/'.length));
         return true;
@@ -249,7 +186,7 @@ export function createDashboardServer(options: DashboardServerOptions): Dashboar
             response,
             200,
             'text/html; charset=utf-8',
-            pageHtml(options.readOnly ? null : options.token),
+            pageHtml(options.readOnly ? null : options.token, options.snapshot()),
             PAGE_HEADERS,
           );
           return true;
@@ -279,8 +216,72 @@ export function createDashboardServer(options: DashboardServerOptions): Dashboar
     close() {
       if (timer !== null) options.clock.clearInterval(timer);
       timer = null;
-      for (const client of clients) client.end();
-      clients.clear();
+      clients.closeAll();
     },
   };
+}
+
+interface EventClient {
+  readonly address: string;
+  readonly response: ServerResponse;
+}
+
+/** The open event streams, oldest first, with the per-address and total caps. */
+class EventClients {
+  /** Insertion order is age: the first is the oldest. */
+  private readonly clients = new Map<ServerResponse, EventClient>();
+
+  get size(): number {
+    return this.clients.size;
+  }
+
+  /** Reaps what a new stream from `address` would put over a cap. */
+  makeRoom(address: string): void {
+    const own = [...this.clients.values()].filter((client) => client.address === address);
+    if (own.length >= MAXIMUM_EVENT_CLIENTS_PER_ADDRESS && own[0] !== undefined) {
+      this.reap(own[0]);
+    }
+    if (this.clients.size < MAXIMUM_EVENT_CLIENTS) return;
+    const counts = new Map<string, number>();
+    for (const client of this.clients.values()) {
+      counts.set(client.address, (counts.get(client.address) ?? 0) + 1);
+    }
+    let busiest: string | null = null;
+    for (const [candidate, count] of counts) {
+      if (busiest === null || count > (counts.get(busiest) ?? 0)) busiest = candidate;
+    }
+    const oldest = [...this.clients.values()].find((client) => client.address === busiest);
+    if (oldest !== undefined) this.reap(oldest);
+  }
+
+  add(address: string, response: ServerResponse): void {
+    this.clients.set(response, { address, response });
+  }
+
+  delete(response: ServerResponse): void {
+    this.clients.delete(response);
+  }
+
+  broadcast(frame: string): void {
+    for (const client of [...this.clients.values()]) {
+      // A client that lets this much pile up unread is dropped.
+      if (client.response.writableLength > MAXIMUM_BUFFERED_BYTES) {
+        client.response.destroy();
+        this.clients.delete(client.response);
+        continue;
+      }
+      client.response.write(frame);
+    }
+  }
+
+  closeAll(): void {
+    for (const client of this.clients.values()) client.response.end();
+    this.clients.clear();
+  }
+
+  /** Told first, so its page polls instead of reconnecting into someone else's place. */
+  private reap(client: EventClient): void {
+    this.clients.delete(client.response);
+    client.response.end('event: reaped\ndata: {"reason":"too many live-update streams"}\n\n');
+  }
 }

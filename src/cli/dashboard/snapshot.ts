@@ -31,6 +31,12 @@ export interface DashboardStatus extends KernelStatus {
     readonly session: string | null;
     readonly unrealized: string | null;
   };
+  /** The venue key's state (`VenueKeyStatus`); absent where nothing watches it. */
+  readonly venueKey?: {
+    readonly state: string;
+    readonly reason: string | null;
+    readonly expiresAt: string | null;
+  } | null;
 }
 
 export interface SnapshotInput {
@@ -129,6 +135,7 @@ export function buildSnapshot(input: SnapshotInput) {
     reconciliation: activity.reconciliation,
     strategies,
     notifications: input.notifications,
+    venueKey: status?.venueKey ?? null,
   };
 }
 

@@ -1,7 +1,7 @@
 /**
  * The `notifications:` section of the bot config: webhooks that are told about fills,
- * trading-state changes, the kill switch, the dead-man, reconciliation differences, errors and
- * a daily summary. A webhook's URL may itself be a secret (Slack's and Discord's are): it is
+ * trading-state changes, the kill switch, the dead-man, reconciliation differences, errors, a
+ * daily summary, and the venue key (expiring soon, revoked or expired). A webhook's URL may itself be a secret (Slack's and Discord's are): it is
  * never logged, only its host.
  */
 import { z } from 'zod';
@@ -14,6 +14,7 @@ export const NOTIFICATION_KINDS = [
   'reconciliation',
   'error',
   'daily_summary',
+  'venue_key',
 ] as const;
 export type NotificationKind = (typeof NOTIFICATION_KINDS)[number];
 

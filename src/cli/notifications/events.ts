@@ -11,6 +11,7 @@ import type { DeadmanStatus } from '../../runtime/deadman/heartbeat.ts';
 import type { ReconciliationReport } from '../../runtime/execution/reconciler.ts';
 import type { IntentOutcome } from '../../runtime/intents.ts';
 import type { TradingStateSnapshot } from '../../runtime/risk/gate.ts';
+import type { VenueKeyStatus } from '../../runtime/venue-key.ts';
 import { reconciliationDifferences } from '../dashboard/activity.ts';
 import type { NotificationKind } from './config.ts';
 
@@ -67,6 +68,24 @@ export function fillEvent(fill: Fill, at: number): NotificationEvent {
   };
 }
 
+/** The key expiring soon (a warning) or ended (trading halted for good). */
+export function venueKeyEvent(key: VenueKeyStatus): NotificationEvent {
+  return {
+    kind: 'venue_key',
+    at: key.since,
+    title:
+      key.state === 'expiring'
+        ? `venue key expiring: ${key.reason ?? ''}`
+        : `trading HALTED: venue key ${key.state}: ${key.reason ?? ''}`,
+    fields: {
+      state: key.state,
+      key_id: key.keyId,
+      expires_at: key.expiresAt,
+      reason: key.reason,
+    },
+  };
+}
+
 /**
  * Feeds `publish` from `source` until the returned function is called. The first trading
  * state is told only when it is not ACTIVE (a bot that starts halted says so).
@@ -76,6 +95,7 @@ export function subscribeNotificationEvents(
   clock: Clock,
   publish: (event: NotificationEvent) => void,
   streamState$?: Observable<string>,
+  venueKey$?: Observable<VenueKeyStatus>,
 ): () => void {
   const subscriptions: Subscription[] = [];
   let first = true;
@@ -87,6 +107,8 @@ export function subscribeNotificationEvents(
         const wasFirst = first;
         first = false;
         if (wasFirst && state.state === 'ACTIVE') return;
+        // The key's own event (below) tells a halt for a dead key.
+        if (state.source === 'venue_key') return;
         publish({
           kind: state.source === 'kill_switch' ? 'kill_switch' : 'trading_state',
           at: clock.now(),
@@ -135,6 +157,14 @@ export function subscribeNotificationEvents(
       streamState$.pipe(distinctUntilChanged()).subscribe((state) => {
         if (state !== 'failed') return;
         publish({ kind: 'error', at: clock.now(), title: 'stream failed', fields: { state } });
+      }),
+    );
+  }
+  if (venueKey$ !== undefined) {
+    subscriptions.push(
+      venueKey$.pipe(distinctUntilChanged((a, b) => a.state === b.state)).subscribe((key) => {
+        if (key.state === 'valid') return;
+        publish(venueKeyEvent(key));
       }),
     );
   }

@@ -3,6 +3,7 @@
  * streams, and a daily summary at `daily_summary_at` (UTC) on the clock.
  */
 import type { Observable } from 'rxjs';
+import type { VenueKeyStatus } from '../../runtime/venue-key.ts';
 import type { Clock, TimerHandle } from '../../core/clock.ts';
 import type { NotificationsSection } from './config.ts';
 import {
@@ -55,7 +56,11 @@ export class Notifier {
     for (const channel of this.channels) channel.publish(event);
   }
 
-  attach(source: NotificationSource, streamState$?: Observable<string>): void {
+  attach(
+    source: NotificationSource,
+    streamState$?: Observable<string>,
+    venueKey$?: Observable<VenueKeyStatus>,
+  ): void {
     if (!this.enabled) return;
     this.stops.push(
       subscribeNotificationEvents(
@@ -63,6 +68,7 @@ export class Notifier {
         this.options.clock,
         (event) => this.publish(event),
         streamState$,
+        venueKey$,
       ),
     );
   }

@@ -9,6 +9,8 @@
  *   cleared when the next day begins (`day_start_utc`).
  * - `drawdown`: latched until `resume()`.
  * - `manual` (`halt()`, `reduce()`) and `kill_switch`: latched until `resume()`.
+ * - `venue_key` (the venue revoked or expired the key): latched for the life of the process; a
+ *   resume cannot clear it (no call can succeed with that key).
  * `resume()` clears them all, takes the drawdown so far as accepted (the peak restarts at the
  * last equity) and then re-checks the daily loss, which a resume cannot override: if it is still
  * beyond a limit, the state returns at once.
@@ -34,7 +36,7 @@ import {
 } from './loss.ts';
 import type { RiskSnapshot, RiskView, TradingState } from './view.ts';
 
-export type TradingStateSource = LossSource | 'manual' | 'kill_switch';
+export type TradingStateSource = LossSource | 'manual' | 'kill_switch' | 'venue_key';
 
 export interface TradingStateSnapshot {
   readonly state: TradingState;
@@ -223,7 +225,7 @@ export class RiskGate implements HaltTarget {
   }
 
   /** Moves trading to HALTED until `resume()`. Repeating the same halt changes nothing. */
-  halt(reason: string, source: 'manual' | 'kill_switch' = 'manual'): void {
+  halt(reason: string, source: 'manual' | 'kill_switch' | 'venue_key' = 'manual'): void {
     this.raise(source, 'HALTED', reason);
   }
 
@@ -237,7 +239,9 @@ export class RiskGate implements HaltTarget {
    * a resume cannot override). A kill file still present halts again at its next poll.
    */
   resume(): void {
+    const venueKey = this.conditions.get('venue_key');
     this.conditions.clear();
+    if (venueKey !== undefined) this.conditions.set('venue_key', venueKey);
     this.setTracking({ ...this.tracking, peakEquity: this.tracking.lastEquity });
     this.logger?.warn({ event: 'risk.resume' }, 'trading resumed by request');
     this.applyLossBreaches();

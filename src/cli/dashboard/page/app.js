@@ -8,6 +8,20 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 const tokenElement = document.querySelector('meta[name="paperbot-token"]');
 const TOKEN = tokenElement === null ? null : tokenElement.getAttribute('content');
 
+// The first snapshot comes in the HTML, so the page is drawn before the stream connects.
+function firstSnapshot() {
+  const element = document.getElementById('paperbot-snapshot');
+  if (element === null) return null;
+  try {
+    return JSON.parse(element.textContent);
+  } catch {
+    return null;
+  }
+}
+
+// How often the page reads the snapshot when it has no live-update stream.
+const POLL_MS = 2000;
+
 function duration(ms) {
   if (ms === null || ms === undefined || !(ms >= 0)) return '-';
   const seconds = Math.round(ms / 1000);
@@ -147,10 +161,17 @@ function Dashboard({ snapshot, live }) {
       h('span', { id: 'trading-reason', class: 'meta' }, s.trading.reason || ''),
       h(
         'span',
-        { class: live ? 'live' : 'live stale', id: 'live' },
-        live ? '● live' : '● disconnected',
+        { class: live === 'disconnected' ? 'live stale' : 'live', id: 'live' },
+        live === 'live' ? '● live' : live === 'polling' ? '● polling' : '● disconnected',
       ),
     ]),
+    s.venueKey && s.venueKey.state !== 'valid'
+      ? h(
+          'p',
+          { class: `notice ${s.venueKey.state === 'expiring' ? 'warn' : 'error'}`, id: 'venue-key' },
+          `venue key ${s.venueKey.state}: ${s.venueKey.reason || ''}`,
+        )
+      : null,
     h(Controls, null),
     h('div', { class: 'cards' }, [
       h(Card, { label: 'Trading since', value: time(s.trading.since) }),
@@ -401,17 +422,45 @@ function Dashboard({ snapshot, live }) {
   ]);
 }
 
+// Live updates over Server-Sent Events; when the bot refuses the stream or gives its place to a
+// newer one (`reaped`), the page reads the snapshot every POLL_MS instead, controls unchanged.
 function App() {
-  const [snapshot, setSnapshot] = useState(null);
-  const [live, setLive] = useState(false);
+  const [snapshot, setSnapshot] = useState(firstSnapshot);
+  const [live, setLive] = useState('disconnected');
   useEffect(() => {
+    let poller = null;
+    const poll = () => {
+      fetch('/dashboard/snapshot', { cache: 'no-store' })
+        .then((response) => (response.ok ? response.json() : null))
+        .then(
+          (document) => {
+            if (document !== null) setSnapshot(document);
+            setLive(document === null ? 'disconnected' : 'polling');
+          },
+          () => setLive('disconnected'),
+        );
+    };
+    const startPolling = () => {
+      if (poller !== null) return;
+      source.close();
+      poll();
+      poller = window.setInterval(poll, POLL_MS);
+    };
     const source = new EventSource('/dashboard/events');
     source.addEventListener('snapshot', (event) => {
       setSnapshot(JSON.parse(event.data));
-      setLive(true);
+      setLive('live');
     });
-    source.onerror = () => setLive(false);
-    return () => source.close();
+    source.addEventListener('reaped', startPolling);
+    source.onerror = () => {
+      // CLOSED: the answer was not a stream (503, 401...) and EventSource gives up for good.
+      if (source.readyState === EventSource.CLOSED) startPolling();
+      else setLive('disconnected');
+    };
+    return () => {
+      source.close();
+      if (poller !== null) window.clearInterval(poller);
+    };
   }, []);
   return h(Dashboard, { snapshot, live });
 }
