@@ -149,8 +149,7 @@ export class VenueKeyWatch {
       send: (prepared, signal, timeoutMs) => guard(() => venue.send(prepared, signal, timeoutMs)),
       getRequest: (requestId) => guard(() => venue.getRequest(requestId)),
       getOrder: (orderId) => guard(() => venue.getOrder(orderId)),
-      getOrderByClientId: (clientOrderId) =>
-        guard(() => venue.getOrderByClientId(clientOrderId)),
+      getOrderByClientId: (clientOrderId) => guard(() => venue.getOrderByClientId(clientOrderId)),
       listOpenOrders: () => guard(() => venue.listOpenOrders()),
       listPositions: () => guard(() => venue.listPositions()),
       getAccount: () => guard(() => venue.getAccount()),

@@ -39,11 +39,7 @@ import { createBotLogger, executionLoggerOf } from './logging.ts';
 import { type BotMetrics, createBotMetrics } from './metrics.ts';
 import { loadVenueKeyFile } from './venue-key.ts';
 import { sessionPnl } from './status-view.ts';
-import {
-  type BotDashboard,
-  dashboardOfConfig,
-  endpointTokenOfConfig,
-} from '../dashboard/index.ts';
+import { type BotDashboard, dashboardOfConfig, endpointTokenOfConfig } from '../dashboard/index.ts';
 import { createEndpointAccess } from './endpoint-access.ts';
 import { parseLeadTime, VenueKeyWatch, type VenueKeyStatus } from '../../runtime/venue-key.ts';
 import { fillFields, fillTitle } from '../notifications/events.ts';
@@ -471,7 +467,10 @@ export class Bot {
     resources.kernel = kernel;
     // A key that ended before the kernel existed (the stream's first session) halts it now.
     if (keyWatch.ended) {
-      kernel.gate.halt(`venue key ${keyWatch.status.state}: ${keyWatch.status.reason}`, 'venue_key');
+      kernel.gate.halt(
+        `venue key ${keyWatch.status.state}: ${keyWatch.status.reason}`,
+        'venue_key',
+      );
     }
     metrics.attachKernel(kernel);
     resources.notifier = notifierOfConfig(config.notifications, {

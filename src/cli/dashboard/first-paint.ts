@@ -60,7 +60,11 @@ export function firstPaintHtml(snapshot: unknown): string {
     keyLine,
     '<div class="cards">',
     card('May trade', 'may-trade', trading?.mayTrade === true ? 'yes' : 'no'),
-    card(`Equity ${textOf(account?.settlement_asset ?? '')}`, 'equity', textOf(account?.total_equity)),
+    card(
+      `Equity ${textOf(account?.settlement_asset ?? '')}`,
+      'equity',
+      textOf(account?.total_equity),
+    ),
     card('Positions', 'position-count', String(positions)),
     card('Open orders', 'order-count', String(orders)),
     '</div>',

@@ -22,6 +22,7 @@ import { type RetryBudget, sendInternalCommandWithRetries } from '../execution/i
 import { type ExecutionLogger, silentLogger } from '../execution/logger.ts';
 import type { IntentJournal } from '../journal/intent-journal.ts';
 import type { ExecutionVenue } from '../venue.ts';
+import { keyEndingOf } from '../venue-key.ts';
 
 export interface ShutdownConfig {
   /** The whole shutdown (cancel-all, confirmation, disarm) gets this long. */
@@ -239,6 +240,8 @@ async function readOpenOrders(
         code: isPaperbotError(error) ? error.code : 'UNEXPECTED_ERROR',
         message: error instanceof Error ? error.message : String(error),
       };
+      // A revoked or expired key answers the same to every try: nothing to wait for.
+      if (keyEndingOf(error) !== null) break;
     }
   }
   return { orders: null, error: last };

@@ -168,7 +168,10 @@ function Dashboard({ snapshot, live }) {
     s.venueKey && s.venueKey.state !== 'valid'
       ? h(
           'p',
-          { class: `notice ${s.venueKey.state === 'expiring' ? 'warn' : 'error'}`, id: 'venue-key' },
+          {
+            class: `notice ${s.venueKey.state === 'expiring' ? 'warn' : 'error'}`,
+            id: 'venue-key',
+          },
           `venue key ${s.venueKey.state}: ${s.venueKey.reason || ''}`,
         )
       : null,
