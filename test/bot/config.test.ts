@@ -59,7 +59,12 @@ describe('bot config', () => {
   it('fills every default from a minimal document', async () => {
     const loaded = await resolveBotConfig(minimal);
     const config = loaded.config;
-    expect(config.metrics).toEqual({ enabled: true, host: '127.0.0.1', port: 9464 });
+    expect(config.metrics).toEqual({
+      enabled: true,
+      host: '127.0.0.1',
+      port: 9464,
+      allowed_hosts: [],
+    });
     expect(config.deadman.timeout_seconds).toBe(60);
     expect(config.journal.durability).toBe('full');
     expect(config.market_data).toEqual({ markets: null, book_poll_ms: 1000, trades_poll_ms: 1000 });

@@ -6,7 +6,11 @@
  * one, another port) is refused with 421 everywhere; told it is bound off loopback, the
  * endpoint wants the token on every path, `/health` included, and accepts its configured names.
  */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createEndpointAccess, parseHostHeader } from '../../src/cli/bot/endpoint-access.ts';
 import { type BotHttpServer, startBotHttpServer } from '../../src/cli/bot/http.ts';
@@ -14,6 +18,7 @@ import { createBotMetrics } from '../../src/cli/bot/metrics.ts';
 import { createDashboardAssets } from '../../src/cli/dashboard/assets.ts';
 import { createDashboardServer, type DashboardServer } from '../../src/cli/dashboard/server.ts';
 import { systemClock, VirtualClock } from '../../src/core/clock.ts';
+import { REPOSITORY_ROOT } from './helpers.ts';
 
 const TOKEN = 'T'.repeat(20) + 'k'.repeat(23);
 
@@ -208,4 +213,53 @@ describe('bound off loopback', () => {
     expect(await rawStatus(port, '/metrics', named, { 'x-paperbot-token': TOKEN })).toBe(200);
     expect(await rawStatus(port, '/status?token=' + TOKEN, named)).toBe(401);
   });
+});
+
+describe('paperbot status off loopback', () => {
+  it(
+    'sends the token from --token-file, and says what is missing without it',
+    {
+      timeout: 60_000,
+    },
+    async () => {
+      const port = await serve('192.0.2.10');
+      const directory = mkdtempSync(join(tmpdir(), 'paperbot-status-token-'));
+      try {
+        const tokenFile = join(directory, 'endpoint.token');
+        writeFileSync(tokenFile, `${TOKEN}\n`, { mode: 0o600 });
+        // Asynchronously: the server answering it lives in this process.
+        const run = (...extra: string[]) =>
+          new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+            execFile(
+              process.execPath,
+              [
+                'bin/paperbot.js',
+                'status',
+                '--url',
+                `http://127.0.0.1:${port}`,
+                '--json',
+                ...extra,
+              ],
+              { cwd: REPOSITORY_ROOT, encoding: 'utf8', timeout: 30_000 },
+              (error, stdout, stderr) => {
+                const code =
+                  error === null ? 0 : typeof error.code === 'number' ? error.code : null;
+                resolve({ status: code, stdout, stderr });
+              },
+            );
+          });
+        const refused = await run();
+        expect(refused.status).not.toBe(0);
+        expect(refused.stderr).toContain('401');
+        expect(refused.stderr).toContain('--token-file');
+        expect(refused.stderr).not.toContain(TOKEN);
+        const answered = await run('--token-file', tokenFile);
+        expect(answered.stderr).toBe('');
+        expect(answered.status).toBe(0);
+        expect(JSON.parse(answered.stdout)).toEqual({ account: { total_equity: '10000' } });
+      } finally {
+        rmSync(directory, { recursive: true, force: true });
+      }
+    },
+  );
 });

@@ -310,6 +310,11 @@ export function readMetricsSection(path: string): BotConfig['metrics'] {
   return section(readConfigDocument(path), 'metrics', MetricsSection, path);
 }
 
+/** Only the `dashboard:` section of a config file (`paperbot status` reads its token file). */
+export function readDashboardSection(path: string): BotConfig['dashboard'] {
+  return section(readConfigDocument(path), 'dashboard', DashboardSection, path);
+}
+
 /** Only the `risk:` section of a config file (what `paperbot kill` needs). */
 export function readRiskSection(path: string): BotConfig['risk'] {
   return section(readConfigDocument(path), 'risk', RiskConfig, path);

@@ -3,6 +3,8 @@
  * (`GET /status`) and prints positions, open orders, PnL and the trading state. The address is
  * the `metrics:` section of the config, or `--url`.
  */
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { request } from 'undici';
 import {
@@ -13,13 +15,21 @@ import {
 } from '../../core/bounded-read.ts';
 import { systemClock } from '../../core/clock.ts';
 import { isPaperbotError, PaperbotError } from '../../core/errors.ts';
-import { DEFAULT_BOT_CONFIG_PATH, readMetricsSection } from '../bot/config.ts';
+import {
+  DEFAULT_BOT_CONFIG_PATH,
+  readDashboardSection,
+  readMetricsSection,
+} from '../bot/config.ts';
+import { isLoopbackHost, loadOrCreateToken } from '../dashboard/token.ts';
 import { renderStatus, StatusDocument } from '../bot/status-view.ts';
 import { printToStdout } from './terminal.ts';
 
 export interface StatusCommandDependencies {
   readonly print: (text: string) => void;
-  readonly fetchText: (url: string) => Promise<{ status: number; text: string }>;
+  readonly fetchText: (
+    url: string,
+    headers?: Readonly<Record<string, string>>,
+  ) => Promise<{ status: number; text: string }>;
   /** Bounds of the real fetch (default `STATUS_READ_LIMITS`). */
   readonly limits: ReadLimits;
 }
@@ -33,16 +43,18 @@ interface StatusOptions {
   readonly config: string;
   readonly url?: string;
   readonly json?: boolean;
+  readonly tokenFile?: string;
 }
 
 /** GET `url`, bounded in total time and size whatever the server does. */
 export async function fetchText(
   url: string,
   limits: ReadLimits = STATUS_READ_LIMITS,
+  headers: Readonly<Record<string, string>> = {},
 ): Promise<{ status: number; text: string }> {
   const deadline = deadlineOf(systemClock, limits.timeoutMs);
   try {
-    const response = await request(url, { method: 'GET', signal: deadline.signal });
+    const response = await request(url, { method: 'GET', headers, signal: deadline.signal });
     return { status: response.statusCode, text: await readAtMost(response.body, limits.maxBytes) };
   } catch (error) {
     throw boundedReadFailure(error, deadline, limits.timeoutMs);
@@ -72,24 +84,49 @@ export function statusBaseUrl(options: { config: string; url?: string }): string
   return `http://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${metrics.port}`;
 }
 
+/**
+ * The endpoint's token when it wants one: from `--token-file`, or, for an endpoint the config
+ * binds off loopback, the config's `dashboard.token_file`. Never created here.
+ */
+export function statusToken(options: StatusOptions): string | null {
+  let path = options.tokenFile ?? null;
+  if (path === null && options.url === undefined) {
+    const metrics = readMetricsSection(options.config);
+    if (!isLoopbackHost(metrics.host)) path = readDashboardSection(options.config).token_file;
+  }
+  if (path === null) return null;
+  const resolved = resolve(path);
+  if (!existsSync(resolved)) {
+    throw new PaperbotError('STATUS_UNAVAILABLE', `no token file at ${resolved}`);
+  }
+  return loadOrCreateToken(resolved);
+}
+
 export function registerStatusCommand(
   program: Command,
   dependencies: Partial<StatusCommandDependencies> = {},
 ): Command {
   const print = dependencies.print ?? printToStdout;
   const limits = dependencies.limits ?? STATUS_READ_LIMITS;
-  const fetch = dependencies.fetchText ?? ((url: string) => fetchText(url, limits));
+  const fetch =
+    dependencies.fetchText ??
+    ((url: string, headers?: Readonly<Record<string, string>>) => fetchText(url, limits, headers));
   return program
     .command('status')
     .description('Show a running bot: trading state, positions, open orders, PnL.')
     .option('--config <file>', 'bot config (its metrics host and port)', DEFAULT_BOT_CONFIG_PATH)
     .option('--url <url>', 'the bot HTTP endpoint, e.g. http://127.0.0.1:9464')
     .option('--json', 'print the JSON document')
+    .option('--token-file <file>', "the endpoint's token, for a bot bound off loopback")
     .action(async (options: StatusOptions) => {
       const base = statusBaseUrl(options);
+      const token = statusToken(options);
       let answer: { status: number; text: string };
       try {
-        answer = await fetch(`${base}/status`);
+        answer = await fetch(
+          `${base}/status`,
+          token === null ? {} : { authorization: `Bearer ${token}` },
+        );
       } catch (error) {
         if (isPaperbotError(error) && READ_BOUNDS.has(error.code)) {
           throw new PaperbotError('STATUS_UNAVAILABLE', `${base}/status: ${error.message}`, {
@@ -106,7 +143,7 @@ export function registerStatusCommand(
       if (answer.status !== 200) {
         throw new PaperbotError(
           'STATUS_UNAVAILABLE',
-          `${base}/status answered ${answer.status}: ${answer.text.trim().slice(0, 200)}`,
+          `${base}/status answered ${answer.status}: ${answer.text.trim().slice(0, 200)}${answer.status === 401 ? ' (pass --token-file, or name it in dashboard.token_file)' : ''}`,
         );
       }
       let document: unknown;
