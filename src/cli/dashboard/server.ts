@@ -17,14 +17,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock, TimerHandle } from '../../core/clock.ts';
 import { pageHtml, type DashboardAssets } from './assets.ts';
 import { type ControlAction, type ControlResult, isControlAction } from './controls.ts';
+import { EventClients } from './event-clients.ts';
 import { tokensEqual } from './token.ts';
+
+export { MAXIMUM_EVENT_CLIENTS, MAXIMUM_EVENT_CLIENTS_PER_ADDRESS } from './event-clients.ts';
 
 export const TOKEN_HEADER = 'x-paperbot-token';
 export const TOKEN_COOKIE = 'paperbot_dashboard';
-export const MAXIMUM_EVENT_CLIENTS = 16;
-export const MAXIMUM_EVENT_CLIENTS_PER_ADDRESS = 4;
-/** A client that lets this much pile up unread is dropped. */
-const MAXIMUM_BUFFERED_BYTES = 4 * 1024 * 1024;
 const MAXIMUM_CONTROL_BODY = 1024;
 
 export interface DashboardServerOptions {
@@ -219,69 +218,4 @@ export function createDashboardServer(options: DashboardServerOptions): Dashboar
       clients.closeAll();
     },
   };
-}
-
-interface EventClient {
-  readonly address: string;
-  readonly response: ServerResponse;
-}
-
-/** The open event streams, oldest first, with the per-address and total caps. */
-class EventClients {
-  /** Insertion order is age: the first is the oldest. */
-  private readonly clients = new Map<ServerResponse, EventClient>();
-
-  get size(): number {
-    return this.clients.size;
-  }
-
-  /** Reaps what a new stream from `address` would put over a cap. */
-  makeRoom(address: string): void {
-    const own = [...this.clients.values()].filter((client) => client.address === address);
-    if (own.length >= MAXIMUM_EVENT_CLIENTS_PER_ADDRESS && own[0] !== undefined) {
-      this.reap(own[0]);
-    }
-    if (this.clients.size < MAXIMUM_EVENT_CLIENTS) return;
-    const counts = new Map<string, number>();
-    for (const client of this.clients.values()) {
-      counts.set(client.address, (counts.get(client.address) ?? 0) + 1);
-    }
-    let busiest: string | null = null;
-    for (const [candidate, count] of counts) {
-      if (busiest === null || count > (counts.get(busiest) ?? 0)) busiest = candidate;
-    }
-    const oldest = [...this.clients.values()].find((client) => client.address === busiest);
-    if (oldest !== undefined) this.reap(oldest);
-  }
-
-  add(address: string, response: ServerResponse): void {
-    this.clients.set(response, { address, response });
-  }
-
-  delete(response: ServerResponse): void {
-    this.clients.delete(response);
-  }
-
-  broadcast(frame: string): void {
-    for (const client of [...this.clients.values()]) {
-      // A client that lets this much pile up unread is dropped.
-      if (client.response.writableLength > MAXIMUM_BUFFERED_BYTES) {
-        client.response.destroy();
-        this.clients.delete(client.response);
-        continue;
-      }
-      client.response.write(frame);
-    }
-  }
-
-  closeAll(): void {
-    for (const client of this.clients.values()) client.response.end();
-    this.clients.clear();
-  }
-
-  /** Told first, so its page polls instead of reconnecting into someone else's place. */
-  private reap(client: EventClient): void {
-    this.clients.delete(client.response);
-    client.response.end('event: reaped\ndata: {"reason":"too many live-update streams"}\n\n');
-  }
 }
