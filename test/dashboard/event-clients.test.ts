@@ -77,7 +77,7 @@ describe('the live-update slots', () => {
     const newcomer = open(clients, '10.0.3.1', 'newcomer');
     expect(clients.size).toBe(MAXIMUM_EVENT_CLIENTS);
     expect(streams.filter((stream) => stream.ended !== null).map((stream) => stream.name)).toEqual([
-      'a1-0',
+      'b-0',
     ]);
     expect(newcomer.ended).toBeNull();
   });
