@@ -168,6 +168,13 @@ describe('a key revoked while the bot runs', () => {
         expect(String(status.tradingReason)).toContain('venue key revoked');
         expect(status.mayTrade).toBe(false);
         expect((status.venueKey as { state: string }).state).toBe('revoked');
+        expect(status.refusing).toContainEqual({
+          gate: 'venue key',
+          reason: expect.stringContaining('revoked') as unknown,
+        });
+        const health = await getJson(`${base}/health`);
+        expect(health.may_trade).toBe(false);
+        expect(health.status).toBe('degraded');
 
         // `paperbot status` says the same.
         const printed = spawnSync(process.execPath, ['bin/paperbot.js', 'status', '--url', base], {

@@ -216,13 +216,26 @@ export class Bot {
       return { phase: this.phaseValue, tradingState: null, mayTrade: false };
     }
     const status = kernel.status();
+    const refusing = this.refusing(status.refusing);
     return {
       phase: 'running',
       tradingState: status.tradingState,
-      mayTrade: status.mayTrade && !(this.resources.keyWatch?.ended ?? false),
-      refusing: status.refusing,
+      mayTrade: status.mayTrade && !this.keyEnded,
+      refusing,
       routeReadiness: this.resources.live?.routeReadiness() ?? null,
     };
+  }
+
+  /** The venue refused the key (revoked or expired): nothing may be traded with it. */
+  private get keyEnded(): boolean {
+    return this.resources.keyWatch?.ended ?? false;
+  }
+
+  /** The kernel's refusing gates, and the venue key once it ended (revoked or expired). */
+  private refusing(kernel: KernelStatus['refusing']): KernelStatus['refusing'] {
+    const key = this.resources.keyWatch;
+    if (key === null || !key.ended) return kernel;
+    return [...kernel, { gate: 'venue key', reason: `${key.status.state}: ${key.status.reason}` }];
   }
 
   /** The `/status` document; null until the kernel exists. */
@@ -233,10 +246,11 @@ export class Bot {
     const equity = status.account?.total_equity ?? null;
     if (this.startEquity === null && equity !== null) this.startEquity = equity;
     // A dead key refuses every call: whatever the other gates say, nothing may be traded.
-    const keyEnded = this.resources.keyWatch?.ended ?? false;
+    const refusing = this.refusing(status.refusing);
     return {
       ...status,
-      mayTrade: status.mayTrade && !keyEnded,
+      mayTrade: status.mayTrade && !this.keyEnded,
+      refusing,
       routeReadiness: this.resources.live?.routeReadiness() ?? null,
       bot: {
         pid: process.pid,
