@@ -13,7 +13,9 @@ import { Notifier } from '../../src/cli/notifications/notifier.ts';
 import type { PostJson } from '../../src/cli/notifications/post.ts';
 import { isoTimestamp, VirtualClock } from '../../src/core/clock.ts';
 import { PaperbotError } from '../../src/core/errors.ts';
+import { RiskGate } from '../../src/runtime/risk/gate.ts';
 import type { ExecutionVenue } from '../../src/runtime/venue.ts';
+import { openConfig } from './risk/fixtures.ts';
 import { parseLeadTime, VenueKeyWatch } from '../../src/runtime/venue-key.ts';
 
 const HOUR = 3_600_000;
@@ -239,5 +241,20 @@ describe('a revoked key', () => {
     expect(other.status.state).toBe('valid');
     watch.dispose();
     other.dispose();
+  });
+});
+
+describe('the halt of a dead key', () => {
+  it('stays through a resume (the dashboard Clear, paperbot kill --clear): no call can succeed', () => {
+    const gate = new RiskGate({ config: openConfig({}), clock: new VirtualClock(START) });
+    gate.halt('operator', 'manual');
+    gate.halt('venue key revoked: the venue answered KEY_REVOKED', 'venue_key');
+    gate.resume();
+    expect(gate.tradingState).toMatchObject({
+      state: 'HALTED',
+      source: 'venue_key',
+      reason: 'venue key revoked: the venue answered KEY_REVOKED',
+    });
+    gate.dispose();
   });
 });
