@@ -452,7 +452,11 @@ export class Bot {
       expiresAt: credential.expiresAt,
       warningLeadMs: keyWarning === null ? null : parseLeadTime(keyWarning),
       logger: logger.child({ component: 'venue' }),
-      onEnded: (reason) => this.resources.kernel?.gate.halt(reason, 'venue_key'),
+      onEnded: (reason) => {
+        this.resources.kernel?.gate.halt(reason, 'venue_key');
+        // Its last signed poll: public market data reads go on, for the dashboard's marks.
+        this.resources.live?.stopRouteReadiness();
+      },
     });
     resources.keyWatch = keyWatch;
     resources.subscriptions.push(

@@ -57,6 +57,11 @@ export interface LiveVenue {
   start(): Promise<void>;
   /** Stops polling and the subscriptions. The caller closes the clients afterwards. */
   stop(): Promise<void>;
+  /**
+   * Stops reading route readiness (a signed read) for good, the rest running on: for a key the
+   * venue revoked or expired, which no read can use any more.
+   */
+  stopRouteReadiness(): void;
 }
 
 /** A readiness read that failed, or an answer that cannot be read for a route. */
@@ -225,6 +230,7 @@ export function createLiveVenue(options: LiveVenueOptions): LiveVenue {
   let routeTimer: TimerHandle | undefined;
   let routeRead: Promise<void> | null = null;
   let running = false;
+  let routeReadingStopped = false;
   let routeFailures = 0;
 
   /** Keeps the latest; announces (and logs) only a change of answer, reason or error. */
@@ -282,7 +288,7 @@ export function createLiveVenue(options: LiveVenueOptions): LiveVenue {
     routeTimer = undefined;
     routeRead = readRoutes().finally(() => {
       routeRead = null;
-      if (running) routeTimer = clock.setTimeout(pollRoutes, routePollMs);
+      if (running && !routeReadingStopped) routeTimer = clock.setTimeout(pollRoutes, routePollMs);
     });
   };
 
@@ -308,6 +314,11 @@ export function createLiveVenue(options: LiveVenueOptions): LiveVenue {
       }
       pollRoutes();
       await routeRead;
+    },
+    stopRouteReadiness() {
+      routeReadingStopped = true;
+      clock.clearTimeout(routeTimer);
+      routeTimer = undefined;
     },
     async stop() {
       running = false;
