@@ -149,6 +149,15 @@ describe('a key revoked while the bot runs', () => {
         const statusUrl = String(started.status);
         const base = statusUrl.replace(/\/status$/, '');
         await child.waitFor((record) => record.msg === 'intent submitted', 'a first intent');
+        // The real bot's endpoint refuses a rebound name on every path of its own.
+        for (const path of ['/status', '/metrics', '/health', '/', '/dashboard/snapshot']) {
+          const port = new URL(base).port;
+          const refused = await request(`${base}${path}`, {
+            headers: { host: `rebind.evil.example:${port}` },
+          });
+          await refused.body.dump();
+          expect({ path, status: refused.statusCode }).toEqual({ path, status: 421 });
+        }
         const before = await getJson(statusUrl);
         expect(before.tradingState).toBe('ACTIVE');
         expect((before.venueKey as { state: string }).state).toBe('valid');
