@@ -6,6 +6,7 @@
  */
 import { EMPTY, NEVER, Subject } from 'rxjs';
 import { describe, expect, it } from 'vitest';
+import { resolveBotConfig } from '../../src/cli/bot/config.ts';
 import { renderStatus, StatusDocument } from '../../src/cli/bot/status-view.ts';
 import { NotificationsSection } from '../../src/cli/notifications/config.ts';
 import type { NotificationSource } from '../../src/cli/notifications/events.ts';
@@ -256,5 +257,25 @@ describe('the halt of a dead key', () => {
       reason: 'venue key revoked: the venue answered KEY_REVOKED',
     });
     gate.dispose();
+  });
+});
+
+describe('venue.key_expiry_warning in the bot config', () => {
+  it('defaults to 24h, takes null, and refuses what is not a duration, naming the path', async () => {
+    const minimal = {
+      strategies: [{ id: 'mm', name: 'market-maker', params: {} }],
+      metrics: { enabled: false },
+    };
+    expect((await resolveBotConfig(minimal, 'test')).config.venue.key_expiry_warning).toBe('24h');
+    const off = await resolveBotConfig({ ...minimal, venue: { key_expiry_warning: null } }, 'test');
+    expect(off.config.venue.key_expiry_warning).toBeNull();
+    const error = await resolveBotConfig(
+      { ...minimal, venue: { key_expiry_warning: '1 day' } },
+      'test',
+    ).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ code: 'INVALID_CONFIG' });
+    const details = JSON.stringify((error as { details: unknown }).details);
+    expect(details).toContain('venue.key_expiry_warning');
+    expect(details).toContain('30m, 24h or 7d');
   });
 });
