@@ -20,7 +20,7 @@ header h1 { margin: 0; }
 .controls button.danger { border-color: #c62828; color: #c62828; }
 .controls .result { align-self: center; color: #555; }
 .notice.error { background: #fdecea; border-left-color: #c62828; }
-.live { color: #2e7d32; font-size: 12px; } .live.stale { color: #c62828; }
+.live { color: #2e7d32; font-size: 12px; } .live.stale { color: #c62828; } .live.polling { color: #ef6c00; }
 pre.params { margin: 0; font-size: 12px; white-space: pre-wrap; text-align: left; }
 @media (max-width: 600px) { body { margin: 8px auto; } th, td { padding: 3px 6px; } .chart { height: 220px; } }
 `;

@@ -161,7 +161,10 @@ function Dashboard({ snapshot, live }) {
       h('span', { id: 'trading-reason', class: 'meta' }, s.trading.reason || ''),
       h(
         'span',
-        { class: live === 'disconnected' ? 'live stale' : 'live', id: 'live' },
+        {
+          class: live === 'live' ? 'live' : `live ${live === 'polling' ? 'polling' : 'stale'}`,
+          id: 'live',
+        },
         live === 'live' ? '● live' : live === 'polling' ? '● polling' : '● disconnected',
       ),
     ]),
