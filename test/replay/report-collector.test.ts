@@ -227,7 +227,8 @@ describe('the report collector', () => {
       run.fills.map((fill) => fill.fill_id),
     );
     const trades = await rows(csv.paths.trades);
-    expect(trades.map((line) => Number(Date.parse(line.split(',')[2]!))).sort()).toEqual(
+    // Columns: market_id, direction, status, exit_reason, opened_at, ...
+    expect(trades.map((line) => Number(Date.parse(line.split(',')[4]!))).sort()).toEqual(
       trips.map((trip) => trip.openedAt).sort(),
     );
     await rm(folder, { recursive: true, force: true });
