@@ -90,7 +90,8 @@ export class IntentTally {
   /** The counts, adding up: `total` = from strategies + released = the sum of the outcomes. */
   figures(): ReportIntents {
     const fromStrategies: Record<string, number> = {};
-    for (const kind of [...this.emitted.keys()].sort()) fromStrategies[kind] = this.emitted.get(kind)!;
+    for (const kind of [...this.emitted.keys()].sort())
+      fromStrategies[kind] = this.emitted.get(kind)!;
     const brackets = this.emitted.get('bracket') ?? 0;
     const releasedEntries = brackets - this.deniedBrackets;
     const released = { ...this.released, bracket_entry: releasedEntries };

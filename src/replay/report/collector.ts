@@ -420,8 +420,13 @@ export class ReportCollector {
   finish(endMs: number, closing: ReportClosing | string = {}): BacktestReport {
     if (this.finished) throw new Error('the report is already finished');
     this.finished = true;
-    const { equity: closingEquity, marks, intents } =
-      typeof closing === 'string' ? { equity: closing, marks: undefined, intents: undefined } : closing;
+    const {
+      equity: closingEquity,
+      marks,
+      intents,
+    } = typeof closing === 'string'
+      ? { equity: closing, marks: undefined, intents: undefined }
+      : closing;
     if (closingEquity !== undefined) this.equity(endMs, closingEquity);
     if (this.pendingEquity !== null) this.takeSample(this.pendingT, this.pendingEquity);
     if (this.positionsDueAt !== null) this.readPositions();
