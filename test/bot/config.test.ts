@@ -51,7 +51,7 @@ describe('bot config', () => {
     expect(loaded.strategies[0]?.params).toMatchObject({
       markets: ['BTC-PERP'],
       anchor: 'index',
-      skewTicksPerQuote: 8,
+      skewTicksPerQuote: 10,
     });
     expect(loaded.emulatorConfig?.markets.map((market) => market.market_id)).toContain('BTC-PERP');
     expect(loaded.config.risk.max_order_notional?.toString()).toBe('500');

@@ -190,7 +190,8 @@ function reportTrade(
   open: OpenMark | null = null,
 ): ReportTrade {
   const excursion = tripExcursion(trip);
-  const unrealized = open?.mark == null ? ZERO : unrealizedPnl(trip, open.mark);
+  const mark = open === null ? null : open.mark;
+  const unrealized = mark === null ? ZERO : unrealizedPnl(trip, mark);
   return {
     market_id: trip.marketId,
     direction: trip.direction,
@@ -205,7 +206,7 @@ function reportTrade(
     entry_price: round(trip.marketId, trip.entryPrice),
     exit_price: trip.exitPrice === null ? null : round(trip.marketId, trip.exitPrice),
     gross_pnl: toWire(trip.grossPnl),
-    mark_price: open?.mark == null ? null : round(trip.marketId, open.mark),
+    mark_price: mark === null ? null : round(trip.marketId, mark),
     unrealized_pnl: quotient(unrealized),
     fees: quotient(trip.fees),
     net_pnl: quotient(trip.netPnl.plus(unrealized)),
@@ -439,7 +440,7 @@ export class ReportCollector {
     let unrealized = ZERO;
     for (const trip of openTrips) {
       const markText = marks?.get(trip.marketId) ?? this.markets.get(trip.marketId)?.lastPrice;
-      const mark = markText == null ? null : parseDecimal(markText);
+      const mark = markText === undefined || markText === null ? null : parseDecimal(markText);
       const trade = reportTrade(trip, endMs, this.round, { mark });
       openGross = openGross.plus(trip.grossPnl);
       if (mark !== null) unrealized = unrealized.plus(unrealizedPnl(trip, mark));
