@@ -1,13 +1,16 @@
 /**
- * market-maker: quotes a post-only bid and ask around the mark of each market.
+ * market-maker: quotes a post-only bid and ask around the mark (or the index) of each market.
  *
- * - The quotes sit `halfSpreadTicks` ticks either side of the mark, on the tick grid (the bid
- *   rounded down, the ask up).
+ * - The quotes sit `halfSpreadTicks` ticks either side of the anchor, on the tick grid (the bid
+ *   rounded down, the ask up). The anchor is the mark, or with `anchor: index` the index price:
+ *   a perpetual's mark swings around its index (the premium), so quotes far enough from the
+ *   index are filled when the mark has swung out and tends to come back, not only when the
+ *   price has moved on for good.
  * - Inventory skew: both quotes shift against the position, `skewTicksPerQuote` ticks for each
  *   quote-sized unit held (long: lower, to sell more readily; short: higher), at most
  *   `maxSkewTicks`. Beyond `maxInventoryQuotes` quote sizes it stops quoting the side that
  *   would add to the position.
- * - It requotes when the mark has moved `refreshTicks` ticks from where it last quoted, or when
+ * - It requotes when the anchor has moved `refreshTicks` ticks from where it last quoted, or when
  *   the position changes; a quote whose price is no longer wanted is cancelled by its client
  *   order id, and a new one placed.
  * - When the feed is not live (stale, unavailable, or no mark) it pulls its quotes.
@@ -35,7 +38,9 @@ const positiveDecimal = positiveDecimalString();
 export const params = z.strictObject({
   /** Markets to quote; empty quotes every market the runtime knows. */
   markets: z.array(z.string().min(1)).default([]),
-  /** Distance of each quote from the mark, in ticks. */
+  /** What the quotes are placed around: the mark, or the index price (the mark without premium). */
+  anchor: z.enum(['mark', 'index']).default('mark'),
+  /** Distance of each quote from the anchor, in ticks. */
   halfSpreadTicks: z.int().min(1).default(5),
   /** Quote size; default the smallest order each market accepts at the mark. */
   quantity: positiveDecimal.optional(),
@@ -105,7 +110,12 @@ function quoteMarket(
     if (ticker === null || ticker.data_status !== 'live' || ticker.mark_price === null) {
       return pullQuotes();
     }
-    const mark = parseDecimal(ticker.mark_price);
+    // The anchor (named `mark` below): the index when asked for and known, else the mark.
+    const mark = parseDecimal(
+      settings.anchor === 'index' && ticker.index_price !== null
+        ? ticker.index_price
+        : ticker.mark_price,
+    );
     const position = ctx.position(marketId).quantity;
     // |mark - anchor| >= distance, as two comparisons against bounds set once per requote.
     const moved =

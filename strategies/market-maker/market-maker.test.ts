@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import {
   isOnIncrement,
   parseDecimal,
@@ -150,5 +152,82 @@ describe('market-maker', () => {
     });
     expect(harness.status()).toBe('failed');
     expect(harness.failures[0]?.message).toContain('unknown market DOGE-PERP');
+  });
+
+  it('quotes around the index with anchor: index, and requotes when the index moves', () => {
+    const harness = createStrategyHarness({
+      strategy: marketMaker,
+      params: { quantity: '1', anchor: 'index', halfSpreadTicks: 4, refreshTicks: 2 },
+      respond: 'accept',
+    });
+    // The mark is 3 above the index (a premium): the quotes sit around the index.
+    harness.ticker({ market_id: MARKET, mark_price: '103', index_price: '100' });
+    expect(quotes(harness.take())).toEqual({ [BID_TAG]: '98', [ASK_TAG]: '102' });
+    // The mark swings back to the index: the quotes stay.
+    harness.advanceBy(1_000).ticker({ market_id: MARKET, mark_price: '100', index_price: '100' });
+    expect(harness.take()).toEqual([]);
+    // The index moves two ticks: both quotes follow it.
+    harness.advanceBy(1_000).ticker({ market_id: MARKET, mark_price: '100', index_price: '101' });
+    expect(quotes(harness.take())).toEqual({ [BID_TAG]: '99', [ASK_TAG]: '103' });
+    // No index: the mark is the anchor.
+    harness.advanceBy(1_000).ticker({ market_id: MARKET, mark_price: '110', index_price: null });
+    expect(quotes(harness.take())).toEqual({ [BID_TAG]: '108', [ASK_TAG]: '112' });
+  });
+});
+
+describe('the demo (config/bot.yaml)', () => {
+  const config = parse(readFileSync('config/bot.yaml', 'utf8')) as {
+    strategies: { id: string; name: string; params: Record<string, unknown> }[];
+  };
+  const btc = config.strategies.find((entry) => entry.id === 'mm-btc')!;
+
+  /** The demo's BTC quotes, in ticks from the index, holding `held` quote sizes (+ long). */
+  function quotesHolding(held: number): { bid: number | null; ask: number | null } {
+    const size = parseDecimal(String(btc.params.quantity));
+    const positions =
+      held === 0
+        ? []
+        : [
+            testPosition({
+              market_id: MARKET,
+              side: held > 0 ? 'long' : 'short',
+              quantity: size.times(Math.abs(held)).toFixed(),
+              entry_price: '64000',
+            }),
+          ];
+    const harness = createStrategyHarness({
+      strategy: marketMaker,
+      params: btc.params,
+      positions,
+    });
+    harness.ticker({ market_id: MARKET, mark_price: '64010', index_price: '64000' });
+    const placed = quotes(harness.take());
+    const ticks = (price: string | undefined) =>
+      price === undefined ? null : Number(parseDecimal(price).minus('64000').div(TICK).toFixed());
+    return { bid: ticks(placed[BID_TAG]), ask: ticks(placed[ASK_TAG]) };
+  }
+
+  it('quotes the index with inventory skew and stops adding beyond its limit', () => {
+    expect(btc).toMatchObject({
+      name: 'market-maker',
+      params: { anchor: 'index', maxInventoryQuotes: 4 },
+    });
+    const half = Number(btc.params.halfSpreadTicks);
+    const perQuote = Number(btc.params.skewTicksPerQuote);
+    const maxSkew = Number(btc.params.maxSkewTicks);
+    expect(perQuote).toBeGreaterThan(0);
+    // Flat: symmetric around the index, not the mark.
+    expect(quotesHolding(0)).toEqual({ bid: -half, ask: half });
+    // Long: both quotes lower (sell sooner, buy later), by the skew per quote held.
+    expect(quotesHolding(1)).toEqual({ bid: -half - perQuote, ask: half - perQuote });
+    expect(quotesHolding(2)).toEqual({ bid: -half - 2 * perQuote, ask: half - 2 * perQuote });
+    // Short: both higher.
+    expect(quotesHolding(-2)).toEqual({ bid: -half + 2 * perQuote, ask: half + 2 * perQuote });
+    // At the limit: no more bids on a long, no more asks on a short; the skew is capped.
+    const skewAt = (held: number) => Math.min(maxSkew, Math.abs(held) * perQuote);
+    expect(quotesHolding(4)).toEqual({ bid: null, ask: half - skewAt(4) });
+    expect(quotesHolding(-5)).toEqual({ bid: -half + skewAt(5), ask: null });
+    // The ask of a long never crosses below the index: it still earns on the way out.
+    expect(half - maxSkew).toBeGreaterThan(0);
   });
 });

@@ -47,10 +47,11 @@ describe('bot config', () => {
       ['mm-btc', 'market-maker'],
       ['mm-eth', 'market-maker'],
     ]);
-    // Params come back parsed by the plugin's schema, defaults filled in.
+    // Params come back parsed by the plugin's schema (the demo sets every one it uses).
     expect(loaded.strategies[0]?.params).toMatchObject({
       markets: ['BTC-PERP'],
-      skewTicksPerQuote: 1,
+      anchor: 'index',
+      skewTicksPerQuote: 10,
     });
     expect(loaded.emulatorConfig?.markets.map((market) => market.market_id)).toContain('BTC-PERP');
     expect(loaded.config.risk.max_order_notional?.toString()).toBe('500');

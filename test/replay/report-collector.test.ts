@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isoTimestamp } from '../../src/core/clock.ts';
-import { Big, toWire } from '../../src/core/decimal.ts';
+import { Big, toWire, ZERO } from '../../src/core/decimal.ts';
 import type { Fill } from '../../src/protocol/index.ts';
 import {
   buildReport,
@@ -98,8 +98,12 @@ describe('the report collector', () => {
     // The reference: the statistics computed over the lists held whole, as before schema 3.
     const statistics = computeStatistics(input, { sharpePeriodMs: 60_000 });
     const closed = statistics.roundTrips.filter((trip) => trip.closedAt !== null);
+    // No prices in this input: open trips are not marked (nothing unrealized); the realized
+    // gross is every trip's, open ones' closed part included.
     const expected = reportSummary({
       ...statistics,
+      realizedGrossPnl: statistics.roundTrips.reduce((sum, trip) => sum.plus(trip.grossPnl), ZERO),
+      unrealizedPnl: ZERO,
       averageTradeDurationMs: Math.round(
         closed.reduce((sum, trip) => sum + trip.closedAt! - trip.openedAt, 0) / closed.length,
       ),
@@ -113,6 +117,11 @@ describe('the report collector', () => {
     expect(flatReport.summary).toEqual(
       reportSummary({
         ...flatStatistics,
+        realizedGrossPnl: flatStatistics.roundTrips.reduce(
+          (sum, trip) => sum.plus(trip.grossPnl),
+          ZERO,
+        ),
+        unrealizedPnl: ZERO,
         averageTradeDurationMs: Math.round(
           flatClosed.reduce((sum, trip) => sum + trip.closedAt! - trip.openedAt, 0) /
             flatClosed.length,
@@ -218,7 +227,8 @@ describe('the report collector', () => {
       run.fills.map((fill) => fill.fill_id),
     );
     const trades = await rows(csv.paths.trades);
-    expect(trades.map((line) => Number(Date.parse(line.split(',')[2]!))).sort()).toEqual(
+    // Columns: market_id, direction, status, exit_reason, opened_at, ...
+    expect(trades.map((line) => Number(Date.parse(line.split(',')[4]!))).sort()).toEqual(
       trips.map((trip) => trip.openedAt).sort(),
     );
     await rm(folder, { recursive: true, force: true });

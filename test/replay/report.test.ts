@@ -82,6 +82,7 @@ describe('the JSON report', () => {
       'fills',
       'lists',
       'files',
+      'intents',
       'charts',
     ]);
     expect(report.schema).toBe(REPORT_SCHEMA);
@@ -90,6 +91,9 @@ describe('the JSON report', () => {
       'ending_equity',
       'net_pnl',
       'gross_pnl',
+      'realized_gross_pnl',
+      'unrealized_pnl',
+      'gross_pnl_other',
       'fees',
       'return',
       'sharpe',

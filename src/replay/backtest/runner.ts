@@ -24,7 +24,7 @@ import {
   type KernelStrategy,
   silentKernelLogger,
 } from '../../runtime/kernel/index.ts';
-import { type IntentOutcome, intentIdPrefix } from '../../runtime/intents.ts';
+import { type IntentOutcome, intentIdPrefix, type OrderIntent } from '../../runtime/intents.ts';
 import type { StrategyDefinition } from '../../runtime/strategy/types.ts';
 import type { RecordedEvent } from '../format/records.ts';
 import type { OrderIds } from '../report/divergence.ts';
@@ -34,6 +34,7 @@ import type { BacktestReport, ParameterValue } from '../report/report.ts';
 import { ReplayVenue } from '../venue/replay-venue.ts';
 import { executorSettings, reconcilerSettings, trackerSettings } from '../../runtime/config.ts';
 import type { BacktestConfig, ResolvedStrategy } from './config.ts';
+import { IntentTally } from './intent-tally.ts';
 import { ReplayClock, TimeDriver } from './loop.ts';
 import type { ReplaySource } from './sources.ts';
 
@@ -103,7 +104,7 @@ function outcomeKey(outcome: IntentOutcome): string[] {
 /** A definition whose emitted intents are counted, so the loop knows work has begun. */
 function countingDefinition(
   definition: StrategyDefinition<unknown>,
-  onIntent: () => void,
+  onIntent: (intent: OrderIntent) => void,
 ): StrategyDefinition<unknown> {
   return {
     ...definition,
@@ -235,12 +236,14 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
     intentWindow: JOURNAL_INTENT_WINDOW,
   });
   let intents = 0;
+  const tally = new IntentTally();
   const strategies: KernelStrategy[] = options.strategies
     .filter((strategy) => !skipped.has(strategy.id))
     .map((strategy) => ({
       id: strategy.id,
-      definition: countingDefinition(strategy.definition, () => {
+      definition: countingDefinition(strategy.definition, (intent) => {
         intents++;
+        tally.emittedIntent(intent);
       }),
       params: { ...strategy.rawParams, ...options.paramOverrides?.[strategy.id] },
     }));
@@ -281,6 +284,11 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
         source.directories,
       ),
       files: options.reportFiles ?? null,
+      priceTicks: new Map(
+        source.markets.flatMap((market) =>
+          market.price_tick === null ? [] : [[market.market_id, market.price_tick] as const],
+        ),
+      ),
     });
     // The venue's new fills, to the report with the strategy whose order filled.
     let reported = 0;
@@ -293,10 +301,11 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
             : (venue.filledOrderIdsOf(fill.order_id)?.clientOrderId ??
               venue.exchange.getOrder(venue.accountId, fill.order_id).client_order_id);
         const owner = prefixes.find((entry) => clientOrderId?.startsWith(entry.prefix) === true);
-        collector.fill(fill, owner?.id);
+        collector.fill(fill, owner?.id, tally.exitReasonOf(fill.order_id, clientOrderId ?? null));
       }
     };
     running.outcomes$.subscribe((outcome) => {
+      tally.outcome(outcome);
       for (const key of outcomeKey(outcome)) {
         outcomeCounts.set(key, (outcomeCounts.get(key) ?? 0) + 1);
       }
@@ -373,7 +382,16 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
     const endMs = clock.now();
     options.onPhase?.('reporting');
     reportFills();
-    const report = collector.finish(endMs, venue.account().total_equity);
+    // Open trades are marked where the venue marks the positions the equity counts.
+    const marks = new Map<string, string>();
+    for (const position of await venue.execution.listPositions()) {
+      if (position.mark_price !== null) marks.set(position.market_id, position.mark_price);
+    }
+    const report = collector.finish(endMs, {
+      equity: venue.account().total_equity,
+      marks,
+      intents: tally.figures(),
+    });
     const orderIds = new Map<string, OrderIds>();
     for (const fill of venue.fills) {
       if (fill.order_id === null || orderIds.has(fill.order_id)) continue;

@@ -7,6 +7,7 @@
 import {
   GROUP_HEADS,
   groupCells,
+  intentLines,
   skippedStrategyNotes,
   summaryFigures,
 } from '../report/figures.ts';
@@ -37,7 +38,11 @@ export function formatBacktestSummary(result: BacktestResult): string {
     market.final_position,
   ]);
   const counters = result.counters;
-  const intents = `intents ${counters.intents}: accepted ${counters.accepted}, denied ${counters.denied}, rejected ${counters.rejected}, unknown ${counters.unknown}`;
+  // Every intent once: from strategies plus the runtime's releases, and how each was answered.
+  const intents =
+    report.intents === null
+      ? `intents ${counters.intents}: accepted ${counters.accepted}, denied ${counters.denied}, rejected ${counters.rejected}, unknown ${counters.unknown}`
+      : intentLines(report.intents).join('\n');
   const reasons = Object.entries(result.outcomes)
     .filter(([key]) => key.startsWith('denied:') || key.startsWith('rejected:'))
     .map(([key, count]) => `  ${key} ${count}`);

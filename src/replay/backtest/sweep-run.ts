@@ -12,6 +12,7 @@
  * worker starts: every refusal is reported at once.
  */
 import { fileURLToPath } from 'node:url';
+import { type ConfigProblem, explainConfigIssues } from '../../core/config-messages.ts';
 import { PaperbotError } from '../../core/errors.ts';
 import type { Coerce, GridCell, SweepAxis } from '../sweep/grid.ts';
 import { runSweep, type SweepResult } from '../sweep/pool.ts';
@@ -123,18 +124,45 @@ export function sweepCoerce(loaded: LoadedBacktestConfig): Coerce {
       const document = withOverrides(loaded.document, { [name]: value });
       if (target.kind === 'strategy') {
         const strategy = loaded.strategies[target.index];
+        if (strategy === undefined) {
+          message = 'no such strategy';
+          continue;
+        }
         const params = (document.strategies as { params?: unknown }[])[target.index]?.params;
-        const parsed = strategy?.definition.params.safeParse(params);
-        if (parsed?.success === true) return value;
-        message = parsed?.error.issues[0]?.message ?? 'no such strategy';
-      } else {
-        const parsed = BacktestConfig.safeParse(document);
+        const schema = strategy.definition.params;
+        const parsed = schema.safeParse(params, { reportInput: true });
         if (parsed.success) return value;
-        message = parsed.error.issues[0]?.message ?? 'refused by the config schema';
+        message = problemText(explainConfigIssues(parsed.error.issues, schema), [], 'params');
+      } else {
+        const parsed = BacktestConfig.safeParse(document, { reportInput: true });
+        if (parsed.success) return value;
+        message = problemText(
+          explainConfigIssues(parsed.error.issues, BacktestConfig),
+          target.path,
+          'the config',
+        );
       }
     }
     throw new PaperbotError('INVALID_SWEEP', message);
   };
+}
+
+/**
+ * A refusal in the config's own sentences (`unknown key; did you mean \`fast\`?`), led by the
+ * path it concerns, preferring the problem at the swept path.
+ */
+function problemText(
+  problems: readonly ConfigProblem[],
+  sweptPath: readonly string[],
+  where: string,
+): string {
+  const atPath = problems.find((problem) =>
+    sweptPath.every((segment, index) => problem.path[index] === segment),
+  );
+  const problem = atPath ?? problems[0];
+  if (problem === undefined) return `refused by ${where}`;
+  const path = problem.path.map(String).join('.');
+  return path === '' ? problem.message : `${path}: ${problem.message}`;
 }
 
 /** What each worker gets: the config document and where it came from (for messages). */

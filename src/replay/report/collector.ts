@@ -12,6 +12,10 @@
  *   `REPORT_LIST_LIMIT` trades; every fill, trade and equity sample goes to `ReportFiles`
  *   (`--csv`) as it happens.
  *
+ * A trade carries the reason of the fill that closed it (`fill`'s `reason`); trades still open at
+ * the end are marked at the closing marks `finish` is given (else the last price seen) and
+ * reported `open`, `end_of_data`. Trade prices are rounded to each market's tick (`priceTicks`).
+ *
  * Fills are taken in the order given (the venue's, which is time order); equity samples in time
  * order. The same calls give the same report, byte for byte.
  */
@@ -39,10 +43,17 @@ import {
   type ReportEquityPoint,
   type ReportFill,
   type ReportGroup,
+  type ReportIntents,
   type ReportTrade,
   reportSummary,
 } from './report.ts';
-import { fillsInTimeOrder, type RoundTrip, RoundTripBook } from './round-trips.ts';
+import {
+  type ExitReason,
+  fillsInTimeOrder,
+  type RoundTrip,
+  RoundTripBook,
+  unrealizedPnl,
+} from './round-trips.ts';
 import { RunningEquityStatistics } from './running-statistics.ts';
 import { BucketedSeries, decimalNumber, type SeriesPoint } from './series.ts';
 import { DEFAULT_SHARPE_PERIOD_MS, type StatisticsOptions } from './statistics.ts';
@@ -70,6 +81,18 @@ export interface ReportCollectorOptions extends StatisticsOptions {
   readonly files?: ReportFiles | null;
   /** Fills listed at each end and trades from the start (default `REPORT_LIST_LIMIT`). */
   readonly listLimit?: number;
+  /** Each market's price tick: trade prices are rounded to it (markets left out: unrounded). */
+  readonly priceTicks?: ReadonlyMap<string, string>;
+}
+
+/** What the run knows at its end beyond the fills and samples. */
+export interface ReportClosing {
+  /** Equity at the end (a last sample at `endMs`). */
+  readonly equity?: string;
+  /** Mark price per market at the end, for the open trades (else the last price seen). */
+  readonly marks?: ReadonlyMap<string, string>;
+  /** The run's intents, counted once each. */
+  readonly intents?: ReportIntents;
 }
 
 interface Group {
@@ -80,6 +103,8 @@ interface Group {
   winning: number;
   losing: number;
   realized: Decimal;
+  /** Closed trips' realized PnL before fees. */
+  realizedGross: Decimal;
   durationMs: number;
   readonly book: RoundTripBook;
 }
@@ -95,6 +120,8 @@ interface MarketState {
   quantity: Decimal;
   /** `toWire(quantity)`, kept while the quantity stands (it is sampled every equity sample). */
   quantityText: string;
+  /** The last market price seen (`price`), for marking an open trade without a closing mark. */
+  lastPrice: string | null;
 }
 
 function newGroup(onClosed: (trip: RoundTrip) => void = () => {}): Group {
@@ -106,12 +133,14 @@ function newGroup(onClosed: (trip: RoundTrip) => void = () => {}): Group {
     winning: 0,
     losing: 0,
     realized: ZERO,
+    realizedGross: ZERO,
     durationMs: 0,
     book: new RoundTripBook((trip) => {
       group.trades++;
       if (trip.netPnl.gt(0)) group.winning++;
       if (trip.netPnl.lt(0)) group.losing++;
       group.realized = group.realized.plus(trip.netPnl);
+      group.realizedGross = group.realizedGross.plus(trip.grossPnl);
       group.durationMs += trip.closedAt! - trip.openedAt;
       onClosed(trip);
     }),
@@ -133,22 +162,54 @@ function groupFigures(group: Group): ReportGroup {
   };
 }
 
-function reportTrade(trip: RoundTrip, endMs: number): ReportTrade {
+/** A price on the market's tick grid (half-even), or as it is when the tick is not known. */
+export type PriceRounder = (marketId: string, price: Decimal) => string;
+
+function tickRounder(ticks: ReadonlyMap<string, string> | undefined): PriceRounder {
+  const parsed = new Map<string, Decimal>();
+  for (const [marketId, tick] of ticks ?? []) {
+    const value = parseDecimal(tick);
+    if (value.gt(0)) parsed.set(marketId, value);
+  }
+  return (marketId, price) => {
+    const tick = parsed.get(marketId);
+    if (tick === undefined) return quotient(price);
+    return toWire(price.div(tick).round(0, Big.roundHalfEven).times(tick));
+  };
+}
+
+/** A trade still open at the end, marked at `mark` (null: no price known, nothing unrealized). */
+interface OpenMark {
+  readonly mark: Decimal | null;
+}
+
+function reportTrade(
+  trip: RoundTrip,
+  endMs: number,
+  round: PriceRounder,
+  open: OpenMark | null = null,
+): ReportTrade {
   const excursion = tripExcursion(trip);
+  const mark = open === null ? null : open.mark;
+  const unrealized = mark === null ? ZERO : unrealizedPnl(trip, mark);
   return {
     market_id: trip.marketId,
     direction: trip.direction,
+    status: open === null ? 'closed' : 'open',
+    exit_reason: open === null ? (trip.exitReason ?? 'signal') : 'end_of_data',
     opened_at_ms: trip.openedAt,
     opened_at: isoTimestamp(trip.openedAt),
     closed_at_ms: trip.closedAt,
     closed_at: trip.closedAt === null ? null : isoTimestamp(trip.closedAt),
     opened_quantity: toWire(trip.openedQuantity),
     closed_quantity: toWire(trip.closedQuantity),
-    entry_price: quotient(trip.entryPrice),
-    exit_price: trip.exitPrice === null ? null : quotient(trip.exitPrice),
+    entry_price: round(trip.marketId, trip.entryPrice),
+    exit_price: trip.exitPrice === null ? null : round(trip.marketId, trip.exitPrice),
     gross_pnl: toWire(trip.grossPnl),
+    mark_price: mark === null ? null : round(trip.marketId, mark),
+    unrealized_pnl: quotient(unrealized),
     fees: quotient(trip.fees),
-    net_pnl: quotient(trip.netPnl),
+    net_pnl: quotient(trip.netPnl.plus(unrealized)),
     duration_ms: (trip.closedAt ?? endMs) - trip.openedAt,
     mae: ratio(excursion.adverse),
     mfe: ratio(excursion.favourable),
@@ -193,6 +254,7 @@ export class ReportCollector {
   private readonly startingBalance: Decimal;
   private readonly limit: number;
   private readonly files: ReportFiles | null;
+  private readonly round: PriceRounder;
   private readonly equityStatistics: RunningEquityStatistics;
   private readonly equitySeries = new BucketedSeries();
   private readonly drawdownSeries = new BucketedSeries();
@@ -233,6 +295,7 @@ export class ReportCollector {
     this.startingBalance = parseDecimal(options.startingBalance);
     this.limit = options.listLimit ?? REPORT_LIST_LIMIT;
     this.files = options.files ?? null;
+    this.round = tickRounder(options.priceTicks);
     this.equityStatistics = new RunningEquityStatistics(
       this.startingBalance,
       options.startMs,
@@ -251,6 +314,7 @@ export class ReportCollector {
     const numeric = decimalNumber(price);
     const market = this.markets.get(marketId);
     if (market === undefined) return;
+    market.lastPrice = price;
     market.price.add(t, price, numeric);
     this.account.book.price(marketId, price, numeric);
   }
@@ -261,7 +325,8 @@ export class ReportCollector {
     (side === 'buy' ? market?.buyOrders : market?.sellOrders)?.add(t, price);
   }
 
-  fill(fill: Fill, strategyId?: string): void {
+  /** A fill, with the strategy whose order it was and why it traded (when it closes a trade). */
+  fill(fill: Fill, strategyId?: string, reason: ExitReason = 'signal'): void {
     const t = fillTime(fill);
     if (this.positionsDueAt !== null && t > this.positionsDueAt) this.readPositions();
     const quantity = parseDecimal(fill.quantity);
@@ -271,7 +336,7 @@ export class ReportCollector {
       group.fills++;
       group.notional = group.notional.plus(notional);
       group.fees = group.fees.plus(fee);
-      group.book.add(fill, t, key);
+      group.book.add(fill, t, key, reason);
     };
     count(this.account, fill.market_id);
     let marketGroup = this.marketGroups.get(fill.market_id);
@@ -349,10 +414,20 @@ export class ReportCollector {
     }
   }
 
-  /** The report of a run that ended at `endMs`, with its closing equity when given. */
-  finish(endMs: number, closingEquity?: string): BacktestReport {
+  /**
+   * The report of a run that ended at `endMs`, with its closing equity, marks and intent counts
+   * when given (a string is the closing equity alone).
+   */
+  finish(endMs: number, closing: ReportClosing | string = {}): BacktestReport {
     if (this.finished) throw new Error('the report is already finished');
     this.finished = true;
+    const {
+      equity: closingEquity,
+      marks,
+      intents,
+    } = typeof closing === 'string'
+      ? { equity: closing, marks: undefined, intents: undefined }
+      : closing;
     if (closingEquity !== undefined) this.equity(endMs, closingEquity);
     if (this.pendingEquity !== null) this.takeSample(this.pendingT, this.pendingEquity);
     if (this.positionsDueAt !== null) this.readPositions();
@@ -361,8 +436,14 @@ export class ReportCollector {
     const figures = this.equityStatistics.finish(endMs);
     if (this.openMarkets.size > 0) this.exposedMs += endMs - this.exposureCursor;
     const openTrips = this.account.book.open();
+    let openGross = ZERO;
+    let unrealized = ZERO;
     for (const trip of openTrips) {
-      const trade = reportTrade(trip, endMs);
+      const markText = marks?.get(trip.marketId) ?? this.markets.get(trip.marketId)?.lastPrice;
+      const mark = markText === undefined || markText === null ? null : parseDecimal(markText);
+      const trade = reportTrade(trip, endMs, this.round, { mark });
+      openGross = openGross.plus(trip.grossPnl);
+      if (mark !== null) unrealized = unrealized.plus(unrealizedPnl(trip, mark));
       this.files?.trade(trade);
       if (trip.sequence < this.limit) this.listedTrades.push({ sequence: trip.sequence, trade });
     }
@@ -373,6 +454,8 @@ export class ReportCollector {
       endingEquity: figures.endingEquity,
       netPnl,
       grossPnl: netPnl.plus(account.fees),
+      realizedGrossPnl: account.realizedGross.plus(openGross),
+      unrealizedPnl: unrealized,
       fees: account.fees,
       returnFraction: netPnl.div(this.startingBalance),
       sharpe: figures.sharpe,
@@ -429,6 +512,7 @@ export class ReportCollector {
         equity_samples: figures.samples,
       },
       files: this.files?.paths ?? null,
+      intents: intents ?? null,
       charts: {
         equity: chartLine(this.equitySeries.points()),
         drawdown: chartLine(this.drawdownSeries.points(), (point) => point.high),
@@ -474,6 +558,7 @@ export class ReportCollector {
         position: new BucketedSeries(),
         quantity: ZERO,
         quantityText: toWire(ZERO),
+        lastPrice: null,
       };
       market.position.add(this.options.startMs, '0');
       this.markets.set(marketId, market);
@@ -502,7 +587,7 @@ export class ReportCollector {
   }
 
   private onAccountTrip(trip: RoundTrip): void {
-    const trade = reportTrade(trip, trip.closedAt!);
+    const trade = reportTrade(trip, trip.closedAt!, this.round);
     this.files?.trade(trade);
     if (trip.sequence < this.limit) this.listedTrades.push({ sequence: trip.sequence, trade });
     const group = this.marketGroups.get(trip.marketId);

@@ -2,6 +2,7 @@
  * The report as CSV files for spreadsheets and notebooks (`paperbot backtest --csv DIR`):
  * `trades.csv`, `fills.csv` and `equity.csv`, one row per trade, fill and equity sample of the
  * whole run, with the JSON report's field names as headers and its decimal strings as values.
+ * Cells a spreadsheet would run as a formula are neutralised (`csvField`).
  *
  * The rows are written while the run goes (`ReportFiles`, fed by the report's collector), so a
  * run of any length keeps none of them in memory: fills and samples in time order, trades as they
@@ -17,19 +18,41 @@ const FLUSH_BYTES = 64 * 1024;
 
 type Cell = string | number | boolean | null;
 
-function field(value: Cell): string {
+/** A negative number: the one cell starting with `-` that a spreadsheet must read as it is. */
+const NEGATIVE_NUMBER = /^-(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+
+/**
+ * Whether a spreadsheet would read the cell as a formula (CSV injection): it starts with `=`,
+ * `+`, `@`, a tab, a carriage return, or a `-` that does not begin a number. Identifiers come
+ * from recordings and imported files, so a market id can be `=HYPERLINK(...)`.
+ */
+export function isFormulaLike(text: string): boolean {
+  const first = text.charAt(0);
+  if (first === '-') return !NEGATIVE_NUMBER.test(text);
+  return first === '=' || first === '+' || first === '@' || first === '\t' || first === '\r';
+}
+
+/**
+ * One cell. A formula-like cell is neutralised as OWASP recommends: prefixed with a single
+ * quote (the spreadsheet shows it as text) and quoted; cells with `"`, `,` or a line break are
+ * quoted.
+ */
+export function csvField(value: Cell): string {
   if (value === null) return '';
   const text = String(value);
+  if (isFormulaLike(text)) return `"'${text.replaceAll('"', '""')}"`;
   return /[",\n\r]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
 function line(cells: readonly Cell[]): string {
-  return `${cells.map(field).join(',')}\n`;
+  return `${cells.map(csvField).join(',')}\n`;
 }
 
 export const TRADE_HEADS = [
   'market_id',
   'direction',
+  'status',
+  'exit_reason',
   'opened_at',
   'closed_at',
   'duration_ms',
@@ -37,9 +60,11 @@ export const TRADE_HEADS = [
   'closed_quantity',
   'entry_price',
   'exit_price',
+  'mark_price',
   'mae',
   'mfe',
   'gross_pnl',
+  'unrealized_pnl',
   'fees',
   'net_pnl',
 ] as const;
@@ -48,6 +73,8 @@ export function tradeRow(trade: ReportTrade): Cell[] {
   return [
     trade.market_id,
     trade.direction,
+    trade.status,
+    trade.exit_reason,
     trade.opened_at,
     trade.closed_at,
     trade.duration_ms,
@@ -55,9 +82,11 @@ export function tradeRow(trade: ReportTrade): Cell[] {
     trade.closed_quantity,
     trade.entry_price,
     trade.exit_price,
+    trade.mark_price,
     trade.mae,
     trade.mfe,
     trade.gross_pnl,
+    trade.unrealized_pnl,
     trade.fees,
     trade.net_pnl,
   ];

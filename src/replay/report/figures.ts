@@ -3,7 +3,8 @@
  * HTML page, so both show the same text for the same figure (`format.ts`).
  */
 import { durationText, percentText, ratioText, sharpeText } from './format.ts';
-import type { BacktestReport, ReportGroup } from './report.ts';
+import type { BacktestReport, ReportGroup, ReportIntents } from './report.ts';
+import type { ExitReason } from './round-trips.ts';
 
 export interface Figure {
   readonly label: string;
@@ -27,7 +28,11 @@ export function summaryFigures(report: BacktestReport): Figure[] {
       text: money(summary.net_pnl),
       help: 'Ending equity minus starting balance (fees included).',
     },
-    { label: 'Gross PnL', text: money(summary.gross_pnl), help: 'Net PnL plus fees.' },
+    {
+      label: 'Gross PnL',
+      text: `${money(summary.gross_pnl)} = realized ${summary.realized_gross_pnl} + unrealized ${summary.unrealized_pnl}${/^-?0(?:\.0*)?$/.test(summary.gross_pnl_other) ? '' : ` + other ${summary.gross_pnl_other}`}`,
+      help: 'Net PnL plus fees. Realized: the sum of the trade rows’ gross PnL; unrealized: the open trades marked at the end of the data; other: what the trades do not explain (a liquidation’s loss beyond its margin).',
+    },
     { label: 'Fees', text: money(summary.fees), help: 'Sum of fill fees (negative: rebates).' },
     { label: 'Return', text: percentText(summary.return), help: 'Net PnL / starting balance.' },
     {
@@ -119,4 +124,51 @@ export function skippedStrategyNotes(report: BacktestReport): string[] {
       (strategy) =>
         `Strategy ${strategy.strategy_id} (${strategy.name}) was skipped: the data has no ${strategy.missing_markets.join(', ')}.`,
     );
+}
+
+/** How a trade's exit reason reads in a table. */
+export function exitReasonText(reason: ExitReason): string {
+  switch (reason) {
+    case 'take_profit':
+      return 'take-profit';
+    case 'trailing':
+      return 'trailing stop';
+    case 'bracket_stop_loss':
+      return 'bracket stop-loss';
+    case 'bracket_take_profit':
+      return 'bracket take-profit';
+    case 'end_of_data':
+      return 'open at end of data';
+    default:
+      return reason;
+  }
+}
+
+/**
+ * The intents as lines that add up: where they came from (strategies, the runtime's releases)
+ * and how each was answered, each intent once.
+ */
+export function intentLines(intents: ReportIntents): string[] {
+  const released = intents.released;
+  const fromStrategies = Object.values(intents.from_strategies).reduce((a, b) => a + b, 0);
+  const releasedTotal = Object.values(released).reduce((a, b) => a + b, 0);
+  const kinds = Object.entries(intents.from_strategies)
+    .map(([kind, count]) => `${kind} ${count}`)
+    .join(', ');
+  const releases = [
+    ['bracket entries', released.bracket_entry],
+    ['bracket stop-loss legs', released.bracket_stop_loss],
+    ['bracket take-profit legs', released.bracket_take_profit],
+    ['stops', released.stop],
+    ['take-profits', released.take_profit],
+    ['trailing stops', released.trailing],
+  ]
+    .filter(([, count]) => count !== 0)
+    .map(([name, count]) => `${String(name)} ${String(count)}`)
+    .join(', ');
+  const outcomes = intents.outcomes;
+  return [
+    `intents ${intents.total} = ${fromStrategies} from strategies${kinds === '' ? '' : ` (${kinds})`} + ${releasedTotal} released by the runtime${releases === '' ? '' : ` (${releases})`}`,
+    `answered: accepted ${outcomes.accepted}, denied ${outcomes.denied}, rejected ${outcomes.rejected}, unknown ${outcomes.unknown}, held as emulated exits ${outcomes.held}, unanswered at the end ${outcomes.unanswered}`,
+  ];
 }

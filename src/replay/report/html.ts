@@ -10,7 +10,14 @@
  * terminal.
  */
 import { type ChartSpec, chartScripts, scriptJson } from './charts.ts';
-import { summaryFigures, GROUP_HEADS, groupCells, skippedStrategyNotes } from './figures.ts';
+import {
+  exitReasonText,
+  GROUP_HEADS,
+  groupCells,
+  intentLines,
+  skippedStrategyNotes,
+  summaryFigures,
+} from './figures.ts';
 import { durationText, percentText } from './format.ts';
 import type { BacktestReport } from './report.ts';
 import { REPORT_STYLE } from './style.ts';
@@ -94,13 +101,16 @@ function tradesTable(report: BacktestReport): string {
     'Direction',
     'Opened',
     'Closed',
+    'Exit reason',
     'Duration',
     'Quantity',
     'Entry',
     'Exit',
+    'Mark',
     'MAE',
     'MFE',
     'Gross PnL',
+    'Unrealized',
     'Fees',
     'Net PnL',
   ]);
@@ -113,7 +123,7 @@ function tradesTable(report: BacktestReport): string {
           : /^0(?:\.0*)?$/.test(trade.net_pnl)
             ? 'even'
             : 'win';
-    return `<tr class="${result}">${cell(index + 1)}${cell(trade.market_id, 'text')}${cell(trade.direction, 'text')}${cell(trade.opened_at, 'text')}${cell(trade.closed_at ?? 'open', 'text')}${cell(durationText(trade.duration_ms))}${cell(trade.opened_quantity)}${cell(trade.entry_price)}${cell(trade.exit_price)}${cell(percentText(trade.mae))}${cell(percentText(trade.mfe))}${cell(trade.gross_pnl)}${cell(trade.fees)}${cell(trade.net_pnl, 'pnl')}</tr>`;
+    return `<tr class="${result}">${cell(index + 1)}${cell(trade.market_id, 'text')}${cell(trade.direction, 'text')}${cell(trade.opened_at, 'text')}${cell(trade.closed_at ?? 'open', 'text')}${cell(exitReasonText(trade.exit_reason), 'text')}${cell(durationText(trade.duration_ms))}${cell(trade.opened_quantity)}${cell(trade.entry_price)}${cell(trade.exit_price)}${cell(trade.mark_price)}${cell(percentText(trade.mae))}${cell(percentText(trade.mfe))}${cell(trade.gross_pnl)}${cell(trade.unrealized_pnl)}${cell(trade.fees)}${cell(trade.net_pnl, 'pnl')}</tr>`;
   });
   const shown = Math.min(report.trades.length, MAX_TRADE_ROWS);
   const more =
@@ -218,6 +228,12 @@ export function renderReportHtml(report: BacktestReport): string {
     ...marketSections,
     '<h2>Trades</h2>',
     tradesTable(report),
+    ...(report.intents === null
+      ? []
+      : [
+          '<h2>Intents</h2>',
+          `<p class="meta">${intentLines(report.intents).map(escapeHtml).join('<br>')}</p>`,
+        ]),
     `<p class="meta">${report.lists.fills} fills; the JSON report (--json) lists the first and last ${report.lists.limit}, and --csv writes every one with the trades and the equity curve.</p>`,
     `<script type="application/json" id="report-charts">${scriptJson(specs)}</script>`,
     chartScripts(),

@@ -12,12 +12,20 @@
  * `equity` list is gone (the chart keeps the whole run in buckets, `--csv` every sample); `files`
  * names the CSV files that got every fill, trade and sample; a trade's `fill_ids` holds its
  * first 1,000 and `fill_count` counts them all; MAE and MFE read every market price of the trip.
+ *
+ * Schema 4 (from 3): a trade says why it ended (`exit_reason`) and whether it is still `open`;
+ * an open trade is marked to market at the end of the data (`mark_price`, `unrealized_pnl`, and
+ * its `net_pnl` includes it); prices in trades are rounded to the market's tick; the summary
+ * splits its gross PnL into `realized_gross_pnl` (the sum of the trades' `gross_pnl`),
+ * `unrealized_pnl` (the sum of theirs) and `gross_pnl_other` (anything else: normally zero); and
+ * `intents` counts every intent once, by where it came from and how it was answered.
  */
 import { Big, type Decimal, toFixedPlaces, toWire } from '../../core/decimal.ts';
+import type { ExitReason } from './round-trips.ts';
 import type { BacktestStatistics } from './statistics.ts';
 
 export const REPORT_SCHEMA = 'paperbot.backtest-report';
-export const REPORT_SCHEMA_VERSION = 3;
+export const REPORT_SCHEMA_VERSION = 4;
 /** Decimal places of ratios (return, Sharpe, drawdown, win rate, exposure, turnover). */
 export const RATIO_PLACES = 6;
 /** Decimal places kept for quotients of money or prices (averages), trailing zeros removed. */
@@ -28,16 +36,27 @@ export type ParameterValue = string | number | boolean | null;
 export interface ReportTrade {
   readonly market_id: string;
   readonly direction: 'long' | 'short';
+  /** `open`: the position was still held when the data ended (marked to market). */
+  readonly status: 'closed' | 'open';
+  /** Why it ended (`ExitReason`); `end_of_data` for an open trade. */
+  readonly exit_reason: ExitReason;
   readonly opened_at_ms: number;
   readonly opened_at: string;
   readonly closed_at_ms: number | null;
   readonly closed_at: string | null;
   readonly opened_quantity: string;
   readonly closed_quantity: string;
+  /** Average prices, rounded to the market's tick (half-even). */
   readonly entry_price: string;
   readonly exit_price: string | null;
+  /** Realized PnL before fees (what closed, FIFO lots). */
   readonly gross_pnl: string;
+  /** An open trade: the mark at the end of the data; null for a closed one. */
+  readonly mark_price: string | null;
+  /** An open trade: what it still holds marked at `mark_price`; "0" for a closed one. */
+  readonly unrealized_pnl: string;
   readonly fees: string;
+  /** gross_pnl + unrealized_pnl − fees. */
   readonly net_pnl: string;
   /** Closed (or end of run, for an open trip) minus opened. */
   readonly duration_ms: number;
@@ -145,11 +164,48 @@ export interface ReportEquityPoint {
   readonly drawdown: string;
 }
 
+/**
+ * Every intent of the run counted once: `total` is `from_strategies` plus `released`, and also
+ * the sum of `outcomes`.
+ */
+export interface ReportIntents {
+  readonly total: number;
+  /** What the strategies emitted, by intent kind. */
+  readonly from_strategies: Readonly<Record<string, number>>;
+  /** What the runtime emitted for them: bracket entries and the orders of fired exits. */
+  readonly released: {
+    readonly bracket_entry: number;
+    readonly bracket_stop_loss: number;
+    readonly bracket_take_profit: number;
+    readonly stop: number;
+    readonly take_profit: number;
+    readonly trailing: number;
+  };
+  readonly outcomes: {
+    readonly accepted: number;
+    readonly denied: number;
+    readonly rejected: number;
+    /** Never answered for certain (an unknown outcome not resolved by the end). */
+    readonly unknown: number;
+    /** Held by the runtime as emulated exits (`exit` and `bracket` intents, their cancels). */
+    readonly held: number;
+    /** Still waiting for an answer when the run stopped. */
+    readonly unanswered: number;
+  };
+}
+
 export interface ReportSummary extends ReportTradeFigures {
   readonly starting_balance: string;
   readonly ending_equity: string;
   readonly net_pnl: string;
+  /** Net PnL plus fees: realized_gross_pnl + unrealized_pnl + gross_pnl_other. */
   readonly gross_pnl: string;
+  /** The sum of the trades' `gross_pnl` (every trade, open ones' realized part included). */
+  readonly realized_gross_pnl: string;
+  /** The sum of the open trades' `unrealized_pnl`, marked at the end of the data. */
+  readonly unrealized_pnl: string;
+  /** Gross PnL the trades do not explain (a liquidation's loss beyond its margin); normally 0. */
+  readonly gross_pnl_other: string;
   readonly fees: string;
   readonly return: string;
   /** Per period (`sharpe_period_ms`), not annualized. */
@@ -199,6 +255,8 @@ export interface BacktestReport {
   readonly fills: readonly ReportFill[];
   readonly lists: ReportLists;
   readonly files: ReportFilePaths | null;
+  /** Null when the report was built from fills alone (no run to count intents of). */
+  readonly intents: ReportIntents | null;
   readonly charts: ReportCharts;
 }
 
@@ -217,6 +275,8 @@ function ratioOrNull(value: Decimal | null): string | null {
 /** The summary's inputs: the statistics, with the trades' average duration. */
 export type SummaryInput = Omit<BacktestStatistics, 'roundTrips'> & {
   readonly averageTradeDurationMs: number | null;
+  readonly realizedGrossPnl: Decimal;
+  readonly unrealizedPnl: Decimal;
 };
 
 export function reportSummary(statistics: SummaryInput): ReportSummary {
@@ -225,6 +285,11 @@ export function reportSummary(statistics: SummaryInput): ReportSummary {
     ending_equity: toWire(statistics.endingEquity),
     net_pnl: toWire(statistics.netPnl),
     gross_pnl: toWire(statistics.grossPnl),
+    realized_gross_pnl: quotient(statistics.realizedGrossPnl),
+    unrealized_pnl: quotient(statistics.unrealizedPnl),
+    gross_pnl_other: quotient(
+      statistics.grossPnl.minus(statistics.realizedGrossPnl).minus(statistics.unrealizedPnl),
+    ),
     fees: toWire(statistics.fees),
     return: ratio(statistics.returnFraction),
     sharpe: ratioOrNull(statistics.sharpe.ratio),

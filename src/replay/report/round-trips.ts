@@ -12,6 +12,10 @@
  * For a whole round trip the realized PnL does not depend on the lot method (it is sell notional
  * minus buy notional); FIFO only decides how a still-open trip's realized part is counted.
  *
+ * A trip remembers why it ended: the exit reason of the fill that brought the position back to
+ * zero (`ExitReason`: the strategy's own order, a fired emulated exit or bracket leg, a
+ * liquidation); a trip still open has none until the report marks it at the end of the data.
+ *
  * `RoundTripBook` takes fills one at a time and hands each trip over as it closes, so a run of
  * any length holds only the trips still open (one per market) and their lots. A trip keeps the
  * ids of its first `TRADE_FILL_IDS` fills and counts the rest. It can also follow the market
@@ -22,6 +26,24 @@ import type { Fill } from '../../protocol/index.ts';
 import { fillTime } from './input.ts';
 
 export type TripDirection = 'long' | 'short';
+
+/**
+ * Why a trade ended: `signal` (an order of the strategy's own), `stop`, `take_profit` and
+ * `trailing` (an emulated exit that fired), `bracket_stop_loss` and `bracket_take_profit` (a
+ * bracket's leg that fired), `liquidation` (the venue closed the position), `end_of_data` (still
+ * open when the data ended: marked to market, not closed).
+ */
+export const EXIT_REASONS = [
+  'signal',
+  'stop',
+  'take_profit',
+  'trailing',
+  'bracket_stop_loss',
+  'bracket_take_profit',
+  'liquidation',
+  'end_of_data',
+] as const;
+export type ExitReason = (typeof EXIT_REASONS)[number];
 
 export interface RoundTrip {
   readonly marketId: string;
@@ -53,6 +75,11 @@ export interface RoundTrip {
   readonly priceHigh: string | null;
   /** Order in which the trip opened, from 0 (the order the report lists trades in). */
   readonly sequence: number;
+  /** The reason of the fill that closed it; null while it is open. */
+  readonly exitReason: ExitReason | null;
+  /** What is still held (zero once closed), and its cost: Σ lot price × lot quantity. */
+  readonly heldQuantity: Decimal;
+  readonly heldCost: Decimal;
 }
 
 /** Fill ids a trip keeps; longer trips count the rest (`fillCount`). */
@@ -82,6 +109,7 @@ interface OpenTrip {
   highValue: number;
   /** Order of opening (trips are listed in the order they opened). */
   readonly slot: number;
+  exitReason: ExitReason | null;
 }
 
 /** Fills in time order, ties in list order. */
@@ -93,6 +121,12 @@ export function fillsInTimeOrder(fills: readonly Fill[]): Fill[] {
 }
 
 function finish(trip: OpenTrip, closedAt: number | null): RoundTrip {
+  let heldQuantity = ZERO;
+  let heldCost = ZERO;
+  for (const lot of trip.lots) {
+    heldQuantity = heldQuantity.plus(lot.quantity);
+    heldCost = heldCost.plus(lot.price.times(lot.quantity));
+  }
   return {
     marketId: trip.marketId,
     direction: trip.direction,
@@ -110,7 +144,19 @@ function finish(trip: OpenTrip, closedAt: number | null): RoundTrip {
     priceLow: trip.priceLow,
     priceHigh: trip.priceHigh,
     sequence: trip.slot,
+    exitReason: closedAt === null ? null : trip.exitReason,
+    heldQuantity,
+    heldCost,
   };
+}
+
+/**
+ * The PnL of what a trip still holds, marked at `mark`: (mark − lot price) × lot quantity over
+ * its lots, sign-flipped for a short. Zero for a closed trip.
+ */
+export function unrealizedPnl(trip: RoundTrip, mark: Decimal): Decimal {
+  const value = mark.times(trip.heldQuantity).minus(trip.heldCost);
+  return trip.direction === 'long' ? value : value.neg();
 }
 
 /**
@@ -134,7 +180,12 @@ export class RoundTripBook {
     return this.trips.size;
   }
 
-  add(fill: Fill, t: number = fillTime(fill), key: string = fill.market_id): void {
+  add(
+    fill: Fill,
+    t: number = fillTime(fill),
+    key: string = fill.market_id,
+    reason: ExitReason = 'signal',
+  ): void {
     const quantity = parseDecimal(fill.quantity);
     const price = parseDecimal(fill.price);
     const fee = parseDecimal(fill.fee);
@@ -168,6 +219,7 @@ export class RoundTripBook {
     trip.closedQuantity = trip.closedQuantity.plus(closing);
     trip.closedNotional = trip.closedNotional.plus(price.times(closing));
     trip.fees = trip.fees.plus(closingFee);
+    trip.exitReason = reason;
     noteFill(trip, fill.fill_id);
     if (trip.closedQuantity.eq(trip.openedQuantity)) {
       this.trips.delete(key);
@@ -237,6 +289,7 @@ export class RoundTripBook {
       priceHigh: null,
       highValue: Number.NaN,
       slot: this.opened++,
+      exitReason: null,
     });
   }
 }

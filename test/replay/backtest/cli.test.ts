@@ -147,7 +147,21 @@ describe('paperbot backtest', () => {
     expect(result.out).not.toMatch(/annualized/);
     expect(result.out).toMatch(/strategy\s+status\s+Fills/);
     expect(result.out).toMatch(/market\s+Fills.*Final position/);
-    expect(result.out).toMatch(/intents \d+: accepted \d+, denied \d+, rejected \d+, unknown 0/);
+    // Every intent once: the sources add up to the total, and so do the answers.
+    const sources = /intents (\d+) = (\d+) from strategies.* \+ (\d+) released by the runtime/.exec(
+      result.out,
+    );
+    expect(sources).not.toBeNull();
+    expect(Number(sources![2]) + Number(sources![3])).toBe(Number(sources![1]));
+    const answers =
+      /answered: accepted (\d+), denied (\d+), rejected (\d+), unknown (\d+), held as emulated exits (\d+), unanswered at the end (\d+)/.exec(
+        result.out,
+      );
+    expect(answers).not.toBeNull();
+    expect(answers!.slice(1).reduce((sum, count) => sum + Number(count), 0)).toBe(
+      Number(sources![1]),
+    );
+    expect(answers![4]).toBe('0');
   });
 
   it('refuses a broken config before reading any data, with exit code 2', async () => {

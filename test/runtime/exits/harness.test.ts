@@ -14,8 +14,8 @@ import {
   parseDecimal,
   priceOnTick,
   trailingStop,
-} from '../../../src/runtime/strategy/index.ts';
-import { createStrategyHarness } from '../../../src/runtime/testing/index.ts';
+} from 'paperbot/strategy';
+import { createStrategyHarness } from 'paperbot/testing';
 
 // The example of docs/strategies.md, as printed there.
 const bracketedDipBuyer = defineStrategy({
