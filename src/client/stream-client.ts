@@ -40,6 +40,7 @@ import { type BackoffPolicy, backoffDelay } from './backoff.ts';
 import { checkWebSocketUrl } from './base-url.ts';
 import { excerptOf, isVenueError, VenueError } from './errors.ts';
 import type { RestClient } from './rest-client.ts';
+import { type TransportOptions, webSocketTransportOptions } from './transport.ts';
 import {
   type ResyncReason,
   type SequenceOffer,
@@ -127,6 +128,8 @@ export interface StreamClientOptions {
   readonly bufferLimit?: number;
   readonly maxPayloadBytes?: number;
   readonly userAgent?: string;
+  /** Trusted CA and proxy environment. Default: the REST client's. */
+  readonly transport?: TransportOptions;
 }
 
 const FATAL_CODES: ReadonlySet<string> = new Set([
@@ -194,6 +197,7 @@ export class StreamClient {
   private readonly reconnectPolicy: BackoffPolicy;
   private readonly maxPayloadBytes: number;
   private readonly userAgent: string;
+  private readonly transport: TransportOptions;
   private readonly tracker: SequenceTracker<PrivateEventReading>;
   private startFromHead: boolean;
 
@@ -307,6 +311,7 @@ export class StreamClient {
     this.reconnectPolicy = { ...DEFAULT_RECONNECT, ...options.reconnect };
     this.maxPayloadBytes = options.maxPayloadBytes ?? 16 * 1024 * 1024;
     this.userAgent = options.userAgent ?? 'paperbot-client/0.1';
+    this.transport = options.transport ?? options.rest.transport;
     const start = options.startAfterSequence ?? 'latest';
     this.startFromHead = start === 'latest';
     this.tracker = new SequenceTracker<PrivateEventReading>({
@@ -486,6 +491,10 @@ export class StreamClient {
       perMessageDeflate: false,
       maxPayload: this.maxPayloadBytes,
       headers: { 'user-agent': this.userAgent },
+      ...webSocketTransportOptions(this.url, this.transport, {
+        clock: this.clock,
+        timeoutMs: this.connectTimeoutMs,
+      }),
     });
     this.socket = socket;
     socket.on('message', (data: WebSocket.RawData) => this.onMessage(generation, data));

@@ -74,6 +74,8 @@ const VenueSection = z.strictObject({
   emulator: EmulatorSection.prefault({}),
   /** Whole REST request, on the clock. */
   request_timeout_ms: PositiveInteger.default(10_000),
+  /** PEM certificates to trust for the service, besides Node's and NODE_EXTRA_CA_CERTS's. */
+  ca_file: z.string().min(1).nullable().default(null),
 });
 
 /** The dead-man keys as the file spells them, for the problems `deadmanConfigIssues` finds. */
