@@ -75,3 +75,4 @@ export {
 } from './proxy.ts';
 export { createRestDispatcher, type TransportOptions } from './transport.ts';
 export { MAX_PROXY_ANSWER_BYTES, openTunnel, type TunnelTarget } from './tunnel.ts';
+export { type TlsFailure, type TlsFailureKind, tlsFailureOf } from './tls-errors.ts';

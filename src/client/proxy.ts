@@ -17,6 +17,14 @@ export interface ProxySettings {
 function firstSet(env: ProxyEnvironment, names: readonly string[]): string | null {
   for (const name of names) {
     const value = env[name];
+    if (value !== undefined && value !== '') return value;
+  }
+  return null;
+}
+
+function firstProxy(env: ProxyEnvironment, names: readonly string[]): string | null {
+  for (const name of names) {
+    const value = env[name];
     if (value === undefined || value === '') continue;
     let url: URL | null = null;
     try {
@@ -37,11 +45,11 @@ function firstSet(env: ProxyEnvironment, names: readonly string[]): string | nul
 }
 
 export function proxySettingsOf(env: ProxyEnvironment): ProxySettings {
-  const httpProxy = firstSet(env, ['http_proxy', 'HTTP_PROXY']);
+  const httpProxy = firstProxy(env, ['http_proxy', 'HTTP_PROXY']);
   return {
     httpProxy,
     // As undici: an https URL without HTTPS_PROXY goes through HTTP_PROXY.
-    httpsProxy: firstSet(env, ['https_proxy', 'HTTPS_PROXY']) ?? httpProxy,
+    httpsProxy: firstProxy(env, ['https_proxy', 'HTTPS_PROXY']) ?? httpProxy,
     noProxy: firstSet(env, ['no_proxy', 'NO_PROXY']) ?? '',
   };
 }

@@ -66,6 +66,7 @@ import {
   serializeBody,
 } from './request-parts.ts';
 import { checkPlacementIds, interpretResponse } from './response.ts';
+import { tlsFailureOf } from './tls-errors.ts';
 import { createRestDispatcher, type TransportOptions } from './transport.ts';
 
 export interface RetryPolicy extends BackoffPolicy {
@@ -976,6 +977,20 @@ export class RestClient {
       });
     }
     const code = errorCodeOf(error);
+    const tls = tlsFailureOf(code);
+    if (tls !== null) {
+      return new VenueError(
+        'TRANSPORT_FAILURE',
+        `${endpoint}: TLS failed (${tls.code}): ${tls.advice}`,
+        {
+          source: 'transport',
+          endpoint,
+          outcome: mutation ? 'not_sent' : null,
+          details: { transportCode: tls.code, tls: tls.kind },
+          cause: error,
+        },
+      );
+    }
     const neverConnected = code !== undefined && CONNECT_ERROR_CODES.has(code);
     return new VenueError(
       'TRANSPORT_FAILURE',

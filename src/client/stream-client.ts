@@ -40,6 +40,7 @@ import { type BackoffPolicy, backoffDelay } from './backoff.ts';
 import { checkWebSocketUrl } from './base-url.ts';
 import { excerptOf, isVenueError, VenueError } from './errors.ts';
 import type { RestClient } from './rest-client.ts';
+import { tlsFailureOf } from './tls-errors.ts';
 import { type TransportOptions, webSocketTransportOptions } from './transport.ts';
 import {
   type ResyncReason,
@@ -162,6 +163,12 @@ const ANSWER_OF: Readonly<Record<string, ServerFrameReading['kind']>> = {
   unsubscribe: 'unsubscribed',
   ping: 'pong',
 };
+
+/** A TLS failure named with its advice; other socket errors by their message. */
+function describeSocketError(error: Error): string {
+  const tls = tlsFailureOf((error as NodeJS.ErrnoException).code);
+  return tls === null ? error.message : `TLS failed (${tls.code}): ${tls.advice}`;
+}
 
 function deepFreeze<T>(value: T): T {
   if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
@@ -509,10 +516,14 @@ export class StreamClient {
     socket.on('error', (error: Error) =>
       this.onSocketGone(
         generation,
-        streamError('TRANSPORT_FAILURE', `the stream connection failed: ${error.message}`, {
-          cause: error,
-          retryable: true,
-        }),
+        streamError(
+          'TRANSPORT_FAILURE',
+          `the stream connection failed: ${describeSocketError(error)}`,
+          {
+            cause: error,
+            retryable: true,
+          },
+        ),
       ),
     );
     const challenge = await challengeFrame;
