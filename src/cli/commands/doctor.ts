@@ -82,7 +82,7 @@ export function registerDoctorCommand(
   return program
     .command('doctor')
     .description(
-      'Check a key and the service it is for, step by step, before running the bot (places nothing).',
+      'Check a key and its service step by step before running the bot (places nothing).',
     )
     .option('--config <file>', 'bot config: its venue.key_file, venue.ca_file and markets')
     .option('--key <file>', 'a key file, without a config')
