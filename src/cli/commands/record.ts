@@ -294,6 +294,7 @@ async function recordFromService(
         baseUrl: emulator.baseUrl,
         clock,
         requestTimeoutMs: venue.request_timeout_ms,
+        transport: await venueTransportOf(venue),
       });
       stream = new StreamClient({ rest, url: emulator.wsUrl, clock });
     } else {

@@ -35,7 +35,7 @@ export async function loadDoctorTarget(source: DoctorSource): Promise<DoctorTarg
   if (source.key !== undefined) {
     return {
       credential: await loadVenueKeyFile(resolve(source.key)),
-      transport: await venueTransportOf({ ca_file: source.caFile ?? null }),
+      transport: await venueTransportOf({ key_file: source.key, ca_file: source.caFile ?? null }),
       markets: source.markets === undefined || source.markets.length === 0 ? null : source.markets,
       requestTimeoutMs: 10_000,
     };
@@ -49,7 +49,10 @@ export async function loadDoctorTarget(source: DoctorSource): Promise<DoctorTarg
   }
   return {
     credential: await loadVenueKeyFile(resolve(venue.key_file)),
-    transport: await venueTransportOf({ ca_file: source.caFile ?? venue.ca_file }),
+    transport: await venueTransportOf({
+      key_file: venue.key_file,
+      ca_file: source.caFile ?? venue.ca_file,
+    }),
     markets:
       source.markets !== undefined && source.markets.length > 0
         ? source.markets
