@@ -103,9 +103,13 @@ export function openTunnel(
       return;
     }
     raw.off('data', onData);
-    raw.pause();
-    const rest = received.subarray(end + 4);
-    if (rest.byteLength > 0) raw.unshift(rest);
+    // Neither an HTTP nor a TLS server speaks first: bytes after the head are not the service's.
+    if (received.byteLength > end + 4) {
+      finish(new Error(`the proxy ${proxy.host} sent data after its answer, before the request`));
+      return;
+    }
+    // The socket stays flowing: its next listener (the http client's, or TLS) is attached
+    // before any further read can be delivered.
     if (!target.secure) {
       finish(null, raw);
       return;

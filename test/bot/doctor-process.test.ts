@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningEmulator, startEmulator } from '../../src/emulator/index.ts';
 import { Credential, generateKeyPair, writeKeyFile } from '../../src/signing/index.ts';
-import { makeCertificates, type TestCertificates } from '../support/tls.ts';
+import { makeCertificates, startCountingProxy, type TestCertificates } from '../support/tls.ts';
 import { FIXTURE_STRATEGIES, REPOSITORY_ROOT, writeBotConfig } from './helpers.ts';
 
 const directory = mkdtempSync(join(tmpdir(), 'paperbot-doctor-'));
@@ -167,6 +167,23 @@ describe('paperbot doctor', () => {
     });
     expect(stdout).toMatch(/ok {4}tls +the certificate verifies/);
     expect(code).toBe(0);
+  }, 60_000);
+
+  it('goes through HTTPS_PROXY for every check, and says so', async () => {
+    const proxy = await startCountingProxy();
+    try {
+      const { code, stdout } = await doctor(
+        ['--key', fullKey, '--ca-file', certificates.caFile, '--market', 'BTC-PERP'],
+        { HTTPS_PROXY: proxy.url },
+      );
+      expect(stdout).toContain(`answers at ${emulator.baseUrl} (proxy ${new URL(proxy.url).host})`);
+      expect(code).toBe(0);
+      // The connection check, REST, the signed probe and the WebSocket: a tunnel each at least.
+      expect(proxy.tunnels.length).toBeGreaterThanOrEqual(4);
+      expect(new Set(proxy.tunnels)).toEqual(new Set([`127.0.0.1:${emulator.port}`]));
+    } finally {
+      await proxy.close();
+    }
   }, 60_000);
 
   it('names TLS and the CA settings when the CA did not sign the certificate (exit 1)', async () => {
