@@ -7,7 +7,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { request } from 'undici';
-import { firstValueFrom } from 'rxjs';
 import {
   checkBaseUrl,
   checkWebSocketUrl,
@@ -22,7 +21,7 @@ import {
 import { boundedReadFailure, deadlineOf, readAtMost } from '../../core/bounded-read.ts';
 import type { Clock } from '../../core/clock.ts';
 import { decimal, parseDecimal, toWire } from '../../core/decimal.ts';
-import type { Market } from '../../protocol/index.ts';
+import type { Market, OrderRequestInput } from '../../protocol/index.ts';
 import { readRouteReadiness } from '../../protocol/index.ts';
 import { marketInfoOf, priceOnTick, smallestOrderQuantity } from '../../runtime/strategy/index.ts';
 import type { Credential } from '../../signing/index.ts';
@@ -77,7 +76,7 @@ function requiredScopeOf(error: VenueError): string {
 }
 
 /** The order the simulation check sends: the smallest limit buy on the grid, at the last price. */
-export function minimalOrderOf(market: Market): Record<string, unknown> | null {
+export function minimalOrderOf(market: Market): OrderRequestInput | null {
   const info = marketInfoOf(market);
   const reference = market.last_price ?? market.mark_price ?? market.index_price;
   if (reference === null) return null;
@@ -95,10 +94,11 @@ export function minimalOrderOf(market: Market): Record<string, unknown> | null {
     price: toWire(price),
     leverage: 1,
     time_in_force: 'GTC',
-    // The market's own first margin mode, when it lists any (some support only one).
-    margin_mode: info.marginModes.includes('isolated')
-      ? 'isolated'
-      : (info.marginModes[0] ?? 'isolated'),
+    // Isolated unless the market lists only cross (some support only one).
+    margin_mode:
+      info.marginModes.includes('cross') && !info.marginModes.includes('isolated')
+        ? 'cross'
+        : 'isolated',
   };
 }
 
@@ -457,10 +457,7 @@ async function checkScopes(context: Context, rest: RestClient): Promise<CheckRes
     ['GET /v1/routes/readiness', () => rest.getRoutesReadiness()],
   ];
   if (order !== null) {
-    probes.push([
-      'POST /v1/orders/simulate',
-      () => rest.simulateOrder(order as Parameters<RestClient['simulateOrder']>[0]),
-    ]);
+    probes.push(['POST /v1/orders/simulate', () => rest.simulateOrder(order)]);
   }
   for (const [name, run] of probes) {
     try {
@@ -505,14 +502,23 @@ async function checkStream(context: Context, rest: RestClient): Promise<CheckRes
     return fail('stream', errorText(error), 'the key needs the scopes of the private channels');
   }
   const deadline = deadlineOf(context.clock, context.timeoutMs * 2);
+  // The first error of the session fails the check; one after it is settled is not a crash.
+  let reportError: (error: unknown) => void = () => undefined;
+  const firstError = new Promise<never>((_resolve, reject) => {
+    reportError = reject;
+  });
+  firstError.catch(() => undefined);
+  const subscription = stream.errors$.subscribe((error) => reportError(error));
   try {
-    const firstError = firstValueFrom(stream.errors$).then((error) => Promise.reject(error));
     const timedOut = new Promise<never>((_resolve, reject) => {
       deadline.signal.addEventListener('abort', () => reject(deadline.signal.reason), {
         once: true,
       });
     });
-    await Promise.race([stream.connect(), firstError, timedOut]);
+    timedOut.catch(() => undefined);
+    const connected = stream.connect();
+    connected.catch(() => undefined);
+    await Promise.race([connected, firstError, timedOut]);
     const statistics = stream.statistics();
     return ok('stream', `challenge answered, authenticated and subscribed (${stream.url})`, {
       details: { statistics },
@@ -524,6 +530,7 @@ async function checkStream(context: Context, rest: RestClient): Promise<CheckRes
       : adviceFor(error);
     return fail('stream', `the WebSocket ${stream.url} failed: ${text}`, advice);
   } finally {
+    subscription.unsubscribe();
     deadline.dispose();
     await stream.close();
   }
@@ -585,7 +592,7 @@ async function checkSimulation(context: Context, rest: RestClient): Promise<Chec
       continue;
     }
     try {
-      const result = await rest.simulateOrder(order as Parameters<RestClient['simulateOrder']>[0]);
+      const result = await rest.simulateOrder(order);
       const decision = String((result as { decision?: unknown }).decision ?? '?');
       const issues = (result as { issues?: unknown }).issues;
       const issueText =
