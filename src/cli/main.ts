@@ -73,6 +73,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     summary: 'Run backtest sweep cells from a BullMQ queue on Redis (see backtest --queue).',
     load: async () => (await import('./commands/worker.ts')).registerWorkerCommand,
   },
+  {
+    name: 'doctor',
+    summary: 'Check a key and its service step by step before running the bot (places nothing).',
+    load: async () => (await import('./commands/doctor.ts')).registerDoctorCommand,
+  },
 ];
 
 /** Every command exits 2 on a config file it refuses (the file's path is in the message). */

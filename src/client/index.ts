@@ -66,3 +66,8 @@ export {
   type StreamStatistics,
   type TickerFrame,
 } from './stream-client.ts';
+export { MAX_CA_FILE_BYTES, readCaFile, readCertificates } from './ca-file.ts';
+export { type ProxyEnvironment, proxyFor, type ProxySettings, proxySettingsOf } from './proxy.ts';
+export { createRestDispatcher, type TransportOptions } from './transport.ts';
+export { MAX_PROXY_ANSWER_BYTES, openTunnel, type TunnelTarget } from './tunnel.ts';
+export { type TlsFailure, type TlsFailureKind, tlsFailureOf } from './tls-errors.ts';

@@ -9,7 +9,7 @@
  * executor can journal the exact bytes first and, after an unknown outcome, `recover` by
  * request id and resend the very same bytes.
  */
-import { Pool } from 'undici';
+import type { Dispatcher } from 'undici';
 import { type Clock, systemClock } from '../core/clock.ts';
 import {
   type BodyInputOf,
@@ -66,6 +66,8 @@ import {
   serializeBody,
 } from './request-parts.ts';
 import { checkPlacementIds, interpretResponse } from './response.ts';
+import { tlsFailureOf } from './tls-errors.ts';
+import { createRestDispatcher, type TransportOptions } from './transport.ts';
 
 export interface RetryPolicy extends BackoffPolicy {
   /** Attempts of one GET in all, the first included. 1 turns retries off. */
@@ -115,6 +117,8 @@ export interface RestClientOptions {
   readonly clockSync?: 'auto' | 'manual';
   readonly signerImplementation?: SignerImplementation;
   readonly userAgent?: string;
+  /** Trusted CA and proxy environment (REST here, and the stream client's by default). */
+  readonly transport?: TransportOptions;
 }
 
 export interface CallOptions {
@@ -211,8 +215,9 @@ function errorCodeOf(error: unknown): string | undefined {
 export class RestClient {
   readonly origin: string;
   readonly credential: Credential | null;
+  readonly transport: TransportOptions;
   private readonly pathPrefix: string;
-  private readonly pool: Pool;
+  private readonly pool: Dispatcher;
   private readonly clock: Clock;
   private readonly random: () => number;
   private readonly requestTimeoutMs: number;
@@ -259,13 +264,11 @@ export class RestClient {
     this.clockSyncMode = options.clockSync ?? 'auto';
     this.signer = credential?.createSigner(options.signerImplementation ?? 'native') ?? null;
     this.userAgent = options.userAgent ?? 'paperbot-client/0.1';
-    this.pool = new Pool(this.origin, {
+    this.transport = options.transport ?? {};
+    this.pool = createRestDispatcher(this.origin, this.transport, {
       connections: options.connections ?? 16,
-      keepAliveTimeout: options.keepAliveTimeoutMs ?? 30_000,
-      // The request timeout runs on the injected clock (below), so undici's own are off.
-      headersTimeout: 0,
-      bodyTimeout: 0,
-      connect: { timeout: options.connectTimeoutMs ?? 5_000 },
+      keepAliveTimeoutMs: options.keepAliveTimeoutMs ?? 30_000,
+      connectTimeoutMs: options.connectTimeoutMs ?? 5_000,
     });
   }
 
@@ -900,7 +903,10 @@ export class RestClient {
     let responseHeaders: Record<string, string | string[] | undefined>;
     let text: string;
     try {
-      this.pool.dispatch({ path: target, method, headers, body: bodyBytes }, exchange);
+      this.pool.dispatch(
+        { origin: this.origin, path: target, method, headers, body: bodyBytes },
+        exchange,
+      );
       ({ status, headers: responseHeaders, text } = await exchange.done);
     } catch (error) {
       throw this.transportError(endpoint, mutation, error, {
@@ -971,6 +977,20 @@ export class RestClient {
       });
     }
     const code = errorCodeOf(error);
+    const tls = tlsFailureOf(code);
+    if (tls !== null) {
+      return new VenueError(
+        'TRANSPORT_FAILURE',
+        `${endpoint}: TLS failed (${tls.code}): ${tls.advice}`,
+        {
+          source: 'transport',
+          endpoint,
+          outcome: mutation ? 'not_sent' : null,
+          details: { transportCode: tls.code, tls: tls.kind },
+          cause: error,
+        },
+      );
+    }
     const neverConnected = code !== undefined && CONNECT_ERROR_CODES.has(code);
     return new VenueError(
       'TRANSPORT_FAILURE',

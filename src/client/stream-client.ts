@@ -40,6 +40,8 @@ import { type BackoffPolicy, backoffDelay } from './backoff.ts';
 import { checkWebSocketUrl } from './base-url.ts';
 import { excerptOf, isVenueError, VenueError } from './errors.ts';
 import type { RestClient } from './rest-client.ts';
+import { tlsFailureOf } from './tls-errors.ts';
+import { type TransportOptions, webSocketTransportOptions } from './transport.ts';
 import {
   type ResyncReason,
   type SequenceOffer,
@@ -127,6 +129,8 @@ export interface StreamClientOptions {
   readonly bufferLimit?: number;
   readonly maxPayloadBytes?: number;
   readonly userAgent?: string;
+  /** Trusted CA and proxy environment. Default: the REST client's. */
+  readonly transport?: TransportOptions;
 }
 
 const FATAL_CODES: ReadonlySet<string> = new Set([
@@ -159,6 +163,12 @@ const ANSWER_OF: Readonly<Record<string, ServerFrameReading['kind']>> = {
   unsubscribe: 'unsubscribed',
   ping: 'pong',
 };
+
+/** A TLS failure named with its advice; other socket errors by their message. */
+function describeSocketError(error: Error): string {
+  const tls = tlsFailureOf((error as NodeJS.ErrnoException).code);
+  return tls === null ? error.message : `TLS failed (${tls.code}): ${tls.advice}`;
+}
 
 function deepFreeze<T>(value: T): T {
   if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
@@ -194,6 +204,7 @@ export class StreamClient {
   private readonly reconnectPolicy: BackoffPolicy;
   private readonly maxPayloadBytes: number;
   private readonly userAgent: string;
+  private readonly transport: TransportOptions;
   private readonly tracker: SequenceTracker<PrivateEventReading>;
   private startFromHead: boolean;
 
@@ -307,6 +318,7 @@ export class StreamClient {
     this.reconnectPolicy = { ...DEFAULT_RECONNECT, ...options.reconnect };
     this.maxPayloadBytes = options.maxPayloadBytes ?? 16 * 1024 * 1024;
     this.userAgent = options.userAgent ?? 'paperbot-client/0.1';
+    this.transport = options.transport ?? options.rest.transport;
     const start = options.startAfterSequence ?? 'latest';
     this.startFromHead = start === 'latest';
     this.tracker = new SequenceTracker<PrivateEventReading>({
@@ -486,6 +498,10 @@ export class StreamClient {
       perMessageDeflate: false,
       maxPayload: this.maxPayloadBytes,
       headers: { 'user-agent': this.userAgent },
+      ...webSocketTransportOptions(this.url, this.transport, {
+        clock: this.clock,
+        timeoutMs: this.connectTimeoutMs,
+      }),
     });
     this.socket = socket;
     socket.on('message', (data: WebSocket.RawData) => this.onMessage(generation, data));
@@ -500,10 +516,14 @@ export class StreamClient {
     socket.on('error', (error: Error) =>
       this.onSocketGone(
         generation,
-        streamError('TRANSPORT_FAILURE', `the stream connection failed: ${error.message}`, {
-          cause: error,
-          retryable: true,
-        }),
+        streamError(
+          'TRANSPORT_FAILURE',
+          `the stream connection failed: ${describeSocketError(error)}`,
+          {
+            cause: error,
+            retryable: true,
+          },
+        ),
       ),
     );
     const challenge = await challengeFrame;

@@ -66,3 +66,4 @@ export {
   type StartEmulatorOptions,
   startEmulator,
 } from './start.ts';
+export type { EmulatorTls } from './server/transport.ts';

@@ -3,6 +3,7 @@
  * port, on an injected clock. The CLI (`paperbot emulator`) and the tests both start it here.
  */
 import { randomBytes } from 'node:crypto';
+import { createSecureContext } from 'node:tls';
 import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -40,7 +41,7 @@ import { KeyRegistry } from './server/keys.ts';
 import { describeError, type EmulatorLogger, silentLogger } from './server/logger.ts';
 import { DEFAULT_RATE_LIMIT, RateLimiter, type RateLimitSettings } from './server/rate-limit.ts';
 import { DEFAULT_CHALLENGE_TTL_MS, WebSocketGateway } from './server/ws.ts';
-import { createTransport } from './server/transport.ts';
+import { createTransport, type EmulatorTls } from './server/transport.ts';
 import { sharedSignaturePool } from './server/signature-pool.ts';
 import { MemoryStore } from './store/memory-store.ts';
 import { SqliteStore } from './store/sqlite-store.ts';
@@ -85,6 +86,8 @@ export interface StartEmulatorOptions {
    * turns it on.
    */
   readonly verifySignaturesOnWorkers?: boolean;
+  /** Serve HTTPS and WSS on the one port with this certificate and key (PEM); plain without. */
+  readonly tls?: EmulatorTls;
 }
 
 export interface CreateKeyOptions {
@@ -110,7 +113,7 @@ export interface EmulatorStats extends ServerStats {
 }
 
 export interface RunningEmulator {
-  /** `http://host:port`, loopback when bound to every interface. */
+  /** `http://host:port` (`https` with TLS), loopback when bound to every interface. */
   readonly baseUrl: string;
   /** `ws://host:port/v1/ws`. */
   readonly wsUrl: string;
@@ -176,6 +179,19 @@ function urlHost(address: AddressInfo): string {
   return host.includes(':') ? `[${host}]` : host;
 }
 
+/** The certificate and key load and belong together; the library's reason otherwise. */
+function checkTls(tls: EmulatorTls): void {
+  try {
+    createSecureContext({ cert: tls.cert, key: tls.key });
+  } catch (error) {
+    throw new PaperbotError(
+      'INVALID_CONFIG',
+      `the TLS certificate and key cannot be used: ${(error as Error).message}`,
+      { cause: error },
+    );
+  }
+}
+
 function listen(server: Server, host: string, port: number): Promise<AddressInfo> {
   return new Promise((resolve, reject) => {
     const onError = (error: Error) => reject(error);
@@ -192,6 +208,7 @@ export async function startEmulator(options: StartEmulatorOptions = {}): Promise
   const logger = options.logger ?? silentLogger;
   const config = resolveConfig(options);
   // Checked before anything is opened, so a bad option leaves nothing behind.
+  if (options.tls !== undefined) checkTls(options.tls);
   const rateLimiter = new RateLimiter(options.rateLimit ?? DEFAULT_RATE_LIMIT);
   const dataDir = options.dataDir ?? null;
   let store: Store;
@@ -291,6 +308,7 @@ export async function startEmulator(options: StartEmulatorOptions = {}): Promise
     limits: config.limits,
     nextRequestId,
     handle: (request, response) => dispatcher.handle(request, response),
+    ...(options.tls === undefined ? {} : { tls: options.tls }),
   });
   gateway.attach(server);
 
@@ -313,9 +331,10 @@ export async function startEmulator(options: StartEmulatorOptions = {}): Promise
     logger.error({ error: describeError(error) }, 'the HTTP server reported an error');
   });
   const host = urlHost(address);
+  const secure = options.tls !== undefined;
   urls = {
-    baseUrl: `http://${host}:${address.port}`,
-    wsUrl: `ws://${host}:${address.port}/v1/ws`,
+    baseUrl: `${secure ? 'https' : 'http'}://${host}:${address.port}`,
+    wsUrl: `${secure ? 'wss' : 'ws'}://${host}:${address.port}/v1/ws`,
   };
   exchange.start();
   started = true;

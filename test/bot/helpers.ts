@@ -138,10 +138,11 @@ export interface BotChild {
 }
 
 /** `node bin/paperbot.js run --config <path>`, its stdout parsed as JSON lines. */
-export function spawnBot(configPath: string): BotChild {
+export function spawnBot(configPath: string, env: NodeJS.ProcessEnv = process.env): BotChild {
   const child = spawn(process.execPath, ['bin/paperbot.js', 'run', '--config', configPath], {
     cwd: REPOSITORY_ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
+    env,
   });
   const records: Record<string, unknown>[] = [];
   const waiters: {

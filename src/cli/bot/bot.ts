@@ -38,6 +38,7 @@ import { intentLogFields } from '../logging.ts';
 import { createBotLogger, executionLoggerOf } from './logging.ts';
 import { type BotMetrics, createBotMetrics } from './metrics.ts';
 import { loadVenueKeyFile } from './venue-key.ts';
+import { venueTransportOf } from './venue-transport.ts';
 import { sessionPnl } from './status-view.ts';
 import { type BotDashboard, dashboardOfConfig, endpointTokenOfConfig } from '../dashboard/index.ts';
 import { createEndpointAccess } from './endpoint-access.ts';
@@ -346,6 +347,8 @@ export class Bot {
         ? null
         : await loadVenueKeyFile(resolve(config.venue.key_file));
     checkAborted();
+    const transport = await venueTransportOf(config.venue);
+    checkAborted();
     const journalPath = this.journalPath;
     await mkdir(dirname(journalPath), { recursive: true });
     checkAborted();
@@ -415,6 +418,7 @@ export class Bot {
       clock,
       requestTimeoutMs: config.venue.request_timeout_ms,
       rateLimiter: true,
+      transport,
     });
     // The private stream resumes after the last sequence the journal applied (from the head on a
     // new journal): what happened while the bot was down is read from the event log.
@@ -713,6 +717,8 @@ export class Bot {
 export function isConfigurationError(error: unknown): error is PaperbotError {
   return (
     isPaperbotError(error) &&
-    (error.code === 'INVALID_CONFIG' || error.code.startsWith('KEY_FILE_'))
+    (error.code === 'INVALID_CONFIG' ||
+      error.code.startsWith('KEY_FILE_') ||
+      error.code === 'CA_FILE_INVALID')
   );
 }

@@ -86,6 +86,8 @@ const VenueSection = z.strictObject({
     .refine((value) => value === null || parseLeadTime(value) !== null, {
       message: 'a duration such as 30m, 24h or 7d (or null)',
     }),
+  /** PEM certificates to trust for the service, besides Node's and NODE_EXTRA_CA_CERTS's. */
+  ca_file: z.string().min(1).nullable().default(null),
 });
 
 /** The dead-man keys as the file spells them, for the problems `deadmanConfigIssues` finds. */

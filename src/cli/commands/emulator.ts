@@ -5,6 +5,7 @@
  * on the line before; with --data it is kept in DIR/admin-token (mode 0600) and never printed.
  */
 import type { Command } from 'commander';
+import { readFileAtMost } from '../../core/bounded-file.ts';
 import { systemClock } from '../../core/clock.ts';
 import { PaperbotError } from '../../core/errors.ts';
 import {
@@ -45,7 +46,28 @@ interface EmulatorOptions {
   readonly config?: string;
   readonly rateLimitQuota?: string;
   readonly rateLimitWindowMs?: string;
+  readonly tlsCert?: string;
+  readonly tlsKey?: string;
   readonly logFormat: LogFormat;
+}
+
+/** A certificate chain or a key is a few KiB; this bounds the read. */
+const MAX_TLS_FILE_BYTES = 256 * 1024;
+
+async function tlsOption(options: EmulatorOptions): Promise<StartEmulatorOptions['tls']> {
+  if (options.tlsCert === undefined && options.tlsKey === undefined) return undefined;
+  if (options.tlsCert === undefined || options.tlsKey === undefined) {
+    throw new PaperbotError('INVALID_ARGUMENT', '--tls-cert and --tls-key go together');
+  }
+  return {
+    cert: await readFileAtMost(
+      options.tlsCert,
+      MAX_TLS_FILE_BYTES,
+      '--tls-cert',
+      'INVALID_ARGUMENT',
+    ),
+    key: await readFileAtMost(options.tlsKey, MAX_TLS_FILE_BYTES, '--tls-key', 'INVALID_ARGUMENT'),
+  };
 }
 
 function integerOption(name: string, text: string, minimum: number, maximum: number): number {
@@ -68,6 +90,8 @@ export function registerEmulatorCommands(
     .description(
       'Run the local Practice Trading Service (HTTP and WebSocket on one port) until SIGINT or SIGTERM.',
     )
+    .option('--tls-cert <file>', 'serve HTTPS and WSS with this certificate (PEM, chain after it)')
+    .option('--tls-key <file>', 'the private key of --tls-cert (PEM)')
     .option('--host <host>', 'address to listen on', DEFAULT_HOST)
     .option('--port <port>', 'port to listen on; 0 picks a free one', String(DEFAULT_PORT))
     .option('--data <dir>', 'keep state in this folder (SQLite); memory only without it')
@@ -104,6 +128,7 @@ export function registerEmulatorCommands(
           : /^-?\d{1,15}$/.test(options.seed)
             ? Number(options.seed)
             : options.seed;
+      const tls = await tlsOption(options);
       const emulator = await resolved.start({
         host: options.host,
         port,
@@ -113,6 +138,7 @@ export function registerEmulatorCommands(
         rateLimit: { quota, windowMs },
         logger: resolved.logger(options.logFormat),
         verifySignaturesOnWorkers: true,
+        ...(tls === undefined ? {} : { tls }),
       });
       // Registered before printing, so a signal right after the line is never missed.
       const stopped = resolved.stopSignal();

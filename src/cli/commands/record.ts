@@ -55,6 +55,7 @@ import {
   startProgressLine,
 } from '../progress-line.ts';
 import { commandFailure, listenForStopSignals, printToStderr, printToStdout } from './terminal.ts';
+import { venueTransportOf } from '../bot/venue-transport.ts';
 
 /** Exit codes of `paperbot record`. */
 export const RECORD_EXIT = { ok: 0, failed: 1, invalidArguments: 2 } as const;
@@ -293,10 +294,16 @@ async function recordFromService(
         baseUrl: emulator.baseUrl,
         clock,
         requestTimeoutMs: venue.request_timeout_ms,
+        transport: await venueTransportOf(venue),
       });
       stream = new StreamClient({ rest, url: emulator.wsUrl, clock });
     } else {
-      rest = new RestClient({ credential, clock, requestTimeoutMs: venue.request_timeout_ms });
+      rest = new RestClient({
+        credential,
+        clock,
+        requestTimeoutMs: venue.request_timeout_ms,
+        transport: await venueTransportOf(venue),
+      });
       stream = new StreamClient({ rest, clock });
     }
     const routes = await rest.listRoutes();

@@ -11,9 +11,14 @@
  * - an HTTP version other than 1.0 and 1.1: 505 HTTP_VERSION_NOT_SUPPORTED, then closed;
  * - anything node cannot parse: 400 BAD_REQUEST, then closed.
  *
+ * With `tls` (a certificate and its key) the same server speaks HTTPS and WSS on its one port;
+ * a TLS handshake is bounded by the headers timeout, and a connection over the cap is closed
+ * without an answer (none can be written before the handshake).
+ *
  * Routing and endpoints stay in the dispatcher (http.ts); upgrades go to the gateway (ws.ts).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { EmulatorConfig } from '../config.ts';
@@ -28,6 +33,13 @@ export interface TransportOptions {
   readonly nextRequestId: () => string;
   /** The dispatcher: called for every request that passed the transport checks. */
   readonly handle: (request: IncomingMessage, response: ServerResponse) => void;
+  /** Serve HTTPS and WSS with this certificate (PEM, the chain after it) and private key. */
+  readonly tls?: EmulatorTls;
+}
+
+export interface EmulatorTls {
+  readonly cert: string | Buffer;
+  readonly key: string | Buffer;
 }
 
 export interface Transport {
@@ -85,34 +97,50 @@ export function createTransport(options: TransportOptions): Transport {
   // Connections refused over the cap: node may still parse a request already sent on one.
   const refused = new WeakSet<Socket>();
 
-  const server = createServer(
-    {
-      headersTimeout: limits.headers_timeout_ms,
-      requestTimeout: limits.request_timeout_ms,
-      connectionsCheckingInterval: checkingIntervalOf(limits),
-      maxHeaderSize: limits.max_header_bytes,
-    },
-    (request, response) => {
-      const socket = request.socket;
-      if (refused.has(socket)) {
-        request.resume();
-        return;
-      }
-      responses.set(socket, response);
-      const refusal = checkHttpVersion(request);
-      if (refusal !== null) {
-        request.resume();
-        answer(response, nextRequestId(), refusal);
-        return;
-      }
-      options.handle(request, response);
-    },
-  );
+  const serverOptions = {
+    headersTimeout: limits.headers_timeout_ms,
+    requestTimeout: limits.request_timeout_ms,
+    connectionsCheckingInterval: checkingIntervalOf(limits),
+    maxHeaderSize: limits.max_header_bytes,
+  };
+  const tls = options.tls;
+  const onRequest = (request: IncomingMessage, response: ServerResponse): void => {
+    const socket = request.socket;
+    if (refused.has(socket)) {
+      request.resume();
+      return;
+    }
+    responses.set(socket, response);
+    const refusal = checkHttpVersion(request);
+    if (refusal !== null) {
+      request.resume();
+      answer(response, nextRequestId(), refusal);
+      return;
+    }
+    options.handle(request, response);
+  };
+  // An https server is an http server with TLS underneath: the same events and methods.
+  const server: Server =
+    tls === undefined
+      ? createServer(serverOptions, onRequest)
+      : (createHttpsServer(
+          {
+            ...serverOptions,
+            cert: tls.cert,
+            key: tls.key,
+            handshakeTimeout: limits.headers_timeout_ms,
+          },
+          onRequest,
+        ) as unknown as Server);
 
   server.on('connection', (socket: Socket) => {
     if (sockets.size >= limits.max_connections) {
       // No request on it reaches an endpoint, whatever node has parsed already.
       refused.add(socket);
+      if (tls !== undefined) {
+        socket.destroy();
+        return;
+      }
       socket.pause();
       socket.on('error', () => socket.destroy());
       writeRawAnswer(
