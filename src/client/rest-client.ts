@@ -26,6 +26,7 @@ import {
   type PathParamsOf,
   type PrivateEventReading,
   type QueryInputOf,
+  type ReadingMode,
   type ResponseOf,
   serviceTimeMs,
 } from '../protocol/index.ts';
@@ -65,6 +66,7 @@ import {
   parseStoredBody,
   serializeBody,
 } from './request-parts.ts';
+import { ReadingMonitor } from './reading-monitor.ts';
 import { checkPlacementIds, interpretResponse } from './response.ts';
 
 export interface RetryPolicy extends BackoffPolicy {
@@ -115,6 +117,14 @@ export interface RestClientOptions {
   readonly clockSync?: 'auto' | 'manual';
   readonly signerImplementation?: SignerImplementation;
   readonly userAgent?: string;
+  /**
+   * How answers are read (contract section 7): `tolerant` (default) keeps unknown fields and
+   * reads past a bad item of a list; `strict` refuses what the interface does not list, as the
+   * project's own tests read the emulator. Ignored when `readingMonitor` is given.
+   */
+  readonly reading?: ReadingMode;
+  /** Where unknown fields, left-out items and refusals are reported; shared with streams. */
+  readonly readingMonitor?: ReadingMonitor;
 }
 
 export interface CallOptions {
@@ -211,6 +221,8 @@ function errorCodeOf(error: unknown): string | undefined {
 export class RestClient {
   readonly origin: string;
   readonly credential: Credential | null;
+  /** How this client and the stream clients built on it read, and what they met. */
+  readonly reading: ReadingMonitor;
   private readonly pathPrefix: string;
   private readonly pool: Pool;
   private readonly clock: Clock;
@@ -241,6 +253,9 @@ export class RestClient {
     this.pathPrefix = checked.pathPrefix;
     this.credential = credential;
     this.clock = options.clock ?? systemClock;
+    const clock = this.clock;
+    this.reading =
+      options.readingMonitor ?? new ReadingMonitor(options.reading ?? 'tolerant', () => clock.now());
     this.random = options.random ?? Math.random;
     this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     this.maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
@@ -918,7 +933,7 @@ export class RestClient {
     return interpretResponse(
       endpoint,
       { status, headers: responseHeaders, text },
-      { serverNowMs: this.clock.now() + (this.offset?.offsetMs ?? 0) },
+      { serverNowMs: this.clock.now() + (this.offset?.offsetMs ?? 0), reading: this.reading },
     );
   }
 

@@ -16,7 +16,7 @@
  */
 import { Observable, Subject, type Subscription } from 'rxjs';
 import type { RestClient, StreamClient } from '../../client/index.ts';
-import type { Fill, PrivateEvent } from '../../protocol/index.ts';
+import type { Fill, PrivateEvent, UnreadablePrivateEvent } from '../../protocol/index.ts';
 import type {
   FillReadBack,
   FillReadBackStop,
@@ -37,7 +37,17 @@ export interface LivePrivateStreamOptions {
   readonly bufferLimit?: number;
 }
 
-function itemOf(event: PrivateEvent): PrivateStreamItem {
+function itemOf(event: PrivateEvent | UnreadablePrivateEvent): PrivateStreamItem {
+  if ('unreadable' in event) {
+    return {
+      kind: 'unreadable',
+      sequence: event.sequence,
+      channel: event.channel,
+      type: event.type,
+      entityId: event.entityId,
+      problem: event.problem,
+    };
+  }
   if (event.channel === 'orders' && event.type === 'authoritative_status') {
     return { kind: 'order', sequence: event.sequence, event };
   }
@@ -87,6 +97,10 @@ export class LivePrivateStream implements PrivateStreamFeed {
   start(): void {
     if (this.subscription !== null) return;
     this.subscription = this.stream.events$.subscribe((event) => this.onEvent(event));
+    // Delivered in sequence order among the others (one synchronous delivery loop).
+    this.subscription.add(
+      this.stream.unreadableEvents$.subscribe((event) => this.onEvent(event)),
+    );
   }
 
   stop(): void {
@@ -128,7 +142,7 @@ export class LivePrivateStream implements PrivateStreamFeed {
     });
   }
 
-  private onEvent(event: PrivateEvent): void {
+  private onEvent(event: PrivateEvent | UnreadablePrivateEvent): void {
     const sequence = event.sequence;
     if (this.last !== null && sequence <= this.last) return;
     const jumps = this.last !== null && sequence > this.last + 1;
