@@ -255,7 +255,8 @@ export class RestClient {
     this.clock = options.clock ?? systemClock;
     const clock = this.clock;
     this.reading =
-      options.readingMonitor ?? new ReadingMonitor(options.reading ?? 'tolerant', () => clock.now());
+      options.readingMonitor ??
+      new ReadingMonitor(options.reading ?? 'tolerant', () => clock.now());
     this.random = options.random ?? Math.random;
     this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     this.maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;

@@ -179,6 +179,8 @@ export function virtualRestClient(credential: Credential, clock: Clock): RestCli
     random: () => 0.5,
     requestTimeoutMs: 600_000,
     retry: { maxAttempts: 1 },
+    // The emulator is read strictly, so that it cannot drift (contract section 7).
+    reading: 'strict',
   });
 }
 

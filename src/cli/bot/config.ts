@@ -74,6 +74,11 @@ const VenueSection = z.strictObject({
   emulator: EmulatorSection.prefault({}),
   /** Whole REST request, on the clock. */
   request_timeout_ms: PositiveInteger.default(10_000),
+  /**
+   * How the venue's answers are read (docs/operations.md, Tolerant reading): `tolerant` keeps
+   * fields it does not know; `strict` refuses them (the project's tests against the emulator).
+   */
+  reading: z.enum(['tolerant', 'strict']).default('tolerant'),
 });
 
 /** The dead-man keys as the file spells them, for the problems `deadmanConfigIssues` finds. */

@@ -82,7 +82,7 @@ describe('the live private stream', () => {
     const clock = new VirtualClock(START_MS);
     emulator = await startEmulator({ clock, seed: 11 });
     const credential = emulator.createKey();
-    rest = new RestClient({ credential, clock, requestTimeoutMs: 600_000 });
+    rest = new RestClient({ credential, clock, requestTimeoutMs: 600_000, reading: 'strict' });
     for (let index = 0; index < 4; index += 1) {
       await rest.placeOrder({
         request_id: `taker-${index}-000`,
