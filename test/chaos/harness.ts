@@ -24,6 +24,8 @@ export interface ScenarioContext {
   readonly venue: ChaosVenue;
   readonly proxy: ChaosProxy;
   readonly accountId: string;
+  /** The bot's journal (SQLite), the same file for every run of the scenario. */
+  readonly journalPath: string;
   readonly random: () => number;
   /** Starts the bot (same config, same journal) and waits for its start line. */
   start(): Promise<BotChild>;
@@ -42,8 +44,11 @@ export interface ScenarioContext {
 
 export interface Scenario {
   readonly name: string;
-  /** `minimal-contract`: the minimal server with the contract's open shapes (a control). */
-  readonly venue: 'emulator' | 'minimal' | 'minimal-contract';
+  /**
+   * `minimal-contract`: the minimal server with the contract's open shapes (a control);
+   * `minimal-additive`: its own shapes plus additive drift (a field in every object, ...).
+   */
+  readonly venue: 'emulator' | 'minimal' | 'minimal-contract' | 'minimal-additive';
   readonly seed: number;
   /** The whole scenario, driving and stopping included. */
   readonly timeLimitMs: number;
@@ -127,7 +132,8 @@ export async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
       ? await startEmulatorVenue({ seed: `chaos-${scenario.name}` })
       : await startMinimalVenue({
           seed: `chaos-${scenario.name}`,
-          shapes: scenario.venue === 'minimal' ? 'own' : 'contract',
+          shapes: scenario.venue === 'minimal-contract' ? 'contract' : 'own',
+          additive: scenario.venue === 'minimal-additive',
         });
   const proxy = await startChaosProxy({
     upstream: venue.baseUrl,
@@ -155,6 +161,7 @@ export async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
     venue,
     proxy,
     accountId: key.accountId,
+    journalPath,
     random,
     spawn,
     async start() {

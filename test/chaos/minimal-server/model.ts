@@ -83,6 +83,8 @@ export class MinimalModel {
     readonly now: () => number,
     /** The dead-man expiry event: this server's own (`deadline.expired`) or the contract's. */
     readonly ownShapes = true,
+    /** Additive drift (server.ts): extra keys in every event's data, an event type of its own. */
+    readonly additive = false,
   ) {
     let hash = 2166136261;
     for (const char of seed) hash = Math.imul(hash ^ char.charCodeAt(0), 16777619);
@@ -157,7 +159,14 @@ export class MinimalModel {
         event_id: randomUUID(),
         type,
         occurred_at: iso(this.now()),
-        data,
+        data: this.additive
+          ? {
+              ...(data as Record<string, unknown>),
+              reason: 'venue',
+              actor: 'matching-engine',
+              context: { shard: 1, note: 'additive' },
+            }
+          : data,
         // Other events than the order event are "not shown": a field of its own on them.
         ...(this.ownShapes && channel !== 'orders' ? { partition: 'p-0' } : {}),
       },
@@ -213,6 +222,10 @@ export class MinimalModel {
   submit(account: AccountState, order: OrderState): void {
     if (order.status !== 'PENDING') return;
     this.#move(account, order, 'SUBMITTED');
+    // An event type the project does not know, on a channel it follows.
+    if (this.additive) {
+      this.#emit(account, 'orders', 'order.routed', { order_id: order.order_id, venue: 'L1' });
+    }
     const crosses = this.#crosses(order);
     if (order.post_only && crosses) {
       this.#move(account, order, 'REJECTED');
