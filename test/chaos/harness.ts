@@ -38,6 +38,8 @@ export interface ScenarioContext {
   /** Adds to a scenario-specific figure that must stay 0 (or to the faults with `fault`). */
   note(figure: string, amount?: number): void;
   fault(amount?: number): void;
+  /** Adds a line to the scenario's notes (printed under a failing line, or with --verbose). */
+  noteText(text: string): void;
   /** Waits for `count` more `intent submitted` lines of `child` (bounded). */
   submissions(child: BotChild, count: number, timeoutMs?: number): Promise<void>;
 }
@@ -195,6 +197,9 @@ export async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
     },
     fault(amount = 1) {
       injectedHere += amount;
+    },
+    noteText(text) {
+      notes.push(text);
     },
     async submissions(child, count, timeoutMs = 20_000) {
       let seen = 0;

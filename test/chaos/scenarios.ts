@@ -102,9 +102,14 @@ function counterSum(page: string, name: string): number {
   return sum;
 }
 
-function fillIdsOf(child: BotChild, message: string): string[] {
+/** The fill ids of `child`'s log lines of one kind: the `fill` event, or a message. */
+function fillIdsOf(child: BotChild, kind: { event: string } | { msg: string }): string[] {
   return child.records
-    .filter((record) => record.msg === message && typeof record.fill_id === 'string')
+    .filter(
+      (record) =>
+        ('event' in kind ? record.event === kind.event : record.msg === kind.msg) &&
+        typeof record.fill_id === 'string',
+    )
     .map((record) => record.fill_id as string);
 }
 
@@ -129,7 +134,13 @@ export function additiveScenario(tradeMs: number): Scenario {
         {
           id: 'steady',
           name: 'steady-submitter',
-          params: { marketId: 'BTC-PERP', intervalMs: 100, maxOpen: 3, offsetTicks: 1 },
+          params: {
+            marketId: 'BTC-PERP',
+            intervalMs: 100,
+            maxOpen: 3,
+            offsetTicks: 1,
+            churn: false,
+          },
         },
         { id: 'witness', name: 'fill-witness', params: {} },
       ],
@@ -144,19 +155,18 @@ export function additiveScenario(tradeMs: number): Scenario {
       const started = child.records.find((record) => record.event === 'bot.started');
       const metricsUrl = typeof started?.metrics === 'string' ? started.metrics : null;
       const page = metricsUrl === null ? '' : await (await fetch(metricsUrl)).text();
-      const loggedAtScrape = fillIdsOf(child, 'fill').length;
+      const loggedAtScrape = fillIdsOf(child, { event: 'fill' }).length;
+      const metricFills = counterSum(page, 'paperbot_fills_total');
+      context.noteText(`at the scrape: ${metricFills} fills counted, ${loggedAtScrape} logged`);
       await context.stopCleanly(child);
 
       const venueFills = context.venue.fills(context.accountId).map((fill) => fill.fill_id);
       context.note('no_venue_fills', venueFills.length === 0 ? 1 : 0);
-      const witnessed = fillIdsOf(child, 'witness saw a fill');
+      const witnessed = fillIdsOf(child, { msg: 'witness saw a fill' });
       const seen = new Set(witnessed);
       context.note('strategy_lost_fills', venueFills.filter((id) => !seen.has(id)).length);
       context.note('strategy_double_counted', witnessed.length - seen.size);
-      context.note(
-        'metric_not_log',
-        Math.abs(counterSum(page, 'paperbot_fills_total') - loggedAtScrape),
-      );
+      context.note('metric_not_log', Math.abs(metricFills - loggedAtScrape));
       context.note(
         'unknown_fields_not_counted',
         /paperbot_venue_unknown_fields_total\{shape="Market",field="svc_ext"\} [1-9]/.test(page) &&
