@@ -480,7 +480,7 @@ export function describeIssues(
         .map((key) => `${formatWirePath([...issue.path, key], root)}: not in the interface`)
         .join(', ');
     }
-    const missing = issue.code === 'invalid_type' && !isPresent(input, issue.path);
+    const missing = !isPresent(input, issue.path);
     return `${formatWirePath(issue.path, root)}: ${missing ? 'required' : issue.message}`;
   });
   const more = issues.length > limit ? ` and ${issues.length - limit} more` : '';

@@ -41,7 +41,7 @@ export function logReadingNotices(monitor: ReadingMonitor, logger: Logger): Subs
             path: notice.path,
             where: notice.where,
           },
-          `the venue sent a field the project does not know, kept as sent: ${notice.shape}.${notice.field} (${notice.where}, ${notice.path})`,
+          `the venue sent a field the project does not know${monitor.mode === 'tolerant' ? ', kept as sent' : ''}: ${notice.shape}.${notice.field} (${notice.where}, ${notice.path})`,
         );
         return;
       case 'unknown_value':
@@ -76,8 +76,14 @@ export function logReadingNotices(monitor: ReadingMonitor, logger: Logger): Subs
       case 'refused':
         if (!bounded()) return;
         log.warn(
-          { event: 'venue.refused', where: notice.where, count: problems },
-          `${whereText(notice)}: refused: ${notice.problem}`,
+          {
+            event: 'venue.refused',
+            where: notice.where,
+            httpStatus: notice.httpStatus,
+            serverRequestId: notice.serverRequestId,
+            count: problems,
+          },
+          `refused: ${notice.problem}`,
         );
         return;
     }
