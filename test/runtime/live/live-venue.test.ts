@@ -221,6 +221,8 @@ describe('the live execution venue', () => {
       fills$: new Subject(),
       risk$: new Subject(),
       events$: new Subject(),
+      otherEvents$: new Subject(),
+      unreadableEvents$: new Subject(),
       resync$: resyncs,
       resetSequence: (sequence: number) => resets.push(sequence),
     } as unknown as StreamClient;
