@@ -9,7 +9,7 @@
  * shape and field (for a log line once per shape and field). Distinct shape/field pairs are
  * bounded: past `DISTINCT_LIMIT` new ones are reported under the field `(other)`.
  */
-import { Observable, Subject } from 'rxjs';
+import { type Observable, Subject } from 'rxjs';
 import {
   describeIssues,
   type Drift,

@@ -128,9 +128,16 @@ export function interpretResponse<E extends EndpointName>(
 
   const json = parseJson(raw.text);
   if (json.ok) {
-    const envelope = ErrorEnvelope.safeParse(json.value);
-    if (envelope.success) {
-      const error = envelope.data.error;
+    // The error envelope is read like any answer: a field it does not know is no reason to
+    // mistake a service's refusal for a broken answer.
+    const monitor = context.reading ?? UNREPORTED;
+    const envelope = readWire(ErrorEnvelope, json.value, monitor.mode);
+    if (envelope.ok) {
+      monitor.report(
+        { where: endpoint, httpStatus: status, serverRequestId: headerRequestId },
+        envelope.drift,
+      );
+      const error = envelope.value.error;
       return throwServiceError(endpoint, raw, context, {
         code: error.code,
         message: error.message,
@@ -140,13 +147,13 @@ export function interpretResponse<E extends EndpointName>(
       });
     }
     if (status === 422) {
-      const failure = ValidationFailureBody.safeParse(json.value);
-      if (failure.success) {
+      const failure = readWire(ValidationFailureBody, json.value, monitor.mode);
+      if (failure.ok) {
         return throwServiceError(endpoint, raw, context, {
           code: 'INVALID_REQUEST',
           message: 'the request does not match the endpoint contract',
           retryable: false,
-          details: { issues: issuesFromValidationFailure(failure.data) },
+          details: { issues: issuesFromValidationFailure(failure.value) },
           serverRequestId: headerRequestId,
         });
       }

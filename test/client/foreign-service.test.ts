@@ -394,6 +394,36 @@ describe('tolerant reading (issue 24): drift is kept and reported, one bad event
     expect(rest.reading.snapshot()).toMatchObject({ mode: 'tolerant', unknownFields: 1 });
   });
 
+  it('an error envelope with fields of its own is still the service refusal it says', async () => {
+    const rest = tolerantClient();
+    service.override(({ path }) =>
+      path === '/v1/orders/ord-9'
+        ? {
+            status: 404,
+            body: {
+              error: {
+                code: 'ORDER_NOT_FOUND',
+                message: 'no such order',
+                request_id: 'r-1',
+                retryable: false,
+                details: {},
+                svc_ext: { trace: 'abc' },
+              },
+              svc_ext: {},
+            },
+          }
+        : undefined,
+    );
+    const error = await failure(rest.getOrder({ order_id: 'ord-9' }));
+    expect(error).toMatchObject({
+      code: 'ORDER_NOT_FOUND',
+      httpStatus: 404,
+      serverRequestId: 'r-1',
+    });
+    const strict = await failure(client().getOrder({ order_id: 'ord-9' }));
+    expect(strict.code).toBe('MALFORMED_RESPONSE');
+  });
+
   it('a missing field the client uses is an error naming endpoint, status, request id and path', async () => {
     const rest = tolerantClient();
     const { market_id: _, ...broken } = fixtures.market();
