@@ -352,24 +352,37 @@ export type EventsPage = z.infer<typeof EventsPage>;
 // them, keeps the rest, and passes unknown frame and event types on instead of refusing them.
 
 const FrameRequestIdReading = z.string().nullable().optional();
+// The fields contract.md section 4 gives these frames are known (not reported as news); the
+// client does not need them, so none is required.
+const knownField = z.unknown().optional();
 
 export const ChallengeReading = z.looseObject({
+  version: knownField,
   type: z.literal('challenge'),
   challenge: z.string().min(1),
+  expires_at_ms: knownField,
 });
 export type ChallengeReading = z.infer<typeof ChallengeReading>;
 
 /** `sequence` may be missing: then the stream learns the head from a heartbeat or the log. */
 export const AuthenticatedReading = z.looseObject({
+  version: knownField,
   type: z.literal('authenticated'),
   request_id: FrameRequestIdReading,
+  key_id: knownField,
+  scopes: knownField,
   sequence: z.int().min(0).nullable().optional(),
 });
 export type AuthenticatedReading = z.infer<typeof AuthenticatedReading>;
 
 /** The confirmations and the pong as read: the type and the request id they answer. */
 function confirmationReading<const Type extends string>(type: Type) {
-  return z.looseObject({ type: z.literal(type), request_id: FrameRequestIdReading });
+  return z.looseObject({
+    version: knownField,
+    type: z.literal(type),
+    request_id: FrameRequestIdReading,
+    channels: knownField,
+  });
 }
 
 export const SubscribedReading = confirmationReading('subscribed');
@@ -383,7 +396,9 @@ export type PongReading = z.infer<typeof PongReading>;
 
 /** `sequence` may be missing or null: the heartbeat then only proves the connection alive. */
 export const HeartbeatReading = z.looseObject({
+  version: knownField,
   type: z.literal('heartbeat'),
+  occurred_at: knownField,
   sequence: z.int().min(0).nullable().optional(),
 });
 export type HeartbeatReading = z.infer<typeof HeartbeatReading>;
@@ -397,6 +412,7 @@ export const FrameErrorReading = z.looseObject({
 export type FrameErrorReading = z.infer<typeof FrameErrorReading>;
 
 export const ErrorFrameReading = z.looseObject({
+  version: knownField,
   type: z.literal('error'),
   request_id: FrameRequestIdReading,
   error: FrameErrorReading,

@@ -174,6 +174,65 @@ describe('tolerant reading of every response shape', () => {
   });
 });
 
+/** A valid server frame of every type the project knows, as the emulator sends it. */
+const frames: Readonly<Record<string, Record<string, unknown>>> = {
+  challenge: { version: 1, type: 'challenge', challenge: 'c-1', expires_at_ms: 1 },
+  authenticated: {
+    version: 1,
+    type: 'authenticated',
+    request_id: 'ws-1',
+    key_id: 'key-1',
+    scopes: ['orders:read'],
+    sequence: 0,
+  },
+  subscribed: { version: 1, type: 'subscribed', request_id: 'ws-2', channels: ['orders'] },
+  unsubscribed: { version: 1, type: 'unsubscribed', request_id: 'ws-3', channels: ['orders'] },
+  pong: { version: 1, type: 'pong', request_id: 'ws-4' },
+  heartbeat: { version: 1, type: 'heartbeat', occurred_at: TIME, sequence: 3 },
+  error: {
+    version: 1,
+    type: 'error',
+    request_id: null,
+    error: { code: 'INVALID_REQUEST', message: 'no', retryable: false, details: {} },
+  },
+  ticker: {
+    version: 1,
+    channel: 'market:BTC-USD:ticker',
+    type: 'ticker.update',
+    occurred_at: TIME,
+    data: {
+      market_id: 'BTC-USD',
+      mark_price: '1',
+      index_price: '1',
+      last_price: null,
+      data_status: 'live',
+    },
+  },
+  order_event: fixtures.orderStatusEvent(1),
+  ...Object.fromEntries(
+    fixtures.payloadEvents(2).map((event) => [`${String(event.type)}_event`, event]),
+  ),
+};
+
+describe('tolerant reading of every server frame', () => {
+  for (const [name, frame] of Object.entries(frames)) {
+    it(`${name}: an unknown key at every object level is kept, reported once, never refused`, () => {
+      expect(readServerFrameWith(frame, 'strict')).toMatchObject({ drift: [] });
+      for (const path of objectPaths(frame)) {
+        const drifted = withKeyAt(frame, path, 'svc_ext', { tier: 2 }) as Record<string, unknown>;
+        const { reading, drift } = readServerFrameWith(drifted, 'tolerant');
+        const where = `${name} at ${JSON.stringify(path)}`;
+        expect(reading.kind, where).not.toBe('malformed');
+        expect(reading.kind, where).not.toBe('unreadable');
+        if (reading.kind === 'malformed' || reading.kind === 'unreadable') continue;
+        expect(at(reading.frame, path), where).toMatchObject({ svc_ext: { tier: 2 } });
+        const reported = drift.filter((item) => item.field === 'svc_ext');
+        expect(reported, where).toHaveLength(insideOpenRecord(path) ? 0 : 1);
+      }
+    });
+  }
+});
+
 describe('required fields stay required and typed', () => {
   it('a missing or mistyped field fails in both modes and names its path', () => {
     const { order_id: _, ...noId } = fixtures.order();
