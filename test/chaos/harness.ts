@@ -51,6 +51,8 @@ export interface Scenario {
    * `minimal-additive`: its own shapes plus additive drift (a field in every object, ...).
    */
   readonly venue: 'emulator' | 'minimal' | 'minimal-contract' | 'minimal-additive';
+  /** With `minimal-additive`: every n-th private event breaks its schema (order and fill events). */
+  readonly breakEvery?: number;
   readonly seed: number;
   /** The whole scenario, driving and stopping included. */
   readonly timeLimitMs: number;
@@ -136,6 +138,7 @@ export async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
           seed: `chaos-${scenario.name}`,
           shapes: scenario.venue === 'minimal-contract' ? 'contract' : 'own',
           additive: scenario.venue === 'minimal-additive',
+          breakEvery: scenario.breakEvery ?? 0,
         });
   const proxy = await startChaosProxy({
     upstream: venue.baseUrl,

@@ -214,6 +214,8 @@ export interface MinimalServerOptions {
   readonly shapes?: 'own' | 'contract';
   /** Additive drift on top of the shapes (see the header). */
   readonly additive?: boolean;
+  /** Every n-th private event breaks its schema, if an order or fill event (model.ts). */
+  readonly breakEvery?: number;
 }
 
 /** The extension object an additive server puts in every object it sends. */
@@ -244,7 +246,7 @@ export async function startMinimalServer(options: MinimalServerOptions): Promise
   const own = (options.shapes ?? 'own') === 'own';
   const additive = options.additive === true;
   const wire = (value: unknown): unknown => (additive ? additiveForm(value) : value);
-  const model = new MinimalModel(options.seed, now, own, additive);
+  const model = new MinimalModel(options.seed, now, own, additive, options.breakEvery ?? 0);
   const keys = new Map<string, KeyRecord>();
   const nonces = new NonceBook(SIGNATURE_WINDOW_MS);
   const ledgers = new Map<string, Map<string, Stored>>();
