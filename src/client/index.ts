@@ -35,6 +35,13 @@ export {
   type MutationEndpointName,
   mutationEndpointNames,
 } from './request-parts.ts';
+export {
+  type ReadingNotice,
+  type ReadingProblem,
+  type ReadingSnapshot,
+  type ReadingSource,
+  ReadingMonitor,
+} from './reading-monitor.ts';
 export { interpretResponse, type RawResponse } from './response.ts';
 export {
   type CallArguments,

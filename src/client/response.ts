@@ -1,25 +1,30 @@
 /**
  * Turns an HTTP answer into a typed result or a `VenueError`. Pure: the status, the headers and
  * the body text go in; nothing is read from the network or the clock here. Success bodies are
- * parsed with the endpoint's `read` schema (contract section 7): strict for resources whose
- * fields the interface lists, liberal (fields the client uses checked, others kept) for shapes
- * it leaves open. Anything that schema refuses (broken JSON, wrong types, an unknown field of a
- * listed resource, an HTML error page) becomes MALFORMED_RESPONSE with the status, an excerpt of
- * the body and the server request id.
+ * read with the endpoint's `read` schema through `readWire` (contract section 7) in the
+ * monitor's mode: tolerant by default (unknown fields kept, open enums read as their safe
+ * meaning, a bad item of a list left out and reported, the others kept), strict for the
+ * project's own tests. What the reading met is reported to the `ReadingMonitor`. Anything it
+ * refuses (broken JSON, a field the client uses missing or mistyped, an HTML error page) becomes
+ * MALFORMED_RESPONSE whose message names the broken paths, the status and the server request id.
  */
 import {
   type EndpointName,
   ErrorEnvelope,
   isErrorCode,
   endpoints,
+  describeIssues,
   type ResponseOf,
+  readWire,
   type ServiceIssue,
   toServiceIssues,
   ValidationFailureBody,
+  withSkippedItems,
 } from '../protocol/index.ts';
 import { parseRetryAfter } from './backoff.ts';
 import { excerptOf, type MutationOutcome, VenueError } from './errors.ts';
 import { type HeaderBag, headerValue } from './rate-limit.ts';
+import { ReadingMonitor } from './reading-monitor.ts';
 
 export const HEADER_REQUEST_ID = 'svc-request-id';
 
@@ -32,7 +37,11 @@ export interface RawResponse {
 export interface ResponseContext {
   /** Service time now (local clock plus offset), for an HTTP-date Retry-After. */
   readonly serverNowMs: number;
+  /** How to read and where to report it; default: tolerant, reported nowhere. */
+  readonly reading?: ReadingMonitor;
 }
+
+const UNREPORTED = new ReadingMonitor('tolerant');
 
 /** Statuses of gateways and proxies, whose error pages are not the service's and may pass. */
 const GATEWAY_STATUSES: ReadonlySet<number> = new Set([502, 503, 504]);
@@ -102,20 +111,33 @@ export function interpretResponse<E extends EndpointName>(
     }
     const json = parseJson(raw.text);
     if (!json.ok) throw malformed('the body is not JSON');
-    const parsed = definition.read.safeParse(json.value);
-    if (!parsed.success) {
-      throw malformed('the body does not match the interface', {
-        issues: toServiceIssues(parsed.error, 'body', json.value),
-      });
+    const monitor = context.reading ?? UNREPORTED;
+    const source = { where: endpoint, httpStatus: status, serverRequestId: headerRequestId };
+    const read = readWire(definition.read, json.value, monitor.mode);
+    monitor.report(source, read.drift, read.skipped, json.value);
+    if (!read.ok) {
+      const error = malformed(
+        `the body does not match the interface: ${describeIssues(read.issues, json.value)}`,
+        { issues: toServiceIssues({ issues: read.issues }, 'body', json.value) },
+      );
+      monitor.refused(source, error.message);
+      throw error;
     }
-    return parsed.data as ResponseOf<E>;
+    return withSkippedItems(read.value as ResponseOf<E>, read.skipped);
   }
 
   const json = parseJson(raw.text);
   if (json.ok) {
-    const envelope = ErrorEnvelope.safeParse(json.value);
-    if (envelope.success) {
-      const error = envelope.data.error;
+    // The error envelope is read like any answer: a field it does not know is no reason to
+    // mistake a service's refusal for a broken answer.
+    const monitor = context.reading ?? UNREPORTED;
+    const envelope = readWire(ErrorEnvelope, json.value, monitor.mode);
+    if (envelope.ok) {
+      monitor.report(
+        { where: endpoint, httpStatus: status, serverRequestId: headerRequestId },
+        envelope.drift,
+      );
+      const error = envelope.value.error;
       return throwServiceError(endpoint, raw, context, {
         code: error.code,
         message: error.message,
@@ -125,13 +147,13 @@ export function interpretResponse<E extends EndpointName>(
       });
     }
     if (status === 422) {
-      const failure = ValidationFailureBody.safeParse(json.value);
-      if (failure.success) {
+      const failure = readWire(ValidationFailureBody, json.value, monitor.mode);
+      if (failure.ok) {
         return throwServiceError(endpoint, raw, context, {
           code: 'INVALID_REQUEST',
           message: 'the request does not match the endpoint contract',
           retryable: false,
-          details: { issues: issuesFromValidationFailure(failure.data) },
+          details: { issues: issuesFromValidationFailure(failure.value) },
           serverRequestId: headerRequestId,
         });
       }

@@ -26,6 +26,7 @@ import {
   type PathParamsOf,
   type PrivateEventReading,
   type QueryInputOf,
+  type ReadingMode,
   type ResponseOf,
   serviceTimeMs,
 } from '../protocol/index.ts';
@@ -65,6 +66,7 @@ import {
   parseStoredBody,
   serializeBody,
 } from './request-parts.ts';
+import { ReadingMonitor } from './reading-monitor.ts';
 import { checkPlacementIds, interpretResponse } from './response.ts';
 import { tlsFailureOf } from './tls-errors.ts';
 import { createRestDispatcher, type TransportOptions } from './transport.ts';
@@ -119,6 +121,14 @@ export interface RestClientOptions {
   readonly userAgent?: string;
   /** Trusted CA and proxy environment (REST here, and the stream client's by default). */
   readonly transport?: TransportOptions;
+  /**
+   * How answers are read (contract section 7): `tolerant` (default) keeps unknown fields and
+   * reads past a bad item of a list; `strict` refuses what the interface does not list, as the
+   * project's own tests read the emulator. Ignored when `readingMonitor` is given.
+   */
+  readonly reading?: ReadingMode;
+  /** Where unknown fields, left-out items and refusals are reported; shared with streams. */
+  readonly readingMonitor?: ReadingMonitor;
 }
 
 export interface CallOptions {
@@ -216,6 +226,8 @@ export class RestClient {
   readonly origin: string;
   readonly credential: Credential | null;
   readonly transport: TransportOptions;
+  /** How this client and the stream clients built on it read, and what they met. */
+  readonly reading: ReadingMonitor;
   private readonly pathPrefix: string;
   private readonly pool: Dispatcher;
   private readonly clock: Clock;
@@ -246,6 +258,10 @@ export class RestClient {
     this.pathPrefix = checked.pathPrefix;
     this.credential = credential;
     this.clock = options.clock ?? systemClock;
+    const clock = this.clock;
+    this.reading =
+      options.readingMonitor ??
+      new ReadingMonitor(options.reading ?? 'tolerant', () => clock.now());
     this.random = options.random ?? Math.random;
     this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     this.maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
@@ -924,7 +940,7 @@ export class RestClient {
     return interpretResponse(
       endpoint,
       { status, headers: responseHeaders, text },
-      { serverNowMs: this.clock.now() + (this.offset?.offsetMs ?? 0) },
+      { serverNowMs: this.clock.now() + (this.offset?.offsetMs ?? 0), reading: this.reading },
     );
   }
 

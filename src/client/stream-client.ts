@@ -28,10 +28,16 @@ import {
   PrivateChannel as PrivateChannelSchema,
   isKnownPrivateEvent,
   type OtherPrivateEvent,
+  describeIssues,
+  formatWirePath,
+  isUnreadablePrivateEvent,
   type PrivateEventReading,
   type PublicChannel,
-  readServerFrame,
+  readServerFrameWith,
   type ServerFrameReading,
+  skippedItemsOf,
+  type UnreadablePrivateEvent,
+  unreadablePrivateEvent,
   type TickerSnapshotFrame,
   type TickerUpdateFrame,
   tickerChannel,
@@ -94,6 +100,8 @@ export interface StreamStatistics {
   readonly otherFrames: number;
   /** Private events of unknown types (`otherEvents$`). */
   readonly otherEvents: number;
+  /** Private events of known types that broke their schema (`unreadableEvents$`). */
+  readonly unreadableEvents: number;
   readonly resyncs: number;
 }
 
@@ -170,6 +178,33 @@ function describeSocketError(error: Error): string {
   return tls === null ? error.message : `TLS failed (${tls.code}): ${tls.advice}`;
 }
 
+/** A private event as the sequence carries it: read, or unreadable but counted. */
+type StreamEvent = PrivateEventReading | UnreadablePrivateEvent;
+
+const STREAM_SOURCE = { where: 'stream' } as const;
+
+/**
+ * The events of a GET /v1/events page in sequence order, with those a tolerant read left out
+ * (they broke their schema) as unreadable events where their sequence can be read.
+ */
+function eventsOfPage(page: {
+  readonly data: readonly PrivateEventReading[];
+}): readonly StreamEvent[] {
+  const skipped = skippedItemsOf(page);
+  if (skipped.length === 0) return page.data;
+  const events: StreamEvent[] = [...page.data];
+  for (const item of skipped) {
+    const relative = item.issues.map((issue) => ({
+      ...issue,
+      path: issue.path.slice(item.path.length),
+    }));
+    const problem = `listEvents: ${describeIssues(relative, item.raw, formatWirePath(item.path))}`;
+    const unreadable = unreadablePrivateEvent(item.raw, problem);
+    if (unreadable !== null) events.push(unreadable);
+  }
+  return events.sort((left, right) => left.sequence - right.sequence);
+}
+
 function deepFreeze<T>(value: T): T {
   if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
     Object.freeze(value);
@@ -205,12 +240,13 @@ export class StreamClient {
   private readonly maxPayloadBytes: number;
   private readonly userAgent: string;
   private readonly transport: TransportOptions;
-  private readonly tracker: SequenceTracker<PrivateEventReading>;
+  private readonly tracker: SequenceTracker<StreamEvent>;
   private startFromHead: boolean;
 
   private readonly stateSubject = new BehaviorSubject<ConnectionState>('idle');
   private readonly eventSubject = new Subject<KnownPrivateEventReading>();
   private readonly otherEventSubject = new Subject<OtherPrivateEvent>();
+  private readonly unreadableEventSubject = new Subject<UnreadablePrivateEvent>();
   private readonly otherFrameSubject = new Subject<Readonly<Record<string, unknown>>>();
   private readonly tickerSubject = new Subject<TickerFrame>();
   private readonly resyncSubject = new Subject<ResyncSignal>();
@@ -243,6 +279,12 @@ export class StreamClient {
    * counted in the sequence; their payload as sent (contract section 7: passed on, not refused).
    */
   readonly otherEvents$: Observable<OtherPrivateEvent> = this.otherEventSubject.asObservable();
+  /**
+   * Private events of known types that broke their schema but carry a sequence (tolerant
+   * reading), in sequence order among the others: what they said must be read back.
+   */
+  readonly unreadableEvents$: Observable<UnreadablePrivateEvent> =
+    this.unreadableEventSubject.asObservable();
   /** Frames of unknown types without a private sequence, as sent. */
   readonly otherFrames$: Observable<Readonly<Record<string, unknown>>> =
     this.otherFrameSubject.asObservable();
@@ -278,6 +320,7 @@ export class StreamClient {
     malformedFrames: 0,
     otherFrames: 0,
     otherEvents: 0,
+    unreadableEvents: 0,
     resyncs: 0,
   };
 
@@ -321,7 +364,7 @@ export class StreamClient {
     this.transport = options.transport ?? options.rest.transport;
     const start = options.startAfterSequence ?? 'latest';
     this.startFromHead = start === 'latest';
-    this.tracker = new SequenceTracker<PrivateEventReading>({
+    this.tracker = new SequenceTracker<StreamEvent>({
       lastSequence: start === 'latest' ? 0 : start,
       bufferLimit: options.bufferLimit,
     });
@@ -731,8 +774,11 @@ export class StreamClient {
       this.malformed('a frame is not JSON', text);
       return;
     }
-    const reading = readServerFrame(document);
+    const monitor = this.rest.reading;
+    const { reading, drift } = readServerFrameWith(document, monitor.mode);
+    if (drift.length > 0) monitor.report(STREAM_SOURCE, drift);
     if (reading.kind === 'malformed') {
+      monitor.refused(STREAM_SOURCE, `stream: ${reading.problem}`);
       this.malformed(reading.problem, text);
       return;
     }
@@ -808,6 +854,13 @@ export class StreamClient {
         this.tickerSubject.next(frame);
         return;
       }
+      case 'unreadable':
+        this.rest.reading.refused(STREAM_SOURCE, `stream: ${reading.frame.problem}`);
+        if (this.privateChannels.length > 0 && !this.startFromHead) {
+          this.handleOffer(this.tracker.offerLive(reading.frame));
+          if (this.tracker.hasGap()) void this.fill(false);
+        }
+        return;
       case 'event':
         if (this.privateChannels.length > 0 && !this.startFromHead) {
           this.handleOffer(this.tracker.offerLive(reading.frame));
@@ -859,9 +912,12 @@ export class StreamClient {
 
   // ---------------------------------------------------------------- private sequence
 
-  private deliver(events: readonly PrivateEventReading[]): void {
+  private deliver(events: readonly StreamEvent[]): void {
     for (const event of events) {
-      if (isKnownPrivateEvent(event)) {
+      if (isUnreadablePrivateEvent(event)) {
+        this.counters.unreadableEvents += 1;
+        this.unreadableEventSubject.next(event);
+      } else if (isKnownPrivateEvent(event)) {
         this.eventSubject.next(event);
       } else {
         this.counters.otherEvents += 1;
@@ -870,7 +926,7 @@ export class StreamClient {
     }
   }
 
-  private handleOffer(offer: SequenceOffer<PrivateEventReading>): void {
+  private handleOffer(offer: SequenceOffer<StreamEvent>): void {
     this.deliver(offer.delivered);
     if (offer.problem !== null) this.signalResync(offer.problem, true, null);
   }
@@ -919,7 +975,9 @@ export class StreamClient {
             limit: EVENTS_PAGE_LIMIT,
           })) {
             if (this.stopped) return;
-            for (const event of page.data) this.handleOffer(this.tracker.offerLogged(event));
+            for (const event of eventsOfPage(page)) {
+              this.handleOffer(this.tracker.offerLogged(event));
+            }
             if (this.tracker.halted !== null) return;
           }
         } catch (error) {

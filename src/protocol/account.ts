@@ -1,6 +1,10 @@
 /** Account, venue accounts and positions (signed, scope `account:read`). */
 import { z } from 'zod';
-import { AccountDataStatus, DecimalString, pageOf, Rfc3339Utc } from './primitives.ts';
+import { DecimalString, pageOf, Rfc3339Utc } from './primitives.ts';
+import { openEnum, openString } from './reading.ts';
+
+/** Account data not known to be live reads as degraded (tolerant reading). */
+export const AccountDataStatusReading = openEnum(['live', 'degraded'], 'degraded');
 
 export const Account = z.strictObject({
   trading_mode: z.string().default('live'),
@@ -13,7 +17,7 @@ export const Account = z.strictObject({
   in_positions: DecimalString,
   unrealized_pnl: DecimalString,
   complete: z.boolean(),
-  data_status: AccountDataStatus,
+  data_status: AccountDataStatusReading,
 });
 export type Account = z.infer<typeof Account>;
 
@@ -40,7 +44,7 @@ export const Position = z.strictObject({
   position_id: z.string(),
   market_id: z.string(),
   route_id: z.string(),
-  side: z.string(),
+  side: openString(['long', 'short']),
   quantity: DecimalString,
   entry_price: DecimalString,
   margin_mode: z.string(),

@@ -74,20 +74,41 @@ export function serviceTimeMs(time: TimeReading): number | null {
   return null;
 }
 
+// The fields contract.md section 5 gives these open bodies are known (not reported as news);
+// none is required, and each is kept as the service wrote it.
+const known = z.unknown().optional();
+
 /** GET /v1/status as read: any object; `status` is kept as the service wrote it. */
-export const StatusReading = z.looseObject({ status: z.unknown().optional() });
+export const StatusReading = z.looseObject({
+  status: known,
+  environment: known,
+  api_version: known,
+  server_time: known,
+});
 export type StatusReading = z.infer<typeof StatusReading>;
 
 /** GET /health as read: any object. */
-export const HealthReading = z.looseObject({});
+export const HealthReading = z.looseObject({ status: known });
 export type HealthReading = z.infer<typeof HealthReading>;
 
 /** GET /ready as read: any JSON object (a 200 is the answer; 503 is the error envelope). */
-export const ReadyReading = z.looseObject({});
+export const ReadyReading = z.looseObject({ ready: known });
 export type ReadyReading = z.infer<typeof ReadyReading>;
 
-/** One item of GET /v1/routes/readiness as read: any object (`readRouteReadiness`). */
-export const RouteReadinessItem = z.looseObject({});
+/**
+ * One item of GET /v1/routes/readiness as read: any object (`readRouteReadiness`); the fields
+ * it looks at and the contract's are known, none required.
+ */
+export const RouteReadinessItem = z.looseObject({
+  route_id: known,
+  ready: known,
+  health: known,
+  status: known,
+  state: known,
+  order_submission_enabled: known,
+  reasons: known,
+  observed_at: known,
+});
 export type RouteReadinessItem = z.infer<typeof RouteReadinessItem>;
 
 export const RouteReadinessItemList = z.array(RouteReadinessItem);

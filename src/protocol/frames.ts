@@ -6,16 +6,27 @@
 import { z } from 'zod';
 import { Account, Position } from './account.ts';
 import { FrameErrorBody } from './errors.ts';
+import { MarketDataStatusReading } from './market.ts';
 import { Fill } from './orders.ts';
 import {
   DecimalString,
   IDENTIFIER_PATTERN,
-  MarketDataStatus,
   MarketId,
   OrderStatus,
   Rfc3339Utc,
   Scope,
 } from './primitives.ts';
+import {
+  describeIssues,
+  type Drift,
+  nameShape,
+  openString,
+  type ReadingMode,
+  readWire,
+  registerDynamicSchema,
+  skippedItemsOf,
+  tolerantSchema,
+} from './reading.ts';
 
 export const WIRE_VERSION = 1;
 export const WireVersion = z.literal(WIRE_VERSION);
@@ -188,7 +199,7 @@ export const TickerData = z.strictObject({
   mark_price: DecimalString.nullable(),
   index_price: DecimalString.nullable(),
   last_price: DecimalString.nullable(),
-  data_status: MarketDataStatus,
+  data_status: MarketDataStatusReading,
 });
 export type TickerData = z.infer<typeof TickerData>;
 
@@ -341,24 +352,37 @@ export type EventsPage = z.infer<typeof EventsPage>;
 // them, keeps the rest, and passes unknown frame and event types on instead of refusing them.
 
 const FrameRequestIdReading = z.string().nullable().optional();
+// The fields contract.md section 4 gives these frames are known (not reported as news); the
+// client does not need them, so none is required.
+const knownField = z.unknown().optional();
 
 export const ChallengeReading = z.looseObject({
+  version: knownField,
   type: z.literal('challenge'),
   challenge: z.string().min(1),
+  expires_at_ms: knownField,
 });
 export type ChallengeReading = z.infer<typeof ChallengeReading>;
 
 /** `sequence` may be missing: then the stream learns the head from a heartbeat or the log. */
 export const AuthenticatedReading = z.looseObject({
+  version: knownField,
   type: z.literal('authenticated'),
   request_id: FrameRequestIdReading,
+  key_id: knownField,
+  scopes: knownField,
   sequence: z.int().min(0).nullable().optional(),
 });
 export type AuthenticatedReading = z.infer<typeof AuthenticatedReading>;
 
 /** The confirmations and the pong as read: the type and the request id they answer. */
 function confirmationReading<const Type extends string>(type: Type) {
-  return z.looseObject({ type: z.literal(type), request_id: FrameRequestIdReading });
+  return z.looseObject({
+    version: knownField,
+    type: z.literal(type),
+    request_id: FrameRequestIdReading,
+    channels: knownField,
+  });
 }
 
 export const SubscribedReading = confirmationReading('subscribed');
@@ -372,7 +396,9 @@ export type PongReading = z.infer<typeof PongReading>;
 
 /** `sequence` may be missing or null: the heartbeat then only proves the connection alive. */
 export const HeartbeatReading = z.looseObject({
+  version: knownField,
   type: z.literal('heartbeat'),
+  occurred_at: knownField,
   sequence: z.int().min(0).nullable().optional(),
 });
 export type HeartbeatReading = z.infer<typeof HeartbeatReading>;
@@ -386,6 +412,7 @@ export const FrameErrorReading = z.looseObject({
 export type FrameErrorReading = z.infer<typeof FrameErrorReading>;
 
 export const ErrorFrameReading = z.looseObject({
+  version: knownField,
   type: z.literal('error'),
   request_id: FrameRequestIdReading,
   error: FrameErrorReading,
@@ -470,25 +497,98 @@ export const KnownPrivateEventReading = z.discriminatedUnion('type', [
 ]);
 export type KnownPrivateEventReading = z.infer<typeof KnownPrivateEventReading>;
 
-/**
- * An item of GET /v1/events or a private frame as read: a known event, or another one. Chosen by
- * `type` rather than as a union, so a known event that breaks its schema is reported by the
- * field that breaks it.
- */
-export const PrivateEventReading = z
-  .unknown()
-  .transform((value, context): KnownPrivateEventReading | OtherPrivateEvent => {
-    const type = typeof value === 'object' && value !== null ? Reflect.get(value, 'type') : null;
-    const schema = isKnownPrivateEventType(type) ? KnownPrivateEventReading : OtherPrivateEvent;
-    const parsed = schema.safeParse(value);
-    if (parsed.success) return parsed.data;
+/** Which schema reads a private event: its known type's, else `OtherPrivateEvent`. */
+function privateEventSchemaOf(value: unknown, known: z.ZodType): z.ZodType {
+  const type = typeof value === 'object' && value !== null ? Reflect.get(value, 'type') : null;
+  return isKnownPrivateEventType(type) ? known : OtherPrivateEvent;
+}
+
+function privateEventReadingWith(known: z.ZodType) {
+  return z.unknown().transform((value, context): KnownPrivateEventReading | OtherPrivateEvent => {
+    const parsed = privateEventSchemaOf(value, known).safeParse(value);
+    if (parsed.success) return parsed.data as KnownPrivateEventReading | OtherPrivateEvent;
     // The inner issues as they are (paths below the event's), so the report names the field.
     for (const issue of parsed.error.issues) {
       context.issues.push({ ...issue, input: value } as z.core.$ZodRawIssue);
     }
     return z.NEVER;
   });
+}
+
+/**
+ * An item of GET /v1/events or a private frame as read: a known event, or another one. Chosen by
+ * `type` rather than as a union, so a known event that breaks its schema is reported by the
+ * field that breaks it.
+ */
+export const PrivateEventReading = privateEventReadingWith(KnownPrivateEventReading);
 export type PrivateEventReading = z.infer<typeof PrivateEventReading>;
+
+/** How the drift report sees an event of a type the project does not know: the type is news. */
+const UnknownTypePrivateEvent = nameShape(
+  'PrivateEvent',
+  z.looseObject({
+    version: z.unknown(),
+    channel: z.unknown(),
+    type: openString(Object.keys(privateEventChannel)),
+    sequence: z.unknown(),
+    event_id: z.unknown(),
+    occurred_at: z.unknown(),
+    data: z.unknown(),
+  }),
+);
+
+registerDynamicSchema(
+  PrivateEventReading,
+  privateEventReadingWith(tolerantSchema(KnownPrivateEventReading)),
+  (value) => {
+    const schema = privateEventSchemaOf(value, KnownPrivateEventReading);
+    return schema === OtherPrivateEvent ? UnknownTypePrivateEvent : schema;
+  },
+);
+
+/**
+ * A private event that carries a readable sequence but breaks its schema (tolerant reading): it
+ * still counts in the sequence, and the runtime resolves what it may have said by reading back
+ * (the order by `entity_id`, the fills over REST), so nothing is lost and nothing counted twice.
+ */
+export interface UnreadablePrivateEvent {
+  readonly unreadable: true;
+  readonly sequence: number;
+  readonly event_id: string;
+  readonly channel: string | null;
+  readonly type: string | null;
+  /** `data.entity_id` of an order event, when it is a string. */
+  readonly entityId: string | null;
+  /** The broken paths and why (`body.data[3].data.to_state: required`). */
+  readonly problem: string;
+}
+
+/** The unreadable event for an item that breaks its schema, or null without a sequence. */
+export function unreadablePrivateEvent(
+  raw: unknown,
+  problem: string,
+): UnreadablePrivateEvent | null {
+  if (typeof raw !== 'object' || raw === null) return null;
+  const fields = raw as Record<string, unknown>;
+  const sequence = fields.sequence;
+  if (typeof sequence !== 'number' || !Number.isSafeInteger(sequence) || sequence < 1) return null;
+  const data = fields.data;
+  const entityId =
+    typeof data === 'object' && data !== null ? (data as Record<string, unknown>).entity_id : null;
+  return Object.freeze({
+    unreadable: true,
+    sequence,
+    event_id: typeof fields.event_id === 'string' ? fields.event_id : `unreadable-${sequence}`,
+    channel: typeof fields.channel === 'string' ? fields.channel : null,
+    type: typeof fields.type === 'string' ? fields.type : null,
+    entityId: typeof entityId === 'string' ? entityId : null,
+    problem,
+  });
+}
+
+export function isUnreadablePrivateEvent(value: unknown): value is UnreadablePrivateEvent {
+  return typeof value === 'object' && value !== null && Reflect.get(value, 'unreadable') === true;
+}
 
 export function isKnownPrivateEvent(event: PrivateEventReading): event is KnownPrivateEventReading {
   return isKnownPrivateEventType(event.type);
@@ -513,6 +613,11 @@ export function nextAfterSequence(page: EventsPageReading, afterSequence: number
   if (page.next_after_sequence !== undefined) return page.next_after_sequence;
   let highest = afterSequence;
   for (const event of page.data) highest = Math.max(highest, event.sequence);
+  // Events a tolerant read left out of the page were read too.
+  for (const item of skippedItemsOf(page)) {
+    const sequence = unreadablePrivateEvent(item.raw, '')?.sequence;
+    if (sequence !== undefined) highest = Math.max(highest, sequence);
+  }
   return highest;
 }
 
@@ -529,6 +634,8 @@ export type ServerFrameReading =
   | { readonly kind: 'event'; readonly frame: PrivateEventReading }
   /** A frame of a type the project does not know and without a private sequence: kept as sent. */
   | { readonly kind: 'other'; readonly frame: Readonly<Record<string, unknown>> }
+  /** A known private event that breaks its schema, with a readable sequence (tolerant reading). */
+  | { readonly kind: 'unreadable'; readonly frame: UnreadablePrivateEvent }
   | { readonly kind: 'malformed'; readonly problem: string };
 
 const frameReadings = {
@@ -547,49 +654,104 @@ function isControlKind(type: string): type is ControlKind {
   return Object.hasOwn(frameReadings, type);
 }
 
-function issueText(error: z.ZodError): string {
-  return error.issues
-    .slice(0, 3)
-    .map((issue) => `${issue.path.join('.') || '(frame)'}: ${issue.message}`)
-    .join('; ');
-}
-
 /**
  * Reads one server frame (already JSON-parsed). Known types are checked: strictly where the
  * interface lists the fields (ticker data, the order event), liberally where it does not (the
  * other private events keep further fields). A frame of an unknown type is an event when it
  * carries a channel, an integer sequence and an event id, and "other" otherwise; neither is
- * refused.
+ * refused. Strict reading; `readServerFrameWith` reads in either mode and reports drift.
  */
 export function readServerFrame(document: unknown): ServerFrameReading {
+  return readServerFrameWith(document, 'strict').reading;
+}
+
+/** A server frame read in `mode` (reading.ts), with what its schema does not know. */
+export interface ServerFrameRead {
+  readonly reading: ServerFrameReading;
+  readonly drift: readonly Drift[];
+}
+
+const NO_DRIFT: readonly Drift[] = Object.freeze([]);
+
+function frameRead<S extends z.ZodType>(
+  schema: S,
+  document: unknown,
+  mode: ReadingMode,
+  what: string,
+  read: (value: z.output<S>) => ServerFrameReading,
+): ServerFrameRead {
+  const result = readWire(schema, document, mode);
+  if (!result.ok) {
+    return {
+      reading: {
+        kind: 'malformed',
+        problem: `${what}: ${describeIssues(result.issues, document, 'frame')}`,
+      },
+      drift: result.drift,
+    };
+  }
+  return { reading: read(result.value), drift: result.drift };
+}
+
+export function readServerFrameWith(document: unknown, mode: ReadingMode): ServerFrameRead {
   if (typeof document !== 'object' || document === null || Array.isArray(document)) {
-    return { kind: 'malformed', problem: 'a frame is not a JSON object' };
+    return {
+      reading: { kind: 'malformed', problem: 'a frame is not a JSON object' },
+      drift: NO_DRIFT,
+    };
   }
   const type = (document as { type?: unknown }).type;
-  if (typeof type !== 'string') return { kind: 'malformed', problem: 'a frame has no type' };
+  if (typeof type !== 'string') {
+    return { reading: { kind: 'malformed', problem: 'a frame has no type' }, drift: NO_DRIFT };
+  }
   if (isControlKind(type)) {
-    const parsed = frameReadings[type].safeParse(document);
-    if (!parsed.success) {
-      return { kind: 'malformed', problem: `a ${type} frame: ${issueText(parsed.error)}` };
-    }
-    return { kind: type, frame: parsed.data } as ServerFrameReading;
+    return frameRead(
+      frameReadings[type],
+      document,
+      mode,
+      `a ${type} frame`,
+      (frame) => ({ kind: type, frame }) as ServerFrameReading,
+    );
   }
   if (type === 'ticker.snapshot' || type === 'ticker.update') {
     const schema = type === 'ticker.snapshot' ? TickerSnapshotFrame : TickerUpdateFrame;
-    const parsed = schema.safeParse(document);
-    if (!parsed.success) {
-      return { kind: 'malformed', problem: `a ${type} frame: ${issueText(parsed.error)}` };
-    }
-    return { kind: 'ticker', frame: parsed.data };
+    return frameRead(schema, document, mode, `a ${type} frame`, (frame) => ({
+      kind: 'ticker',
+      frame,
+    }));
   }
   if (isKnownPrivateEventType(type)) {
-    const parsed = KnownPrivateEventReading.safeParse(document);
-    if (!parsed.success) {
-      return { kind: 'malformed', problem: `a ${type} event: ${issueText(parsed.error)}` };
+    const read = frameRead(
+      KnownPrivateEventReading,
+      document,
+      mode,
+      `a ${type} event`,
+      (frame) => ({
+        kind: 'event',
+        frame,
+      }),
+    );
+    if (mode === 'tolerant' && read.reading.kind === 'malformed') {
+      // It still counts in the sequence; the runtime reads back what it said.
+      const unreadable = unreadablePrivateEvent(document, read.reading.problem);
+      if (unreadable !== null)
+        return { reading: { kind: 'unreadable', frame: unreadable }, drift: read.drift };
     }
-    return { kind: 'event', frame: parsed.data };
+    return read;
   }
   const other = OtherPrivateEvent.safeParse(document);
-  if (other.success) return { kind: 'event', frame: other.data };
-  return { kind: 'other', frame: document as Readonly<Record<string, unknown>> };
+  if (other.success) {
+    return {
+      reading: { kind: 'event', frame: other.data },
+      drift: driftOfUnknownType(document),
+    };
+  }
+  return {
+    reading: { kind: 'other', frame: document as Readonly<Record<string, unknown>> },
+    drift: NO_DRIFT,
+  };
+}
+
+function driftOfUnknownType(document: unknown): readonly Drift[] {
+  return readWire(PrivateEventReading, document, 'tolerant').drift;
 }

@@ -8,3 +8,5 @@ export * from './market.ts';
 export * from './orders.ts';
 export * from './primitives.ts';
 export * from './query.ts';
+export * from './reading.ts';
+import './shape-names.ts';

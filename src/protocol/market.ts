@@ -4,15 +4,19 @@
  * are null, never zero).
  */
 import { z } from 'zod';
-import {
-  DecimalString,
-  MarketDataStatus,
-  MarketStructure,
-  Rfc3339Utc,
-  RouteHealth,
-} from './primitives.ts';
+import { DecimalString, Rfc3339Utc } from './primitives.ts';
+import { openEnum, openString } from './reading.ts';
 
 const nullableDecimal = DecimalString.nullable().default(null);
+
+// Enums the interface does not close (its compatibility policy is "not shown"): in tolerant
+// reading another value reads as the safe meaning given here (see reading.ts).
+/** Data that is not known to be live is treated as stale. */
+export const MarketDataStatusReading = openEnum(['live', 'stale', 'unavailable'], 'stale');
+/** The runtime does not branch on the structure; an unknown one reads as a plain book. */
+export const MarketStructureReading = openEnum(['order_book', 'oracle'], 'order_book');
+/** A route in a state the project does not know is not ready. */
+export const RouteHealthReading = openEnum(['ready', 'degraded', 'disabled'], 'degraded');
 
 export const Market = z.strictObject({
   market_id: z.string(),
@@ -38,7 +42,7 @@ export const Market = z.strictObject({
   volume_24h: nullableDecimal,
   open_interest: nullableDecimal,
   observed_at: Rfc3339Utc,
-  data_status: MarketDataStatus,
+  data_status: MarketDataStatusReading,
 });
 export type Market = z.infer<typeof Market>;
 
@@ -62,12 +66,12 @@ export const Route = z.strictObject({
   provider: z.string(),
   environment: z.string(),
   network: z.string(),
-  market_structure: MarketStructure,
+  market_structure: MarketStructureReading,
   settlement_asset: z.string(),
   capital_location: z.string(),
   capabilities: RouteCapabilities,
   order_submission_enabled: z.boolean(),
-  health: RouteHealth,
+  health: RouteHealthReading,
   observed_at: Rfc3339Utc,
 });
 export type Route = z.infer<typeof Route>;
@@ -85,7 +89,7 @@ export type BookLevel = z.infer<typeof BookLevel>;
 export const Book = z.strictObject({
   market_id: z.string(),
   route_id: z.string(),
-  market_structure: MarketStructure,
+  market_structure: MarketStructureReading,
   sequence: z.int().nullable().default(null),
   checksum: z.string().nullable().default(null),
   bids: z.array(BookLevel),
@@ -104,7 +108,7 @@ export const PublicTrade = z.strictObject({
   route_id: z.string(),
   price: DecimalString,
   quantity: DecimalString,
-  side: z.string(),
+  side: openString(['buy', 'sell']),
   occurred_at: Rfc3339Utc,
 });
 export type PublicTrade = z.infer<typeof PublicTrade>;

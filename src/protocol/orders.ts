@@ -28,16 +28,36 @@ import {
   TradingMode,
   toDecimalString,
 } from './primitives.ts';
+import { openEnum, openString } from './reading.ts';
+
+// Enums the interface does not close, with the meaning another value gets in tolerant reading.
+const TradingModeReading = openEnum(TradingMode.options as ['live', 'paper'], 'live');
+/** Stages the interface names (QUEUED, TERMINAL) and the ones the project emits. */
+const ExecutionStageReading = openString([
+  'QUEUED',
+  'SUBMITTED',
+  'WORKING',
+  'RECONCILING',
+  'TERMINAL',
+]);
+const SideReading = openString(['buy', 'sell']);
+/** Batch atomicity that is not known reads as the weaker promise. */
+const BatchAtomicityReading = openEnum(
+  BatchAtomicity.options as ['non_atomic', 'native_market_atomic'],
+  'non_atomic',
+);
+/** A request state the project does not know reads as still pending: ask again later. */
+const MutationStateReading = openEnum(MutationState.options as ['PENDING', 'COMPLETED'], 'PENDING');
 
 export const Order = z.strictObject({
-  trading_mode: TradingMode.default('live'),
+  trading_mode: TradingModeReading.default('live'),
   execution_account_id: z.string().nullable().default(null),
   request_id: z.string().nullable(),
   order_id: z.string(),
   client_order_id: z.string().nullable(),
   market_id: z.string(),
   route_id: z.string(),
-  side: z.string().nullable(),
+  side: SideReading.nullable(),
   type: z.string().nullable(),
   quantity: DecimalString.nullable(),
   price: DecimalString.nullable(),
@@ -46,7 +66,7 @@ export const Order = z.strictObject({
   post_only: z.boolean(),
   reduce_only: z.boolean(),
   status: OrderStatus,
-  execution_stage: z.string(),
+  execution_stage: ExecutionStageReading,
   received_at: Rfc3339Utc.nullable(),
   updated_at: Rfc3339Utc.nullable(),
   filled_quantity: DecimalString,
@@ -64,7 +84,7 @@ export const Fill = z.strictObject({
   fill_id: z.string(),
   market_id: z.string(),
   route_id: z.string(),
-  side: z.string(),
+  side: SideReading,
   quantity: DecimalString,
   price: DecimalString,
   fee: DecimalString,
@@ -233,7 +253,7 @@ export type BatchOrderRequestInput = z.input<typeof BatchOrderRequest>;
 
 export const BatchOrderResponse = z.strictObject({
   request_id: z.string(),
-  atomicity: BatchAtomicity,
+  atomicity: BatchAtomicityReading,
   results: z.array(OrderCommandResult),
 });
 export type BatchOrderResponse = z.infer<typeof BatchOrderResponse>;
@@ -254,7 +274,7 @@ export type CancelAllAfterResponse = z.infer<typeof CancelAllAfterResponse>;
 export const SimulationResult = z.strictObject({
   market_id: z.string(),
   route_id: z.string(),
-  decision: z.string(),
+  decision: openString(['READY', 'REJECTED']),
   required_margin: DecimalString,
   reference_price: DecimalString,
   maximum_quantity: DecimalString.nullable().default(null),
@@ -279,7 +299,7 @@ export type SimulationIssue = z.infer<typeof SimulationIssue>;
 export const MutationStatus = z.strictObject({
   request_id: z.string(),
   command_type: z.string(),
-  state: MutationState,
+  state: MutationStateReading,
   result: JsonObject.nullable().default(null),
   created_at: Rfc3339Utc,
   updated_at: Rfc3339Utc,

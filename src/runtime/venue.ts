@@ -123,6 +123,18 @@ export type PrivateStreamItem =
     }
   /** An event the execution side does not apply (account, positions, risk, unknown types). */
   | { readonly kind: 'other'; readonly sequence: number; readonly occurredAt: string }
+  /**
+   * An event of a known type that broke its schema (tolerant reading): what it said is read
+   * back (its order by `entityId`; fills over REST, keyed by `fill_id`).
+   */
+  | {
+      readonly kind: 'unreadable';
+      readonly sequence: number;
+      readonly channel: string | null;
+      readonly type: string | null;
+      readonly entityId: string | null;
+      readonly problem: string;
+    }
   | {
       readonly kind: 'gap';
       /** The last sequence delivered before the gap (null: none yet). */

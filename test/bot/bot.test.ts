@@ -42,6 +42,8 @@ function botDocument() {
     venue: {
       key_file: null,
       emulator: { seed: 'in-process', data_dir: join(directory, 'emulator') },
+      // The emulator is read strictly, so that it cannot drift (contract section 7).
+      reading: 'strict',
     },
     strategies_dir: FIXTURE_STRATEGIES,
     strategies: [
@@ -241,7 +243,7 @@ describe('the bot in-process, on its embedded emulator', () => {
     );
     const journalPath = join(directory, 'silent.sqlite');
     const loaded = await resolveBotConfig({
-      venue: { key_file: keyPath, request_timeout_ms: 1_000 },
+      venue: { key_file: keyPath, request_timeout_ms: 1_000, reading: 'strict' },
       strategies_dir: FIXTURE_STRATEGIES,
       strategies: [{ id: 'rest', name: 'steady-submitter', params: { marketId: 'BTC-PERP' } }],
       risk: { kill_switch: { file: null, signal: null } },

@@ -102,7 +102,14 @@ export async function writeEmulatorKey(
 /** Writes a bot config as YAML and returns its path. */
 export function writeBotConfig(directory: string, config: Record<string, unknown>): string {
   const path = join(directory, 'bot.yaml');
-  writeFileSync(path, stringify(config));
+  // The project's bots read the emulator strictly, so that it cannot drift (contract section
+  // 7), unless the config says how to read.
+  const venue = config.venue ?? {};
+  const section = typeof venue === 'object' && venue !== null && !Array.isArray(venue);
+  writeFileSync(
+    path,
+    stringify(section ? { ...config, venue: { reading: 'strict', ...venue } } : config),
+  );
   return path;
 }
 

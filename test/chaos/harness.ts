@@ -24,6 +24,8 @@ export interface ScenarioContext {
   readonly venue: ChaosVenue;
   readonly proxy: ChaosProxy;
   readonly accountId: string;
+  /** The bot's journal (SQLite), the same file for every run of the scenario. */
+  readonly journalPath: string;
   readonly random: () => number;
   /** Starts the bot (same config, same journal) and waits for its start line. */
   start(): Promise<BotChild>;
@@ -36,14 +38,21 @@ export interface ScenarioContext {
   /** Adds to a scenario-specific figure that must stay 0 (or to the faults with `fault`). */
   note(figure: string, amount?: number): void;
   fault(amount?: number): void;
+  /** Adds a line to the scenario's notes (printed under a failing line, or with --verbose). */
+  noteText(text: string): void;
   /** Waits for `count` more `intent submitted` lines of `child` (bounded). */
   submissions(child: BotChild, count: number, timeoutMs?: number): Promise<void>;
 }
 
 export interface Scenario {
   readonly name: string;
-  /** `minimal-contract`: the minimal server with the contract's open shapes (a control). */
-  readonly venue: 'emulator' | 'minimal' | 'minimal-contract';
+  /**
+   * `minimal-contract`: the minimal server with the contract's open shapes (a control);
+   * `minimal-additive`: its own shapes plus additive drift (a field in every object, ...).
+   */
+  readonly venue: 'emulator' | 'minimal' | 'minimal-contract' | 'minimal-additive';
+  /** With `minimal-additive`: every n-th private event breaks its schema (order and fill events). */
+  readonly breakEvery?: number;
   readonly seed: number;
   /** The whole scenario, driving and stopping included. */
   readonly timeLimitMs: number;
@@ -127,7 +136,9 @@ export async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
       ? await startEmulatorVenue({ seed: `chaos-${scenario.name}` })
       : await startMinimalVenue({
           seed: `chaos-${scenario.name}`,
-          shapes: scenario.venue === 'minimal' ? 'own' : 'contract',
+          shapes: scenario.venue === 'minimal-contract' ? 'contract' : 'own',
+          additive: scenario.venue === 'minimal-additive',
+          breakEvery: scenario.breakEvery ?? 0,
         });
   const proxy = await startChaosProxy({
     upstream: venue.baseUrl,
@@ -155,6 +166,7 @@ export async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
     venue,
     proxy,
     accountId: key.accountId,
+    journalPath,
     random,
     spawn,
     async start() {
@@ -188,6 +200,9 @@ export async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
     },
     fault(amount = 1) {
       injectedHere += amount;
+    },
+    noteText(text) {
+      notes.push(text);
     },
     async submissions(child, count, timeoutMs = 20_000) {
       let seen = 0;

@@ -3,7 +3,8 @@
  * scales the trading time of a scenario down for the smoke test in `npm test`.
  */
 import { systemClock } from '../../src/core/clock.ts';
-import { delay, FIXTURE_STRATEGIES } from '../bot/helpers.ts';
+import { Journal } from '../../src/runtime/journal/index.ts';
+import { type BotChild, delay, FIXTURE_STRATEGIES } from '../bot/helpers.ts';
 import type { Scenario, ScenarioContext } from './harness.ts';
 import type { FrameAction, HttpAction, InjectedError, RequestInfo } from './proxy.ts';
 
@@ -86,6 +87,127 @@ function storm(
           stormUntil = systemClock.now() + 2_000;
         },
       });
+    },
+  };
+}
+
+/** The sum of a counter's series in a Prometheus text page. */
+function counterSum(page: string, name: string): number {
+  let sum = 0;
+  for (const line of page.split('\n')) {
+    if (line.startsWith(`${name}{`) || line.startsWith(`${name} `)) {
+      sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+    }
+  }
+  return sum;
+}
+
+/** The fill ids of `child`'s log lines of one kind: the `fill` event, or a message. */
+function fillIdsOf(child: BotChild, kind: { event: string } | { msg: string }): string[] {
+  return child.records
+    .filter(
+      (record) =>
+        ('event' in kind ? record.event === kind.event : record.msg === kind.msg) &&
+        typeof record.fill_id === 'string',
+    )
+    .map((record) => record.fill_id as string);
+}
+
+/**
+ * Issue 24: the real bot, reading tolerantly, trades against the minimal server in additive
+ * mode (a field in every object, an unknown event type, extra keys in every event's data,
+ * unknown values in the open enums). Besides the common figures, each venue fill must reach the
+ * journal, the strategy API (the `fill-witness` strategy logs what it gets), the fill log and
+ * the fill metric exactly once; nothing is refused or left out, the private stream never loses
+ * continuity, and the unknown fields are counted and logged once per shape and field. With
+ * `breakEvery`, every n-th order or fill event breaks its schema (on the stream and in the log
+ * alike): each is reported, and resolved by reading back, so the figures stay 0 all the same.
+ */
+export function additiveScenario(tradeMs: number, breakEvery = 0): Scenario {
+  const broken = breakEvery > 0;
+  return {
+    name: broken ? 'minimal-server-broken-events' : 'minimal-server-additive',
+    venue: 'minimal-additive',
+    ...(broken ? { breakEvery } : {}),
+    seed: broken ? 114 : 113,
+    timeLimitMs: tradeMs + 60_000,
+    config: {
+      venue: { reading: 'tolerant' },
+      strategies_dir: FIXTURE_STRATEGIES,
+      strategies: [
+        {
+          id: 'steady',
+          name: 'steady-submitter',
+          params: {
+            marketId: 'BTC-PERP',
+            intervalMs: 100,
+            maxOpen: 3,
+            offsetTicks: 1,
+            churn: false,
+          },
+        },
+        { id: 'witness', name: 'fill-witness', params: {} },
+      ],
+    },
+    async drive(context) {
+      const child = await context.start();
+      await context.submissions(child, 2);
+      await delay(tradeMs);
+      // No new fills from here; the metrics are read while the bot still runs.
+      context.venue.quiesce();
+      await delay(3_000);
+      const started = child.records.find((record) => record.event === 'bot.started');
+      const metricsUrl = typeof started?.metrics === 'string' ? started.metrics : null;
+      const page = metricsUrl === null ? '' : await (await fetch(metricsUrl)).text();
+      const loggedAtScrape = fillIdsOf(child, { event: 'fill' }).length;
+      const metricFills = counterSum(page, 'paperbot_fills_total');
+      context.noteText(`at the scrape: ${metricFills} fills counted, ${loggedAtScrape} logged`);
+      await context.stopCleanly(child);
+
+      const venueFills = context.venue.fills(context.accountId).map((fill) => fill.fill_id);
+      context.note('no_venue_fills', venueFills.length === 0 ? 1 : 0);
+      const witnessed = fillIdsOf(child, { msg: 'witness saw a fill' });
+      const seen = new Set(witnessed);
+      context.note('strategy_lost_fills', venueFills.filter((id) => !seen.has(id)).length);
+      context.note('strategy_double_counted', witnessed.length - seen.size);
+      context.note('metric_not_log', Math.abs(metricFills - loggedAtScrape));
+      context.note(
+        'unknown_fields_not_counted',
+        /paperbot_venue_unknown_fields_total\{shape="Market",field="svc_ext"\} [1-9]/.test(page) &&
+          /shape="OrderStatusEventData",field="reason"/.test(page)
+          ? 0
+          : 1,
+      );
+      const warnings = child.records.filter((record) => record.event === 'venue.unknown_field');
+      const pairs = warnings.map((record) => `${String(record.shape)}.${String(record.field)}`);
+      context.note('unknown_field_logged_twice', pairs.length - new Set(pairs).size);
+      const refused = child.records.filter(
+        (record) => record.event === 'venue.refused' || record.event === 'venue.item_left_out',
+      ).length;
+      const unreadable = child.records.filter(
+        (record) => record.msg === 'a private event breaks its schema; what it said is read back',
+      );
+      context.noteText(
+        `unreadable events resolved: ${unreadable.length} (fills ${
+          unreadable.filter((record) => record.channel === 'fills').length
+        })`,
+      );
+      // With broken events, they must be met (and then resolved: the other figures).
+      if (broken) context.note('no_broken_event_met', refused === 0 ? 1 : 0);
+      else context.note('refused_or_left_out', refused);
+      context.note(
+        'continuity_lost',
+        child.records.filter((record) => record.msg === 'private stream continuity lost').length,
+      );
+      const journal = Journal.open(context.journalPath, { now: () => systemClock.now() });
+      try {
+        context.note(
+          'journal_unseen_fills',
+          venueFills.filter((id) => !journal.hasSeenFill(id)).length,
+        );
+      } finally {
+        journal.close();
+      }
     },
   };
 }
@@ -279,6 +401,9 @@ export function allScenarios(options: { short?: boolean } = {}): Scenario[] {
       timeLimitMs: trade + 60_000,
       drive: (context) => tradeThenStop(context, trade),
     },
+    additiveScenario(trade),
+    // The same, and every 5th private event breaks its schema: none of them loses a fill.
+    additiveScenario(trade, 5),
   ];
 }
 

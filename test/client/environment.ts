@@ -59,6 +59,8 @@ export class Environment {
       clock: restClock,
       random: () => 0.5,
       requestTimeoutMs: 600_000,
+      // The emulator is read strictly, so that it cannot drift (contract section 7).
+      reading: 'strict',
       ...options.rest,
     });
     return new Environment(clock, emulator, credential, rest, restClock, emulatorOptions);
@@ -71,6 +73,7 @@ export class Environment {
       clock: new AutoAdvanceClock(this.clock, 120_000),
       random: () => 0.5,
       requestTimeoutMs: 600_000,
+      reading: 'strict',
       ...options,
     });
     this.clients.push(client);

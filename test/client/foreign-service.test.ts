@@ -352,3 +352,152 @@ describe('stream: open frames read liberally, unknown types passed on', () => {
     expect(stream.statistics()).toMatchObject({ malformedFrames: 1, otherEvents: 0, delivered: 5 });
   });
 });
+
+describe('tolerant reading (issue 24): drift is kept and reported, one bad event loses nothing', () => {
+  function tolerantClient(): RestClient {
+    const rest = virtualRestClient(foreignCredential(service, 'key_foreign_2'), clock, 'tolerant');
+    closers.push(() => rest.close());
+    return rest;
+  }
+
+  /** Six order events with extra keys in their data; 3 breaks its schema, 5 is of a new type. */
+  function driftedLog(): Record<string, unknown>[] {
+    const events = [1, 2, 3, 4, 6].map((sequence) => {
+      const event = fixtures.orderStatusEvent(sequence);
+      Object.assign(event.data as Record<string, unknown>, {
+        reason: 'venue',
+        actor: 'engine',
+        context: { shard: 1 },
+      });
+      return { ...event, svc_ext: { tier: 2 } } as Record<string, unknown>;
+    });
+    delete (events[2]!.data as Record<string, unknown>).to_state;
+    const routed = fixtures.privateEvent('orders', 'order.routed', 5, { order_id: 'ord-1' });
+    return [...events.slice(0, 4), routed, events[4]!];
+  }
+
+  it('an unknown field of a listed resource is kept and counted, not refused', async () => {
+    const rest = tolerantClient();
+    const notices: string[] = [];
+    rest.reading.notices$.subscribe((notice) => {
+      if (notice.kind === 'unknown_field') notices.push(`${notice.shape}.${notice.field}`);
+    });
+    service.override(({ path }) =>
+      path === '/v1/markets'
+        ? { status: 200, body: [{ ...fixtures.market(), svc_ext: { a: 1 } }] }
+        : undefined,
+    );
+    const markets = await rest.listMarkets();
+    expect(markets[0]).toMatchObject({ market_id: fixtures.market().market_id, svc_ext: { a: 1 } });
+    await rest.listMarkets();
+    expect(notices).toEqual(['Market.svc_ext', 'Market.svc_ext']);
+    expect(rest.reading.snapshot()).toMatchObject({ mode: 'tolerant', unknownFields: 1 });
+  });
+
+  it('an error envelope with fields of its own is still the service refusal it says', async () => {
+    const rest = tolerantClient();
+    service.override(({ path }) =>
+      path === '/v1/orders/ord-9'
+        ? {
+            status: 404,
+            body: {
+              error: {
+                code: 'ORDER_NOT_FOUND',
+                message: 'no such order',
+                request_id: 'r-1',
+                retryable: false,
+                details: {},
+                svc_ext: { trace: 'abc' },
+              },
+              svc_ext: {},
+            },
+          }
+        : undefined,
+    );
+    const error = await failure(rest.getOrder({ order_id: 'ord-9' }));
+    expect(error).toMatchObject({
+      code: 'ORDER_NOT_FOUND',
+      httpStatus: 404,
+      serverRequestId: 'r-1',
+    });
+    const strict = await failure(client().getOrder({ order_id: 'ord-9' }));
+    expect(strict.code).toBe('MALFORMED_RESPONSE');
+  });
+
+  it('a missing field the client uses is an error naming endpoint, status, request id and path', async () => {
+    const rest = tolerantClient();
+    const { market_id: _, ...broken } = fixtures.market();
+    service.override(({ path }) =>
+      path === '/v1/markets/BTC-USD' ? { status: 200, body: broken } : undefined,
+    );
+    const error = await failure(rest.getMarket({ market_id: 'BTC-USD' }));
+    expect(error.code).toBe('MALFORMED_RESPONSE');
+    expect(error.message).toMatch(
+      /^getMarket: the body does not match the interface: body\.market_id: required \(HTTP 200, request foreign-\d+\)$/,
+    );
+    expect(rest.reading.snapshot().lastProblem?.message).toBe(error.message);
+  });
+
+  it('a gap fill applies the good events, hands on the bad one as unreadable, in order', async () => {
+    const rest = tolerantClient();
+    service.override(({ path, query }) => {
+      if (path !== '/v1/events') return undefined;
+      const after = Number(query.get('after_sequence') ?? '0');
+      const data = driftedLog().filter((event) => (event.sequence as number) > after);
+      return { status: 200, body: { data, has_more: false } };
+    });
+    service.setSequenceHead(6);
+    const stream = virtualStreamClient(rest, clock, {
+      privateChannels: ['orders'],
+      startAfterSequence: 0,
+    });
+    closers.push(() => stream.close());
+    const order: string[] = [];
+    const resyncs: unknown[] = [];
+    stream.events$.subscribe((event) => order.push(`event ${event.sequence}`));
+    stream.otherEvents$.subscribe((event) => order.push(`other ${event.sequence}`));
+    stream.unreadableEvents$.subscribe((event) =>
+      order.push(`unreadable ${event.sequence} ${event.entityId} ${event.problem}`),
+    );
+    stream.resync$.subscribe((signal) => resyncs.push(signal));
+    await stream.connect();
+    await until(() => order.length === 6, 'the six events');
+    expect(order).toEqual([
+      'event 1',
+      'event 2',
+      'unreadable 3 ord-1 listEvents: body.data[2].data.to_state: required',
+      'event 4',
+      'other 5',
+      'event 6',
+    ]);
+    expect(resyncs).toEqual([]);
+    expect(stream.lastSequence).toBe(6);
+    expect(stream.statistics()).toMatchObject({ unreadableEvents: 1, otherEvents: 1 });
+    expect(rest.reading.snapshot()).toMatchObject({ skippedItems: 1 });
+
+    // Live: a bad event is unreadable too, never a gap.
+    const live = fixtures.orderStatusEvent(7);
+    delete (live.data as Record<string, unknown>).from_state;
+    service.broadcast(live);
+    service.broadcast(fixtures.orderStatusEvent(8));
+    await until(() => order.length === 8, 'the live events');
+    expect(order.slice(6)).toEqual([
+      expect.stringMatching(
+        /^unreadable 7 ord-1 a authoritative_status event: frame\.data\.from_state: required/,
+      ),
+      'event 8',
+    ]);
+    expect(resyncs).toEqual([]);
+  });
+
+  it('strict reading refuses the same page whole', async () => {
+    const rest = client();
+    service.override(({ path }) =>
+      path === '/v1/events'
+        ? { status: 200, body: { data: driftedLog(), has_more: false } }
+        : undefined,
+    );
+    const error = await failure(rest.listEvents({ after_sequence: 0 }));
+    expect(error.message).toContain('body.data[0].svc_ext: not in the interface');
+  });
+});

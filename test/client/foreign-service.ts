@@ -29,6 +29,8 @@ export interface ForeignService {
   override(handler: ForeignHandler): void;
   /** The readiness list the service answers from now on. */
   setReadiness(items: unknown): void;
+  /** The account's highest sequence, sent in `authenticated` from now on (default 0). */
+  setSequenceHead(sequence: number): void;
   /** Sends a frame to every open WebSocket. */
   broadcast(frame: unknown): void;
   /** How many WebSockets are open. */
@@ -88,6 +90,7 @@ export async function startForeignService(options: ForeignServiceOptions): Promi
   const clientFrames: Record<string, unknown>[] = [];
   let override: ForeignHandler | null = null;
   let readiness: unknown = [{ route_id: 'svc-paper', ready: true }];
+  let head = 0;
 
   const defaults = (method: string, path: string, query: URLSearchParams, body: unknown) => {
     const now = options.now();
@@ -212,7 +215,7 @@ export async function startForeignService(options: ForeignServiceOptions): Promi
       clientFrames.push(frame);
       if (frame.op === 'auth') {
         // No request_id and no version: the client pairs it with its auth frame by kind.
-        socket.send(JSON.stringify({ type: 'authenticated', session_id: 's-9', sequence: 0 }));
+        socket.send(JSON.stringify({ type: 'authenticated', session_id: 's-9', sequence: head }));
       } else if (frame.op === 'subscribe') {
         socket.send(
           JSON.stringify({
@@ -242,6 +245,9 @@ export async function startForeignService(options: ForeignServiceOptions): Promi
     },
     setReadiness(items) {
       readiness = items;
+    },
+    setSequenceHead(sequence) {
+      head = sequence;
     },
     broadcast(frame) {
       for (const socket of sockets) socket.send(JSON.stringify(frame));

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { RestClient, StreamClient, type StreamClientOptions } from '../../src/client/index.ts';
 import type { Clock, TimerHandle, VirtualClock } from '../../src/core/clock.ts';
 import type { Credential } from '../../src/signing/index.ts';
+import type { ReadingMode } from '../../src/protocol/index.ts';
 
 /** One turn of the event loop, so pending socket I/O can progress. */
 export function turn(): Promise<void> {
@@ -171,14 +172,23 @@ export function envelope(code: string, message: string, retryable: boolean, deta
   };
 }
 
-/** A REST client on a test's virtual clock: no jitter, one attempt, no timeout of its own. */
-export function virtualRestClient(credential: Credential, clock: Clock): RestClient {
+/**
+ * A REST client on a test's virtual clock: no jitter, one attempt, no timeout of its own; strict
+ * reading unless a test of tolerant reading asks for it.
+ */
+export function virtualRestClient(
+  credential: Credential,
+  clock: Clock,
+  reading: ReadingMode = 'strict',
+): RestClient {
   return new RestClient({
     credential,
     clock,
     random: () => 0.5,
     requestTimeoutMs: 600_000,
     retry: { maxAttempts: 1 },
+    // The emulator is read strictly, so that it cannot drift (contract section 7).
+    reading,
   });
 }
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { interpretResponse, type VenueError } from '../../src/client/index.ts';
+import { interpretResponse, ReadingMonitor, type VenueError } from '../../src/client/index.ts';
 import {
   checkedQueryString,
   checkPathParams,
@@ -25,7 +25,8 @@ function thrown(action: () => unknown): VenueError {
   throw new Error('expected an error');
 }
 
-const context = { serverNowMs: Date.UTC(2025, 0, 1) };
+// Strict reading: today's exact checks (tolerant reading: test/client/tolerant-reading.test.ts).
+const context = { serverNowMs: Date.UTC(2025, 0, 1), reading: new ReadingMonitor('strict') };
 
 describe('interpretResponse', () => {
   it('parses a success body with the strict schema, defaults applied', () => {

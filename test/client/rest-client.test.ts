@@ -85,6 +85,7 @@ function setup(options: Partial<RestClientOptions> = {}, autoAdvanceMaxMs = 120_
     clock: clientClock,
     random: () => 0.5,
     requestTimeoutMs: 600_000,
+    reading: 'strict',
     ...options,
   });
   clients.push(client);

@@ -19,7 +19,11 @@ export function temporaryDirectory(): string {
 /** A market maker quoting close to the mark, so orders appear at once and fills soon. */
 export function marketMakerBot(directory: string, extra: Record<string, unknown> = {}) {
   return {
-    venue: { key_file: null, emulator: { seed: 'dashboard-e2e', data_dir: null } },
+    venue: {
+      key_file: null,
+      emulator: { seed: 'dashboard-e2e', data_dir: null },
+      reading: 'strict',
+    },
     strategies_dir: join(REPOSITORY_ROOT, 'strategies'),
     strategies: [
       {

@@ -210,13 +210,13 @@ describe('private events other than the order event', () => {
       readServerFrame(without(liquidation, 'price')),
     ].map((reading) => (reading.kind === 'malformed' ? reading.problem : reading.kind));
     expect(problems).toEqual([
-      expect.stringMatching(/^a fill event: data\.fee: /),
-      expect.stringMatching(/^a fill event: data\.quantity: /),
-      expect.stringMatching(/^a fill event: data\.price: /),
-      expect.stringMatching(/^a position event: data\.quantity: /),
-      expect.stringMatching(/^an? account event: data\.total_equity: /),
-      expect.stringMatching(/^a cancel_all_after\.triggered event: data\.deadline_at: /),
-      expect.stringMatching(/^a liquidation event: data\.price: /),
+      expect.stringMatching(/^a fill event: frame\.data\.fee: /),
+      expect.stringMatching(/^a fill event: frame\.data\.quantity: /),
+      expect.stringMatching(/^a fill event: frame\.data\.price: /),
+      expect.stringMatching(/^a position event: frame\.data\.quantity: /),
+      expect.stringMatching(/^an? account event: frame\.data\.total_equity: /),
+      expect.stringMatching(/^a cancel_all_after\.triggered event: frame\.data\.deadline_at: /),
+      expect.stringMatching(/^a liquidation event: frame\.data\.price: /),
     ]);
   });
 
@@ -233,11 +233,11 @@ describe('private events other than the order event', () => {
     expect(
       readings.map((reading) => (reading.kind === 'malformed' ? reading.problem : reading.kind)),
     ).toEqual([
-      expect.stringMatching(/^a fill event: event_id: /),
-      expect.stringMatching(/^a fill event: sequence: /),
-      expect.stringMatching(/^a fill event: channel: /),
-      expect.stringMatching(/^a fill event: occurred_at: /),
-      expect.stringMatching(/^a fill event: data: /),
+      expect.stringMatching(/^a fill event: frame\.event_id: /),
+      expect.stringMatching(/^a fill event: frame\.sequence: /),
+      expect.stringMatching(/^a fill event: frame\.channel: /),
+      expect.stringMatching(/^a fill event: frame\.occurred_at: /),
+      expect.stringMatching(/^a fill event: frame\.data: /),
     ]);
   });
 

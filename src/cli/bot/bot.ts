@@ -15,7 +15,7 @@ import type { Logger } from 'pino';
 import { filter, type Subscription } from 'rxjs';
 import { type Clock, isoTimestamp, systemClock } from '../../core/clock.ts';
 import { isPaperbotError, PaperbotError } from '../../core/errors.ts';
-import { RestClient, StreamClient } from '../../client/index.ts';
+import { type ReadingSnapshot, RestClient, StreamClient } from '../../client/index.ts';
 import { type RunningEmulator, startEmulator } from '../../emulator/index.ts';
 import { Journal } from '../../runtime/journal/index.ts';
 import { Kernel, type KernelStatus } from '../../runtime/kernel/index.ts';
@@ -37,6 +37,7 @@ import { type BotHttpServer, type HealthReport, startBotHttpServer } from './htt
 import { intentLogFields } from '../logging.ts';
 import { createBotLogger, executionLoggerOf } from './logging.ts';
 import { type BotMetrics, createBotMetrics } from './metrics.ts';
+import { logReadingNotices } from './reading-log.ts';
 import { loadVenueKeyFile } from './venue-key.ts';
 import { venueTransportOf } from './venue-transport.ts';
 import { sessionPnl } from './status-view.ts';
@@ -86,6 +87,8 @@ export interface BotVenueInfo {
 export interface BotStatusDocument extends KernelStatus {
   /** The venue's route readiness, with the last read's error and its cause. */
   readonly routeReadiness: RouteReadinessStatus | null;
+  /** How the venue is read and what the reading met (tolerant reading); null before it exists. */
+  readonly reading: ReadingSnapshot | null;
   readonly bot: {
     readonly pid: number;
     readonly startedAt: string | null;
@@ -253,6 +256,7 @@ export class Bot {
       mayTrade: status.mayTrade && !this.keyEnded,
       refusing,
       routeReadiness: this.resources.live?.routeReadiness() ?? null,
+      reading: this.resources.rest?.reading.snapshot() ?? null,
       bot: {
         pid: process.pid,
         startedAt: this.startedAt === null ? null : isoTimestamp(this.startedAt),
@@ -419,7 +423,10 @@ export class Bot {
       requestTimeoutMs: config.venue.request_timeout_ms,
       rateLimiter: true,
       transport,
+      reading: config.venue.reading,
     });
+    metrics.attachReading(resources.rest.reading);
+    resources.subscriptions.push(logReadingNotices(resources.rest.reading, logger));
     // The private stream resumes after the last sequence the journal applied (from the head on a
     // new journal): what happened while the bot was down is read from the event log.
     const resumeAfterSequence = resources.journal.privateCursor()?.lastSequence ?? null;

@@ -88,6 +88,11 @@ const VenueSection = z.strictObject({
     }),
   /** PEM certificates to trust for the service, besides Node's and NODE_EXTRA_CA_CERTS's. */
   ca_file: z.string().min(1).nullable().default(null),
+  /**
+   * How the venue's answers are read (docs/operations.md, Tolerant reading): `tolerant` keeps
+   * fields it does not know; `strict` refuses them (the project's tests against the emulator).
+   */
+  reading: z.enum(['tolerant', 'strict']).default('tolerant'),
 });
 
 /** The dead-man keys as the file spells them, for the problems `deadmanConfigIssues` finds. */

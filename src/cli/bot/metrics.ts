@@ -8,6 +8,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { Observable, Subscription } from 'rxjs';
 import type { Clock } from '../../core/clock.ts';
 import type { IntentOutcome } from '../../runtime/intents.ts';
+import type { ReadingMonitor } from '../../client/index.ts';
 
 /** The part of the kernel's status the metrics read. */
 export interface MetricsStatus {
@@ -83,6 +84,8 @@ export interface BotMetrics {
   attachKernel(source: MetricsSource): void;
   /** Starts reading the stream client's connection state. */
   attachStream(stream: StreamStateSource): void;
+  /** Counts the venue's fields the project does not know (tolerant reading). */
+  attachReading(monitor: ReadingMonitor): void;
   /** Unsubscribes from everything (the registry keeps its last values). */
   dispose(): void;
 }
@@ -231,8 +234,23 @@ export function createBotMetrics(options: BotMetricsOptions): BotMetrics {
     },
   });
 
+  const unknownFields = counter(
+    'paperbot_venue_unknown_fields_total',
+    'Fields the venue sent that the project does not know, kept as sent, by shape and field (tolerant reading).',
+    ['shape', 'field'],
+  );
+
   return {
     registry,
+    attachReading(monitor) {
+      subscriptions.push(
+        monitor.notices$.subscribe((notice) => {
+          if (notice.kind === 'unknown_field') {
+            unknownFields.inc({ shape: notice.shape, field: notice.field });
+          }
+        }),
+      );
+    },
     attachKernel(source) {
       kernel = source;
       subscriptions.push(

@@ -33,6 +33,18 @@ export const StatusDocument = z.looseObject({
     })
     .nullable()
     .optional(),
+  /** Optional: tolerant reading, what the venue sent that the project does not know. */
+  reading: z
+    .looseObject({
+      mode: Text,
+      unknownFields: z.number(),
+      unknownValues: z.number(),
+      skippedItems: z.number(),
+      refused: z.number(),
+      lastProblem: z.looseObject({ message: Text }).nullable(),
+    })
+    .nullable()
+    .optional(),
   reconciled: z.boolean(),
   deadman: z
     .looseObject({ phase: Text, deadlineAt: z.number().nullable(), reason: Text.optional() })
@@ -184,6 +196,14 @@ export function renderStatus(status: StatusDocument, source: string): string {
       ? `ready${failure === null ? '' : `; last read failed: ${failure}`}`
       : `not ready: ${failure ?? readiness.reason ?? 'no reason given'}`;
     out.push(`Route:      ${line}`);
+  }
+  const reading = status.reading;
+  if (reading !== null && reading !== undefined) {
+    out.push(
+      `Reading:    ${reading.mode}; ${reading.unknownFields} unknown fields, ${reading.unknownValues} unknown values, ${reading.skippedItems} items left out, ${reading.refused} refused${
+        reading.lastProblem === null ? '' : `; last: ${reading.lastProblem.message}`
+      }`,
+    );
   }
   const deadman = status.deadman;
   out.push(

@@ -496,6 +496,25 @@ export class OrderTracker {
       case 'other':
         // Nothing here changes: not written (a restart hands it on again, to no effect).
         return;
+      case 'unreadable':
+        // An event of a known type that broke its schema: what it said is read back, never
+        // guessed. An order event names its order; anything else may have been a fill, and
+        // fills read back are keyed by fill_id, so none is lost and none is counted twice.
+        this.logger.warn('a private event breaks its schema; what it said is read back', {
+          sequence: item.sequence,
+          channel: item.channel,
+          type: item.type,
+          problem: item.problem,
+        });
+        if (item.channel === 'orders' && item.entityId !== null) {
+          this.refreshOrder(item.entityId);
+          return;
+        }
+        this.journal.requestFillReadBack(
+          `the ${item.type ?? 'private'} event at sequence ${item.sequence} broke its schema`,
+        );
+        void this.readFillsBack();
+        return;
       case 'gap':
         this.logger.warn('private events will not be delivered; fills are read back over REST', {
           after: item.after,

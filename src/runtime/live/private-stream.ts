@@ -16,7 +16,12 @@
  */
 import { Observable, Subject, type Subscription } from 'rxjs';
 import type { RestClient, StreamClient } from '../../client/index.ts';
-import type { Fill, PrivateEvent } from '../../protocol/index.ts';
+import type {
+  Fill,
+  OtherPrivateEvent,
+  PrivateEvent,
+  UnreadablePrivateEvent,
+} from '../../protocol/index.ts';
 import type {
   FillReadBack,
   FillReadBackStop,
@@ -37,7 +42,17 @@ export interface LivePrivateStreamOptions {
   readonly bufferLimit?: number;
 }
 
-function itemOf(event: PrivateEvent): PrivateStreamItem {
+function itemOf(event: PrivateEvent | UnreadablePrivateEvent): PrivateStreamItem {
+  if ('unreadable' in event) {
+    return {
+      kind: 'unreadable',
+      sequence: event.sequence,
+      channel: event.channel,
+      type: event.type,
+      entityId: event.entityId,
+      problem: event.problem,
+    };
+  }
   if (event.channel === 'orders' && event.type === 'authoritative_status') {
     return { kind: 'order', sequence: event.sequence, event };
   }
@@ -87,6 +102,11 @@ export class LivePrivateStream implements PrivateStreamFeed {
   start(): void {
     if (this.subscription !== null) return;
     this.subscription = this.stream.events$.subscribe((event) => this.onEvent(event));
+    // Delivered in sequence order among the others (one synchronous delivery loop): events
+    // that broke their schema, to be read back, and events of types the project does not know,
+    // which count in the sequence (else each one would look like a gap).
+    this.subscription.add(this.stream.unreadableEvents$.subscribe((event) => this.onEvent(event)));
+    this.subscription.add(this.stream.otherEvents$.subscribe((event) => this.onOther(event)));
   }
 
   stop(): void {
@@ -128,8 +148,16 @@ export class LivePrivateStream implements PrivateStreamFeed {
     });
   }
 
-  private onEvent(event: PrivateEvent): void {
-    const sequence = event.sequence;
+  private onOther(event: OtherPrivateEvent): void {
+    const occurredAt = typeof event.occurred_at === 'string' ? event.occurred_at : '';
+    this.onItem(event.sequence, () => ({ kind: 'other', sequence: event.sequence, occurredAt }));
+  }
+
+  private onEvent(event: PrivateEvent | UnreadablePrivateEvent): void {
+    this.onItem(event.sequence, () => itemOf(event));
+  }
+
+  private onItem(sequence: number, item: () => PrivateStreamItem): void {
     if (this.last !== null && sequence <= this.last) return;
     const jumps = this.last !== null && sequence > this.last + 1;
     // No room for the event (and its gap): dropped, so the next one handed on shows the gap.
@@ -143,7 +171,7 @@ export class LivePrivateStream implements PrivateStreamFeed {
       });
     }
     this.last = sequence;
-    this.emit(itemOf(event));
+    this.emit(item());
   }
 
   private emit(unfrozen: PrivateStreamItem): void {

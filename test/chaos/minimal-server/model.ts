@@ -83,6 +83,13 @@ export class MinimalModel {
     readonly now: () => number,
     /** The dead-man expiry event: this server's own (`deadline.expired`) or the contract's. */
     readonly ownShapes = true,
+    /** Additive drift (server.ts): extra keys in every event's data, an event type of its own. */
+    readonly additive = false,
+    /**
+     * Every n-th private event (by sequence), if an order or fill event, breaks its schema: the
+     * order event loses `to_state`, the fill event `fee` (0: none). REST answers stay whole.
+     */
+    readonly breakEvery = 0,
   ) {
     let hash = 2166136261;
     for (const char of seed) hash = Math.imul(hash ^ char.charCodeAt(0), 16777619);
@@ -145,6 +152,14 @@ export class MinimalModel {
     return ACTIVE.has(order.status);
   }
 
+  #broken(sequence: number, type: string, data: Record<string, unknown>): Record<string, unknown> {
+    if (this.breakEvery <= 0 || sequence % this.breakEvery !== 0) return data;
+    const field = type === 'authoritative_status' ? 'to_state' : type === 'fill' ? 'fee' : null;
+    if (field === null) return data;
+    const { [field]: _, ...rest } = data;
+    return rest;
+  }
+
   #emit(account: AccountState, channel: string, type: string, data: unknown): number {
     account.sequence += 1;
     const event: VenueEvent = {
@@ -157,7 +172,18 @@ export class MinimalModel {
         event_id: randomUUID(),
         type,
         occurred_at: iso(this.now()),
-        data,
+        data: this.#broken(
+          account.sequence,
+          type,
+          this.additive
+            ? {
+                ...(data as Record<string, unknown>),
+                reason: 'venue',
+                actor: 'matching-engine',
+                context: { shard: 1, note: 'additive' },
+              }
+            : (data as Record<string, unknown>),
+        ),
         // Other events than the order event are "not shown": a field of its own on them.
         ...(this.ownShapes && channel !== 'orders' ? { partition: 'p-0' } : {}),
       },
@@ -213,6 +239,10 @@ export class MinimalModel {
   submit(account: AccountState, order: OrderState): void {
     if (order.status !== 'PENDING') return;
     this.#move(account, order, 'SUBMITTED');
+    // An event type the project does not know, on a channel it follows.
+    if (this.additive) {
+      this.#emit(account, 'orders', 'order.routed', { order_id: order.order_id, venue: 'L1' });
+    }
     const crosses = this.#crosses(order);
     if (order.post_only && crosses) {
       this.#move(account, order, 'REJECTED');

@@ -14,6 +14,14 @@
  *   `WORKING` while the order rests, and the dead-man expiry is a `deadline.expired` event on
  *   `risk`;
  * - fill events carry a field of its own in their envelope and their payload.
+ *
+ * With `additive: true` it also sends what a later 1.x service may add at any time (the
+ * interface states no compatibility policy): a field `svc_ext` in every object it sends, an event
+ * type the project does not know (`order.routed` on `orders` after each submission), three keys
+ * (`reason`, `actor`, `context`) in every event's data, and values outside the enums the
+ * interface leaves open: `market_structure` `order_book_l1`, `execution_stage` `WORKING_L1`,
+ * `trading_mode` `practice`, a public trade's `side` `taker_buy`. The enums whose safe meaning
+ * stops trading (`data_status`, route `health`) keep known values, or nothing would trade.
  */
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -204,12 +212,41 @@ export interface MinimalServerOptions {
    * the open shapes from a server that is wrong.
    */
   readonly shapes?: 'own' | 'contract';
+  /** Additive drift on top of the shapes (see the header). */
+  readonly additive?: boolean;
+  /** Every n-th private event breaks its schema, if an order or fill event (model.ts). */
+  readonly breakEvery?: number;
+}
+
+/** The extension object an additive server puts in every object it sends. */
+export const SVC_EXT = Object.freeze({ schema: '1.1', region: 'loopback', flags: ['additive'] });
+
+/** Values outside the open enums, by field (additive mode). */
+const UNKNOWN_VALUES: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  market_structure: { order_book: 'order_book_l1' },
+  execution_stage: { WORKING: 'WORKING_L1' },
+  trading_mode: { paper: 'practice' },
+};
+
+/** `value` with `svc_ext` in every object and the open enums' values replaced. */
+export function additiveForm(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(additiveForm);
+  if (typeof value !== 'object' || value === null) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, inner] of Object.entries(value as Record<string, unknown>)) {
+    const replaced = typeof inner === 'string' ? UNKNOWN_VALUES[key]?.[inner] : undefined;
+    out[key] = replaced ?? additiveForm(inner);
+  }
+  out.svc_ext = SVC_EXT;
+  return out;
 }
 
 export async function startMinimalServer(options: MinimalServerOptions): Promise<MinimalServer> {
   const now = () => Date.now();
   const own = (options.shapes ?? 'own') === 'own';
-  const model = new MinimalModel(options.seed, now, own);
+  const additive = options.additive === true;
+  const wire = (value: unknown): unknown => (additive ? additiveForm(value) : value);
+  const model = new MinimalModel(options.seed, now, own, additive, options.breakEvery ?? 0);
   const keys = new Map<string, KeyRecord>();
   const nonces = new NonceBook(SIGNATURE_WINDOW_MS);
   const ledgers = new Map<string, Map<string, Stored>>();
@@ -393,6 +430,19 @@ export async function startMinimalServer(options: MinimalServerOptions): Promise
     if (method === 'GET' && market !== null) {
       if (market[1] !== MARKET_ID) throw new Refusal(404, 'UNKNOWN_MARKET', 'no such market');
       if (market[2] === 'book') return ok(bookView());
+      if (market[2] === 'trades' && additive) {
+        return ok([
+          {
+            trade_id: `trade-min-${counter}`,
+            market_id: MARKET_ID,
+            route_id: ROUTE_ID,
+            price: price(model.markTicks),
+            quantity: '0.001',
+            side: 'taker_buy',
+            occurred_at: iso(now()),
+          },
+        ]);
+      }
       if (market[2] === 'trades' || market[2] === 'candles') return ok([]);
       return ok(marketView());
     }
@@ -570,7 +620,7 @@ export async function startMinimalServer(options: MinimalServerOptions): Promise
   };
 
   const send = (response: ServerResponse, status: number, value: unknown, requestId: string) => {
-    const text = JSON.stringify(value);
+    const text = JSON.stringify(wire(value));
     response.writeHead(status, {
       'content-type': 'application/json',
       'content-length': Buffer.byteLength(text),
@@ -666,7 +716,7 @@ export async function startMinimalServer(options: MinimalServerOptions): Promise
   const gateway = new WebSocketServer({ server, path: '/v1/ws', maxPayload: 64 * 1024 });
   const frame = (session: Session, value: Record<string, unknown>) => {
     if (session.socket.readyState === session.socket.OPEN)
-      session.socket.send(JSON.stringify({ version: 1, ...value }));
+      session.socket.send(JSON.stringify(wire({ version: 1, ...value })));
   };
   const ticker = () => ({
     channel: `market:${MARKET_ID}:ticker`,

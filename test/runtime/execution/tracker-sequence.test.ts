@@ -218,4 +218,50 @@ describe('order tracker, exactly once by sequence', () => {
     await one.settle();
     one.venue.verify();
   });
+
+  it('reads back what an unreadable event said: its order, or the fills; none lost or twice', async () => {
+    const temp = tempJournalPath();
+    cleanups.push(temp.cleanup);
+    const known = fill({ fill_id: 'f-1', order_id: null });
+    const hidden = fill({ fill_id: 'f-2', order_id: null });
+    const one = run(temp.path);
+    one.tracker.applyOrder(order({ order_id: 'o-1', status: 'OPEN', last_event_sequence: 1 }));
+    one.venue.expect('listPositions', { value: [] }).expect('getAccount', { value: account() });
+    one.push(fillItem(2, known));
+    await one.settle();
+    // An order event whose data broke its schema: the order is read by REST.
+    one.venue.expect('getOrder', {
+      value: order({ order_id: 'o-1', status: 'CANCELLED', last_event_sequence: 3 }),
+    });
+    one.orders.length = 0;
+    one.push({
+      kind: 'unreadable',
+      sequence: 3,
+      channel: 'orders',
+      type: 'authoritative_status',
+      entityId: 'o-1',
+      problem: 'body.data[0].data.to_state: required',
+    });
+    await one.settle();
+    expect(one.orders.map((tracked) => tracked.order.status)).toEqual(['CANCELLED']);
+    // A fill event that broke its schema: the fills are read back down to the newest known,
+    // and the one it carried is counted once, as a fill the stream already gave would not be.
+    one.venue
+      .expect('readFillsBack', { value: { fills: [known, hidden], complete: true } })
+      .expect('listPositions', { value: [] })
+      .expect('getAccount', { value: account() });
+    one.push({
+      kind: 'unreadable',
+      sequence: 4,
+      channel: 'fills',
+      type: 'fill',
+      entityId: null,
+      problem: 'frame.data.quantity: Invalid input',
+    });
+    await one.settle();
+    await one.settle();
+    one.venue.verify();
+    expect(one.fills.map((received) => received.fill_id)).toEqual(['f-1', 'f-2']);
+    expect(one.journal.pendingFillReadBack()).toBeNull();
+  });
 });

@@ -165,6 +165,7 @@ export class KernelWorld {
       random: () => 0.5,
       requestTimeoutMs: 600_000,
       retry: { initialDelayMs: 10, maxDelayMs: 10 },
+      reading: 'strict',
     });
     const stream = new StreamClient({
       rest,

@@ -67,7 +67,13 @@ async function setup(options: { bookPollMs?: number; tradesPollMs?: number } = {
     rateLimit: { quota: 1_000_000, windowMs: 60_000 },
   });
   const credential = emulator.createKey();
-  const rest = new RestClient({ credential, clock, random: () => 0.5, requestTimeoutMs: 600_000 });
+  const rest = new RestClient({
+    credential,
+    clock,
+    random: () => 0.5,
+    requestTimeoutMs: 600_000,
+    reading: 'strict',
+  });
   const stream = new StreamClient({
     rest,
     clock,
@@ -215,6 +221,8 @@ describe('the live execution venue', () => {
       fills$: new Subject(),
       risk$: new Subject(),
       events$: new Subject(),
+      otherEvents$: new Subject(),
+      unreadableEvents$: new Subject(),
       resync$: resyncs,
       resetSequence: (sequence: number) => resets.push(sequence),
     } as unknown as StreamClient;

@@ -79,7 +79,13 @@ async function setup(): Promise<Setup> {
     rateLimit: { quota: 1_000_000, windowMs: 60_000 },
   });
   const credential = emulator.createKey();
-  const rest = new RestClient({ credential, clock, random: () => 0.5, requestTimeoutMs: 600_000 });
+  const rest = new RestClient({
+    credential,
+    clock,
+    random: () => 0.5,
+    requestTimeoutMs: 600_000,
+    reading: 'strict',
+  });
   const stream = new StreamClient({ rest, clock, random: () => 0.5 });
   const venue = new LiveExecutionVenue({ rest, stream, clock, logger: silentLogger });
   const file = tempJournalPath();

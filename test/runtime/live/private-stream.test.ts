@@ -8,7 +8,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { RestClient, type StreamClient } from '../../../src/client/index.ts';
 import { VirtualClock } from '../../../src/core/clock.ts';
 import { type RunningEmulator, startEmulator } from '../../../src/emulator/index.ts';
-import type { PrivateEvent } from '../../../src/protocol/index.ts';
+import type {
+  OtherPrivateEvent,
+  PrivateEvent,
+  UnreadablePrivateEvent,
+} from '../../../src/protocol/index.ts';
 import { LivePrivateStream } from '../../../src/runtime/live/index.ts';
 import type { PrivateStreamItem } from '../../../src/runtime/venue.ts';
 import { fill, orderEvent } from '../execution/fixtures.ts';
@@ -26,7 +30,14 @@ afterEach(async () => {
 
 function fakeStream() {
   const events = new Subject<PrivateEvent>();
-  return { events, stream: { events$: events.asObservable() } as unknown as StreamClient };
+  const others = new Subject<OtherPrivateEvent>();
+  const unreadable = new Subject<UnreadablePrivateEvent>();
+  const stream = {
+    events$: events.asObservable(),
+    otherEvents$: others.asObservable(),
+    unreadableEvents$: unreadable.asObservable(),
+  } as unknown as StreamClient;
+  return { events, others, unreadable, stream };
 }
 
 const fillEvent = (sequence: number, fillId: string): PrivateEvent => ({
@@ -44,6 +55,37 @@ function describeItem(item: PrivateStreamItem): string {
 }
 
 describe('the live private stream', () => {
+  it('counts events of unknown types and unreadable events in the sequence: no false gap', () => {
+    const { events, others, unreadable, stream } = fakeStream();
+    const feed = new LivePrivateStream({ rest: {} as RestClient, stream, resumeAfterSequence: 0 });
+    feed.start();
+    const items: PrivateStreamItem[] = [];
+    feed.items$.subscribe((item) => items.push(item));
+    events.next(fillEvent(1, 'f-1'));
+    others.next({
+      version: 1,
+      channel: 'orders',
+      type: 'order.routed',
+      sequence: 2,
+      event_id: 'e-2',
+      occurred_at: '2026-01-05T09:00:00.000Z',
+      data: {},
+    });
+    unreadable.next({
+      unreadable: true,
+      sequence: 3,
+      event_id: 'e-3',
+      channel: 'orders',
+      type: 'authoritative_status',
+      entityId: 'o-1',
+      problem: 'frame.data.to_state: required',
+    });
+    events.next(fillEvent(4, 'f-2'));
+    expect(items.map(describeItem)).toEqual(['fill 1', 'other 2', 'unreadable 3', 'fill 4']);
+    expect(items[2]).toMatchObject({ kind: 'unreadable', entityId: 'o-1', channel: 'orders' });
+    feed.stop();
+  });
+
   it('keeps events until the first subscriber, then hands on each once with gaps marked', () => {
     const { events, stream } = fakeStream();
     const feed = new LivePrivateStream({
@@ -82,7 +124,7 @@ describe('the live private stream', () => {
     const clock = new VirtualClock(START_MS);
     emulator = await startEmulator({ clock, seed: 11 });
     const credential = emulator.createKey();
-    rest = new RestClient({ credential, clock, requestTimeoutMs: 600_000 });
+    rest = new RestClient({ credential, clock, requestTimeoutMs: 600_000, reading: 'strict' });
     for (let index = 0; index < 4; index += 1) {
       await rest.placeOrder({
         request_id: `taker-${index}-000`,
