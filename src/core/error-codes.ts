@@ -10,6 +10,14 @@
 export const LOCAL_ERROR_CODES = {
   /** Decimals, tick and step math, bounded reads. */
   core: ['INVALID_DECIMAL', 'INVALID_INCREMENT', 'OFF_GRID', 'READ_TIMEOUT', 'RESPONSE_TOO_LARGE'],
+  /** Files a user names (src/core/user-file.ts). */
+  userFiles: [
+    'USER_FILE_NOT_FOUND',
+    'USER_FILE_NOT_REGULAR',
+    'USER_FILE_TIMEOUT',
+    'USER_FILE_TOO_LARGE',
+    'USER_FILE_UNREADABLE',
+  ],
   /** Key files, signers, the SVC1 input. */
   signing: [
     'KEY_FILE_INSECURE',
