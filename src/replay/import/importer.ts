@@ -19,7 +19,7 @@ import {
   newManifest,
   RecordCounter,
   type RecordKind,
-  withCounts,
+  withIntegrity,
   writeManifest,
 } from '../format/index.ts';
 import { type BookInput, importBook } from './book.ts';
@@ -131,7 +131,7 @@ async function writeSession(
     privateEvents: false,
     markets: [marketOf(options.market, counts.firstT ?? 0)],
   });
-  await writeManifest(directory, withCounts(manifest, counts, true));
+  await writeManifest(directory, withIntegrity(manifest, counts, writer.written()));
   return counts;
 }
 
