@@ -58,6 +58,8 @@ export interface UserFileOptions {
 export interface UserFile {
   readonly path: string;
   readonly stats: Stats;
+  /** For positioned reads (a cache's windows); `chunks()` is the bounded sequential read. */
+  readonly handle: FileHandle;
   /** The file's bytes in order, at most the cap; refused past it. */
   chunks(): AsyncGenerator<Buffer>;
   close(): Promise<void>;
@@ -121,6 +123,7 @@ export async function openUserFile(path: string, options: UserFileOptions): Prom
     return {
       path,
       stats,
+      handle,
       close,
       chunks: async function* () {
         let total = 0;

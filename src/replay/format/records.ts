@@ -301,6 +301,7 @@ function levelsProblem(levels: unknown, side: string): string | null {
  */
 export function recordValueProblem(record: RecordedEvent): string | null {
   if (!Number.isSafeInteger(record.t) || record.t < 0) return `t ${String(record.t)} is not a time`;
+  if (record.k !== 'ticker' && record.k !== 'book' && record.k !== 'trade') return null;
   const data = record.d as unknown as Record<string, unknown> | null;
   if (data === null || typeof data !== 'object') return 'd is not an object';
   switch (record.k) {
@@ -325,8 +326,6 @@ export function recordValueProblem(record: RecordedEvent): string | null {
       if (!isPositiveDecimal(data.quantity)) {
         return `d.quantity ${JSON.stringify(data.quantity)} is not a positive decimal`;
       }
-      return null;
-    default:
       return null;
   }
 }
