@@ -73,6 +73,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     summary: 'Run backtest sweep cells from a BullMQ queue on Redis (see backtest --queue).',
     load: async () => (await import('./commands/worker.ts')).registerWorkerCommand,
   },
+  {
+    name: 'verify',
+    summary: 'Check recorded sessions against their manifests without replaying them.',
+    load: async () => (await import('./commands/verify.ts')).registerVerifyCommand,
+  },
 ];
 
 /** Every command exits 2 on a config file it refuses (the file's path is in the message). */

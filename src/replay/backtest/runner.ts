@@ -26,6 +26,7 @@ import {
 } from '../../runtime/kernel/index.ts';
 import { type IntentOutcome, intentIdPrefix } from '../../runtime/intents.ts';
 import type { StrategyDefinition } from '../../runtime/strategy/types.ts';
+import { type DamageReport, describeDamage, isDamaged } from '../format/integrity.ts';
 import type { RecordedEvent } from '../format/records.ts';
 import type { OrderIds } from '../report/divergence.ts';
 import { ReportCollector, type ReportFiles } from '../report/collector.ts';
@@ -85,6 +86,15 @@ export interface BacktestResult {
    */
   readonly outcomes: Readonly<Record<string, number>>;
   readonly shutdown: ShutdownReport;
+}
+
+/**
+ * The report with what the sessions' checks skipped or found damaged (`--allow-damaged`), in
+ * `data_damage`; unchanged (no such field) when every session was as its manifest claims.
+ */
+function withDataDamage(report: BacktestReport, damage: readonly DamageReport[]): BacktestReport {
+  const lines = damage.filter(isDamaged).flatMap(describeDamage);
+  return lines.length === 0 ? report : { ...report, data_damage: lines };
 }
 
 function outcomeKey(outcome: IntentOutcome): string[] {
@@ -373,7 +383,10 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
     const endMs = clock.now();
     options.onPhase?.('reporting');
     reportFills();
-    const report = collector.finish(endMs, venue.account().total_equity);
+    const report = withDataDamage(
+      collector.finish(endMs, venue.account().total_equity),
+      options.source.damage(),
+    );
     const orderIds = new Map<string, OrderIds>();
     for (const fill of venue.fills) {
       if (fill.order_id === null || orderIds.has(fill.order_id)) continue;

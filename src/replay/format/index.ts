@@ -10,3 +10,4 @@ export * from './recording.ts';
 export * from './records.ts';
 export * from './candle-history.ts';
 export * from './integrity.ts';
+export * from './verify.ts';

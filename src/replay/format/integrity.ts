@@ -53,7 +53,10 @@ export function isDamaged(report: DamageReport): boolean {
 export class RecordingCheck {
   private readonly problems: string[] = [];
   private readonly notes: string[] = [];
-  private readonly skipped = new Map<string, { count: number; firstLine: number; example: string }>();
+  private readonly skipped = new Map<
+    string,
+    { count: number; firstLine: number; example: string }
+  >();
   private lastT = Number.NEGATIVE_INFINITY;
   private readonly file: FileIntegrity | null;
 
@@ -122,7 +125,9 @@ export class RecordingCheck {
         );
       }
       if (digest !== null && digest.sha256 !== this.file.sha256) {
-        this.problem(`${name}'s SHA-256 is not the manifest's (the file changed after it was written)`);
+        this.problem(
+          `${name}'s SHA-256 is not the manifest's (the file changed after it was written)`,
+        );
       }
     } else if (this.manifest.complete && summary.records !== this.manifest.counts.total) {
       this.problem(

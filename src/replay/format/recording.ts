@@ -44,9 +44,13 @@ export async function openRecording(directory: string): Promise<Recording> {
   }
   // Refused at once: a FIFO or a device would block or never end.
   if (!info.isFile()) {
-    throw new PaperbotError('USER_FILE_NOT_REGULAR', `events file ${eventsPath} is not a regular file`, {
-      details: { path: eventsPath },
-    });
+    throw new PaperbotError(
+      'USER_FILE_NOT_REGULAR',
+      `events file ${eventsPath} is not a regular file`,
+      {
+        details: { path: eventsPath },
+      },
+    );
   }
   return {
     directory,

@@ -200,6 +200,11 @@ export interface BacktestReport {
   readonly lists: ReportLists;
   readonly files: ReportFilePaths | null;
   readonly charts: ReportCharts;
+  /**
+   * Present only when a session was not what its manifest claims and the run went on with
+   * `--allow-damaged`: what was skipped or found damaged, one sentence each.
+   */
+  readonly data_damage?: readonly string[];
 }
 
 export function ratio(value: Decimal): string {
