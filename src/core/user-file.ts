@@ -236,51 +236,100 @@ export interface GunzipLimits {
   readonly tooLarge: () => PaperbotError;
 }
 
+/** Compressed bytes handed to the decoder at once: what one write may expand to stays bounded. */
+const GUNZIP_FEED_BYTES = 16 * 1024;
+/** Decoded chunks held before the decoder is paused (each at most `chunkSize`). */
+const GUNZIP_QUEUE_CHUNKS = 16;
+
 /**
- * Decompresses `raw` chunk by chunk with a cap on the decompressed bytes. A truncated or
- * damaged stream ends the output (everything decoded before the fault is yielded) and is told
- * in `end.value`; the caller decides whether that is a torn tail or an error.
+ * Decompresses `raw` with a cap on the decompressed bytes. A truncated or damaged stream ends
+ * the output (everything decoded before the fault is yielded) and is told in `end.value`; the
+ * caller decides whether that is a torn tail or an error.
+ *
+ * The compressed bytes go in small slices and the output is taken as it comes ('data' events,
+ * the decoder paused while a few chunks wait): one write of a highly compressed chunk would
+ * otherwise expand whole into the stream's buffer, and the stream's async iterator gets slower
+ * than linear as that buffer grows.
  */
 export async function* gunzipAtMost(
   raw: AsyncIterable<Buffer>,
   limits: GunzipLimits,
   end: { value: GzipEnd },
 ): AsyncGenerator<Buffer> {
+  // The default 16 KiB output buffer: what a damaged stream may lose before its damage.
   const gunzip = createGunzip();
+  const queue: Buffer[] = [];
+  let finished = false;
+  let failure: unknown = null;
+  let wake: (() => void) | null = null;
+  const notify = () => {
+    const resolve = wake;
+    wake = null;
+    resolve?.();
+  };
+  gunzip.on('data', (chunk: Buffer) => {
+    queue.push(chunk);
+    if (queue.length >= GUNZIP_QUEUE_CHUNKS) gunzip.pause();
+    notify();
+  });
+  gunzip.on('end', () => {
+    finished = true;
+    notify();
+  });
+  gunzip.on('error', (error) => {
+    failure ??= error;
+    notify();
+  });
   const feed = (async () => {
     try {
       for await (const chunk of raw) {
-        if (gunzip.destroyed) return;
-        if (!gunzip.write(chunk) && !gunzip.destroyed) {
-          await new Promise<void>((resolve) => {
-            const done = () => {
-              gunzip.off('drain', done);
-              gunzip.off('close', done);
-              resolve();
-            };
-            gunzip.once('drain', done);
-            gunzip.once('close', done);
-          });
+        for (let at = 0; at < chunk.length; at += GUNZIP_FEED_BYTES) {
+          if (gunzip.destroyed || failure !== null) return;
+          if (!gunzip.write(chunk.subarray(at, at + GUNZIP_FEED_BYTES))) {
+            await new Promise<void>((resolve) => {
+              const done = () => {
+                gunzip.off('drain', done);
+                gunzip.off('close', done);
+                resolve();
+              };
+              gunzip.once('drain', done);
+              gunzip.once('close', done);
+            });
+          }
         }
       }
       if (!gunzip.destroyed) gunzip.end();
     } catch (error) {
-      gunzip.destroy(error as Error);
+      failure ??= error;
+      notify();
     }
   })();
   let total = 0;
   try {
-    for await (const chunk of gunzip) {
-      total += (chunk as Buffer).length;
-      if (total > limits.maxBytes) throw limits.tooLarge();
-      yield chunk as Buffer;
+    for (;;) {
+      const chunk = queue.shift();
+      if (chunk !== undefined) {
+        if (queue.length < GUNZIP_QUEUE_CHUNKS / 4 && gunzip.isPaused()) gunzip.resume();
+        total += chunk.length;
+        if (total > limits.maxBytes) throw limits.tooLarge();
+        yield chunk;
+        continue;
+      }
+      if (failure !== null) {
+        const code = errorCode(failure);
+        if (code === 'Z_BUF_ERROR') end.value = 'truncated';
+        else if (code === 'Z_DATA_ERROR') end.value = 'damaged';
+        else throw failure;
+        return;
+      }
+      if (finished) {
+        end.value = 'complete';
+        return;
+      }
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+      });
     }
-    end.value = 'complete';
-  } catch (error) {
-    const code = errorCode(error);
-    if (code === 'Z_BUF_ERROR') end.value = 'truncated';
-    else if (code === 'Z_DATA_ERROR') end.value = 'damaged';
-    else throw error;
   } finally {
     gunzip.destroy();
     await feed;
