@@ -5,6 +5,7 @@
 import { systemClock } from '../../src/core/clock.ts';
 import { delay, FIXTURE_STRATEGIES } from '../bot/helpers.ts';
 import type { Scenario, ScenarioContext } from './harness.ts';
+import { driveHostileFiles } from './hostile-files.ts';
 import type { FrameAction, HttpAction, InjectedError, RequestInfo } from './proxy.ts';
 
 const FORWARD: HttpAction = { kind: 'forward' };
@@ -278,6 +279,14 @@ export function allScenarios(options: { short?: boolean } = {}): Scenario[] {
       seed: 112,
       timeLimitMs: trade + 60_000,
       drive: (context) => tradeThenStop(context, trade),
+    },
+    {
+      // Issue 26: large hostile files refused by import and backtest, in bounded time and memory.
+      name: 'hostile-files',
+      venue: 'emulator',
+      seed: 113,
+      timeLimitMs: 600_000,
+      drive: driveHostileFiles,
     },
   ];
 }
