@@ -21,6 +21,7 @@ export const LOCAL_ERROR_CODES = {
   /** Key files, signers, the SVC1 input. */
   signing: [
     'KEY_FILE_INSECURE',
+    'KEY_FILE_NOT_FOUND',
     'KEY_FILE_UNREADABLE',
     'KEY_FILE_UNWRITABLE',
     'PRIVATE_KEY_INVALID',
@@ -168,6 +169,7 @@ export type LocalErrorCode = (typeof LOCAL_ERROR_CODES)[keyof typeof LOCAL_ERROR
 
 /** Codes of errors from Node and libraries that the project branches on (not raised by it). */
 export const FOREIGN_ERROR_CODES = [
+  'CSV_MAX_RECORD_SIZE',
   'ECONNRESET',
   'EEXIST',
   'ENOENT',

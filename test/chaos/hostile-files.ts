@@ -44,7 +44,8 @@ async function writeRepeated(
 
 interface Outcome {
   readonly code: number | null;
-  readonly stderr: string;
+  /** stdout and stderr. */
+  readonly output: string;
   readonly peakRssBytes: number;
   readonly ms: number;
 }
@@ -54,13 +55,16 @@ async function paperbot(args: readonly string[]): Promise<Outcome> {
   const started = performance.now();
   const child = spawn(process.execPath, ['bin/paperbot.js', ...args], {
     cwd: REPOSITORY_ROOT,
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let stderr = '';
-  child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (chunk: string) => {
-    stderr += chunk;
-  });
+  // Both streams: `verify` prints what it found on stdout.
+  let output = '';
+  for (const stream of [child.stdout, child.stderr]) {
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk: string) => {
+      output += chunk;
+    });
+  }
   let exited = false;
   const exit = new Promise<number | null>((resolve) => {
     child.once('exit', (code) => {
@@ -81,7 +85,7 @@ async function paperbot(args: readonly string[]): Promise<Outcome> {
   }
   if (!exited) child.kill('SIGKILL');
   const code = await exit;
-  return { code, stderr, peakRssBytes: peak, ms: performance.now() - started };
+  return { code, output, peakRssBytes: peak, ms: performance.now() - started };
 }
 
 export async function driveHostileFiles(context: ScenarioContext): Promise<void> {
@@ -89,7 +93,7 @@ export async function driveHostileFiles(context: ScenarioContext): Promise<void>
   try {
     const check = (what: string, outcome: Outcome, expected: string) => {
       const refused = outcome.code !== null && outcome.code !== 0;
-      context.note(`${what}_not_refused`, refused && outcome.stderr.includes(expected) ? 0 : 1);
+      context.note(`${what}_not_refused`, refused && outcome.output.includes(expected) ? 0 : 1);
       context.note(`${what}_over_600MB_rss`, outcome.peakRssBytes > RSS_LIMIT_BYTES ? 1 : 0);
       context.note(`${what}_over_60s`, outcome.ms >= LIMIT_MS ? 1 : 0);
       context.fault();
