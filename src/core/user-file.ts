@@ -336,8 +336,8 @@ export async function* gunzipAtMost(
   }
 }
 
-/** `operation`, or `timeout()`'s error once `timeoutMs` passed on `clock`. */
-function withinTime<T>(
+/** `operation`, or `timeout()`'s error once `timeoutMs` passed on `clock` (each open and read). */
+export function withinTime<T>(
   operation: Promise<T>,
   clock: Clock,
   timeoutMs: number,

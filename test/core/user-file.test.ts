@@ -16,7 +16,9 @@ import {
   openUserFile,
   readSmallUserFileSync,
   readUserFile,
+  withinTime,
 } from '../../src/core/user-file.ts';
+import { VirtualClock } from '../../src/core/clock.ts';
 
 const directory = mkdtempSync(join(tmpdir(), 'paperbot-user-file-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
@@ -86,6 +88,36 @@ describe('openUserFile', () => {
       code: 'KEY_FILE_NOT_FOUND',
       message: `test file ${path} does not exist`,
     });
+  });
+});
+
+describe('the time bound of each open and read', () => {
+  it('refuses an operation that does not finish in time, on the clock seam', async () => {
+    const clock = new VirtualClock(0);
+    const never = new Promise<never>(() => undefined);
+    const bounded = withinTime(
+      never,
+      clock,
+      30_000,
+      () => new PaperbotError('USER_FILE_TIMEOUT', 'late'),
+    );
+    clock.advanceBy(29_999);
+    let settled = false;
+    void bounded.catch(() => {
+      settled = true;
+    });
+    await Promise.resolve();
+    expect(settled).toBe(false);
+    clock.advanceBy(1);
+    await expect(bounded).rejects.toMatchObject({ code: 'USER_FILE_TIMEOUT' });
+  });
+
+  it('hands on the result of one that does, and leaves no timer behind', async () => {
+    const clock = new VirtualClock(0);
+    expect(
+      await withinTime(Promise.resolve(7), clock, 10, () => new PaperbotError('X', 'late')),
+    ).toBe(7);
+    expect(clock.pendingTimers()).toBe(0);
   });
 });
 
