@@ -5,7 +5,8 @@
  * now it stops the read with RECORDING_DAMAGED naming what is wrong, and with the damage policy
  * `skip` (`--allow-damaged`) the read goes on and the report names what was skipped.
  */
-import { copyFile, mkdir, readdir, readFile, truncate, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { copyFile, mkdir, readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -238,6 +239,30 @@ describe('a recording that is not what its manifest claims', () => {
         }
       })(),
     ).rejects.toMatchObject({ code: 'RECORDING_DAMAGED' });
+  });
+
+  it('a FIFO or /dev/zero handed to backtest is refused at once, naming it', async () => {
+    const events = await copyOf(plain);
+    await rm(join(events, 'events.jsonl'));
+    execFileSync('mkfifo', ['-m', '600', join(events, 'events.jsonl')]);
+    const manifest = await copyOf(plain);
+    await rm(join(manifest, 'manifest.json'));
+    execFileSync('mkfifo', ['-m', '600', join(manifest, 'manifest.json')]);
+    const config = join(folder.path, 'devices.yaml');
+    await writeFile(config, stringify(marketMakerDocument([plain])));
+    for (const [data, expected] of [
+      [events, `events file ${join(events, 'events.jsonl')} is not a regular file`],
+      [manifest, `recording manifest ${join(manifest, 'manifest.json')} is not a regular file`],
+      ['/dev/zero', '/dev/zero/manifest.json'],
+    ] as const) {
+      const result = await runCommand(
+        (program, print, printError) =>
+          registerBacktestCommand(program, { print, printError, interactive: false }),
+        ['backtest', '--config', config, '--data', data],
+      );
+      expect(result.code, data).toBe(1);
+      expect(result.err, data).toContain(expected);
+    }
   });
 
   it('a version 1 recording (no checksum) still reads, with a note', async () => {
