@@ -170,12 +170,11 @@ export class EventLogReader {
       } catch {
         throw invalidRecord(lineNumber, 'not JSON');
       }
-      const record =
-        records < verifyLimit
-          ? verifyRecord(value, lineNumber)
-          : checkRecordHeader(value, lineNumber);
-      records++;
+      const record = checkRecordHeader(value, lineNumber);
+      const index = records++;
+      // The replay's checks first: a damaged value is damage (skippable), whatever the schema.
       if (check !== undefined && !check(record, lineNumber)) return;
+      if (index < verifyLimit) verifyRecord(value, lineNumber);
       if (record.t < lastT) decreasingTimes++;
       lastT = record.t;
       batch.push(record);
