@@ -78,6 +78,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     summary: 'Check a key and its service step by step before running the bot (places nothing).',
     load: async () => (await import('./commands/doctor.ts')).registerDoctorCommand,
   },
+  {
+    name: 'verify',
+    summary: 'Check recorded sessions against their manifests without replaying them.',
+    load: async () => (await import('./commands/verify.ts')).registerVerifyCommand,
+  },
 ];
 
 /** Every command exits 2 on a config file it refuses (the file's path is in the message). */

@@ -10,9 +10,18 @@
 export const LOCAL_ERROR_CODES = {
   /** Decimals, tick and step math, bounded reads. */
   core: ['INVALID_DECIMAL', 'INVALID_INCREMENT', 'OFF_GRID', 'READ_TIMEOUT', 'RESPONSE_TOO_LARGE'],
+  /** Files a user names (src/core/user-file.ts). */
+  userFiles: [
+    'USER_FILE_NOT_FOUND',
+    'USER_FILE_NOT_REGULAR',
+    'USER_FILE_TIMEOUT',
+    'USER_FILE_TOO_LARGE',
+    'USER_FILE_UNREADABLE',
+  ],
   /** Key files, signers, the SVC1 input. */
   signing: [
     'KEY_FILE_INSECURE',
+    'KEY_FILE_NOT_FOUND',
     'KEY_FILE_UNREADABLE',
     'KEY_FILE_UNWRITABLE',
     'PRIVATE_KEY_INVALID',
@@ -100,6 +109,7 @@ export const LOCAL_ERROR_CODES = {
     'BACKTEST_STALLED',
     'BACKTEST_UNKNOWN_MARKET',
     'DATA_FETCH_FAILED',
+    'IMPORT_EMPTY',
     'IMPORT_INVALID_ROW',
     'IMPORT_OFF_GRID',
     'IMPORT_READ_FAILED',
@@ -117,6 +127,7 @@ export const LOCAL_ERROR_CODES = {
     'RECORDING_CACHE_ENCODE',
     'RECORDING_CACHE_WRITE_FAILED',
     'RECORDING_CLOSED',
+    'RECORDING_DAMAGED',
     'RECORDING_EXISTS',
     'RECORDING_INVALID',
     'RECORDING_INVALID_HISTORY',
@@ -158,6 +169,7 @@ export type LocalErrorCode = (typeof LOCAL_ERROR_CODES)[keyof typeof LOCAL_ERROR
 
 /** Codes of errors from Node and libraries that the project branches on (not raised by it). */
 export const FOREIGN_ERROR_CODES = [
+  'CSV_MAX_RECORD_SIZE',
   'ECONNRESET',
   'EEXIST',
   'ENOENT',

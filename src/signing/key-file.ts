@@ -8,11 +8,11 @@
  * names, never from file contents.
  */
 import { randomBytes } from 'node:crypto';
-import { constants } from 'node:fs';
-import { type FileHandle, link, lstat, mkdir, open, rename, unlink } from 'node:fs/promises';
+import { link, lstat, mkdir, open, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
 import { isPaperbotError, PaperbotError } from '../core/errors.ts';
+import { readUserFile } from '../core/user-file.ts';
 import { isValidKeyId } from './canonical.ts';
 import { decodeBase64Strict, encodeBase64 } from './encoding.ts';
 import { ED25519_PUBLIC_KEY_LENGTH, ED25519_SEED_LENGTH } from './native.ts';
@@ -274,85 +274,36 @@ function keyFileExists(path: string): PaperbotError {
  * (`KEY_FILE_INVALID`). Purely local: call it before opening any connection.
  */
 export async function loadKeyFile(path: string): Promise<Credential> {
-  let handle: FileHandle;
-  try {
-    // Non-blocking, so a FIFO or a device is opened at once and refused by the check below
-    // instead of waiting (deaf to signals) for a writer that never comes.
-    handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
-  } catch (error) {
-    const code = fileErrorCode(error);
-    throw new PaperbotError(
-      code === 'ENOENT' ? 'KEY_FILE_NOT_FOUND' : 'KEY_FILE_UNREADABLE',
-      code === 'ENOENT'
-        ? `key file ${path} does not exist`
-        : `cannot open key file ${path}: ${code}`,
-      { cause: error, details: { path } },
-    );
-  }
-  let bytes: Buffer;
-  try {
-    // The mode is read from the opened file itself, so it is the file that gets read.
-    const stats = await handle.stat();
-    if (!stats.isFile()) {
-      throw new PaperbotError('KEY_FILE_INVALID', `key file ${path} is not a regular file`, {
-        details: { path },
-      });
-    }
-    // Windows has no POSIX modes to check; its ACLs are out of reach here.
-    if (process.platform !== 'win32' && (stats.mode & 0o077) !== 0) {
-      const mode = (stats.mode & 0o777).toString(8).padStart(4, '0');
-      throw new PaperbotError(
-        'KEY_FILE_INSECURE',
-        `key file ${path} has mode ${mode}, so group or others can access it; ` +
-          `make it private to you with: chmod 600 ${shellQuote(path)}`,
-        { details: { path, mode } },
-      );
-    }
-    if (stats.size > KEY_FILE_MAX_BYTES) {
-      throw new PaperbotError(
-        'KEY_FILE_INVALID',
-        `key file ${path} is larger than ${KEY_FILE_MAX_BYTES} bytes`,
-        { details: { path } },
-      );
-    }
-    bytes = await readAtMost(handle, KEY_FILE_MAX_BYTES + 1);
-    if (bytes.length > KEY_FILE_MAX_BYTES) {
-      bytes.fill(0);
-      throw new PaperbotError(
-        'KEY_FILE_INVALID',
-        `key file ${path} is larger than ${KEY_FILE_MAX_BYTES} bytes`,
-        { details: { path } },
-      );
-    }
-  } catch (error) {
-    if (isPaperbotError(error)) throw error;
-    throw new PaperbotError(
-      'KEY_FILE_UNREADABLE',
-      `cannot read key file ${path}: ${fileErrorCode(error)}`,
-      { cause: error, details: { path } },
-    );
-  } finally {
-    await handle.close();
-  }
+  // Opened as every user-named file is (src/core/user-file.ts): a FIFO or a device is refused
+  // at once, and the mode is read from the opened file itself, so it is the file that gets read.
+  const bytes = await readUserFile(path, {
+    what: 'key file',
+    maxBytes: KEY_FILE_MAX_BYTES,
+    codes: {
+      notFound: 'KEY_FILE_NOT_FOUND',
+      notRegular: 'KEY_FILE_INVALID',
+      tooLarge: 'KEY_FILE_INVALID',
+      unreadable: 'KEY_FILE_UNREADABLE',
+      timeout: 'KEY_FILE_UNREADABLE',
+    },
+    inspect: (stats) => {
+      // Windows has no POSIX modes to check; its ACLs are out of reach here.
+      if (process.platform !== 'win32' && (stats.mode & 0o077) !== 0) {
+        const mode = (stats.mode & 0o777).toString(8).padStart(4, '0');
+        throw new PaperbotError(
+          'KEY_FILE_INSECURE',
+          `key file ${path} has mode ${mode}, so group or others can access it; ` +
+            `make it private to you with: chmod 600 ${shellQuote(path)}`,
+          { details: { path, mode } },
+        );
+      }
+    },
+  });
   try {
     return parseKeyFile(bytes, path);
   } finally {
     bytes.fill(0);
   }
-}
-
-/** Reads from the start of `handle` until its end or `limit` bytes, whichever comes first. */
-async function readAtMost(handle: FileHandle, limit: number): Promise<Buffer> {
-  const buffer = Buffer.alloc(limit);
-  let length = 0;
-  while (length < limit) {
-    const { bytesRead } = await handle.read(buffer, length, limit - length, length);
-    if (bytesRead === 0) break;
-    length += bytesRead;
-  }
-  const bytes = Buffer.from(buffer.subarray(0, length));
-  buffer.fill(0);
-  return bytes;
 }
 
 /** Checks key-file content; `source` names it in messages. */

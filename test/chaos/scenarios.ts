@@ -6,6 +6,7 @@ import { systemClock } from '../../src/core/clock.ts';
 import { Journal } from '../../src/runtime/journal/index.ts';
 import { type BotChild, delay, FIXTURE_STRATEGIES } from '../bot/helpers.ts';
 import type { Scenario, ScenarioContext } from './harness.ts';
+import { driveHostileFiles } from './hostile-files.ts';
 import type { FrameAction, HttpAction, InjectedError, RequestInfo } from './proxy.ts';
 
 const FORWARD: HttpAction = { kind: 'forward' };
@@ -404,6 +405,14 @@ export function allScenarios(options: { short?: boolean } = {}): Scenario[] {
     additiveScenario(trade),
     // The same, and every 5th private event breaks its schema: none of them loses a fill.
     additiveScenario(trade, 5),
+    {
+      // Issue 26: large hostile files refused by import and backtest, in bounded time and memory.
+      name: 'hostile-files',
+      venue: 'emulator',
+      seed: 113,
+      timeLimitMs: 600_000,
+      drive: driveHostileFiles,
+    },
   ];
 }
 

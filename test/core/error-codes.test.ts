@@ -20,6 +20,8 @@ const PATTERNS = [
   /\bcode\s*(?:===|!==)\s*'([A-Z][A-Z0-9_]+)'/g,
   /\bcode:\s*'([A-Z][A-Z0-9_]+)'/g,
   /\bcase '([A-Z][A-Z0-9]*_[A-Z0-9_]+)':/g,
+  // The codes a user-named file's refusals carry (`UserFileCodes`, src/core/user-file.ts).
+  /\b(?:notFound|notRegular|tooLarge|unreadable|timeout):\s*'([A-Z][A-Z0-9_]+)'/g,
 ];
 
 function sourceFiles(directory: string): string[] {

@@ -21,6 +21,7 @@ import {
   RecordingSink,
   readCacheHeader,
   readRecording,
+  writeManifest,
   bookRecord,
   gapRecord,
   privateRecord,
@@ -272,6 +273,17 @@ async function recordSession(
   return openRecording(directory);
 }
 
+/**
+ * The session as an interrupted recording (`complete: false`, no `files` entry): its events
+ * file may grow or tear, so these tests change it to exercise the cache's key. A closed
+ * recording whose file changes is refused instead (test/replay/damaged-recordings.test.ts).
+ */
+async function interrupted(recording: Recording): Promise<Recording> {
+  const { files: _files, ...manifest } = recording.manifest;
+  await writeManifest(recording.directory, { ...manifest, complete: false });
+  return openRecording(recording.directory);
+}
+
 async function collect(recording: Recording, options: RecordingReadOptions = {}) {
   const reader = readRecording(recording, options);
   const records: RecordedEvent[] = [];
@@ -320,7 +332,9 @@ describe('events cache', () => {
 
   it('gives what JSON.parse gives for any JSON payload of an unverified file', async () => {
     await withTemporaryDirectory(async (directory) => {
-      const recording = await recordSession(directory, mixedRecords({ count: 10 }));
+      const recording = await interrupted(
+        await recordSession(directory, mixedRecords({ count: 10 })),
+      );
       const payloads = [
         '{"negativeZero":-0,"big":9007199254740993,"tiny":5e-324,"int32":[2147483647,-2147483648]}',
         '{"text":"nul \\u0000 and lone \\ud800 and 😀","escaped":"\\u2028\\"\\\\"}',
@@ -348,10 +362,13 @@ describe('events cache', () => {
 
   it('checks the records the building read did not, when asked to', async () => {
     await withTemporaryDirectory(async (directory) => {
-      const recording = await recordSession(directory, mixedRecords({ count: 40 }));
-      // Record 30 has a valid header but a payload the schema refuses.
+      const recording = await interrupted(
+        await recordSession(directory, mixedRecords({ count: 40 })),
+      );
+      // Record 30 has a valid header and sound values but a payload the schema refuses.
       const lines = (await readFile(recording.eventsPath, 'utf8')).split('\n');
-      lines[29] = `{"v":1,"t":${START_MS + 10_000},"k":"ticker","m":"BTC-USD","d":{"oops":1}}`;
+      const { t } = JSON.parse(lines[29]!) as { t: number };
+      lines[29] = `{"v":1,"t":${t},"k":"ticker","m":"BTC-USD","d":{"market_id":"BTC-USD","mark_price":null,"index_price":null,"last_price":null}}`;
       await writeFile(recording.eventsPath, lines.join('\n'));
       expect((await collect(recording, { verify: 10 })).summary.cache).toBe('built');
       expect(await readCacheHeader(recording.cachePath)).toMatchObject({ verified_records: 10 });
@@ -491,7 +508,7 @@ describe('events cache', () => {
   it('is not used once the events file has changed, and is rebuilt', async () => {
     await withTemporaryDirectory(async (directory) => {
       const records = mixedRecords({ count: 300 });
-      const recording = await recordSession(directory, records);
+      const recording = await interrupted(await recordSession(directory, records));
       await drain(recording);
       const extra = encodeRecordLine({
         ...records[0]!,
@@ -508,11 +525,11 @@ describe('events cache', () => {
   it('checks the hash when the size matches but the mtime does not', async () => {
     await withTemporaryDirectory(async (directory) => {
       const records = mixedRecords({ count: 200 });
-      const recording = await recordSession(directory, records);
+      const recording = await interrupted(await recordSession(directory, records));
       await drain(recording);
       // Same size, one character different, different mtime: the hash must catch it.
       const text = await readFile(recording.eventsPath, 'utf8');
-      const altered = text.replace('"BTC-USD"', '"BTC-USE"');
+      const altered = text.replace('"live"', '"evil"');
       expect(altered.length).toBe(text.length);
       await writeFile(recording.eventsPath, altered);
       await utimes(recording.eventsPath, 1_000, 1_000);
@@ -527,7 +544,9 @@ describe('events cache', () => {
 
   it('keeps the torn-tail report of the events file it was built from', async () => {
     await withTemporaryDirectory(async (directory) => {
-      const recording = await recordSession(directory, mixedRecords({ count: 100 }));
+      const recording = await interrupted(
+        await recordSession(directory, mixedRecords({ count: 100 })),
+      );
       await appendFile(recording.eventsPath, '{"v":1,"t":9');
       const built = await drain(recording);
       const read = await drain(recording);

@@ -145,7 +145,7 @@ describe('manifest', () => {
 
   it('refuses a manifest of another version', async () => {
     await withTemporaryDirectory(async (directory) => {
-      await writeFile(join(directory, MANIFEST_FILE), JSON.stringify({ version: 2 }));
+      await writeFile(join(directory, MANIFEST_FILE), JSON.stringify({ version: 3 }));
       await expect(readManifest(directory)).rejects.toMatchObject({
         code: 'RECORDING_UNSUPPORTED_VERSION',
       });

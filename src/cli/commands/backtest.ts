@@ -33,6 +33,7 @@ import {
   sweepCoerce,
   sweepTableRow,
 } from '../../replay/backtest/index.ts';
+import { describeDamage } from '../../replay/format/index.ts';
 import { buildGrid, formatSweepTable, parseSweepSpecs } from '../../replay/sweep/index.ts';
 import {
   createProgress,
@@ -102,6 +103,7 @@ interface BacktestOptions {
   readonly liveJournal?: string;
   readonly timeTolerance?: string;
   readonly cache: 'auto' | 'off' | 'rebuild';
+  readonly allowDamaged?: boolean;
   readonly logFormat?: LogFormat;
 }
 
@@ -332,7 +334,11 @@ async function execute(
 
   const data =
     options.divergence !== undefined ? [options.divergence] : (dataOverride ?? config.data);
-  const source = await openReplaySource(data, { markets: config.markets, cache: options.cache });
+  const source = await openReplaySource(data, {
+    markets: config.markets,
+    cache: options.cache,
+    damage: options.allowDamaged === true ? 'skip' : 'refuse',
+  });
   if (options.divergence !== undefined && !source.hasPrivateEvents) {
     throw new PaperbotError(
       'INVALID_ARGUMENT',
@@ -363,6 +369,11 @@ async function execute(
   } finally {
     progress.stop();
     csvPaths = csv?.close() ?? [];
+  }
+  // What the sessions' checks found (skipped records, notes such as a version 1 recording):
+  // on stderr, so a JSON report on stdout stays one document; the report holds the damage too.
+  for (const line of source.damage().flatMap(describeDamage)) {
+    dependencies.printError(`${line}\n`);
   }
   const run = runFigures(result, process.cpuUsage(cpuBefore));
   const written: string[] = [];
@@ -460,6 +471,10 @@ export function registerBacktestCommand(
       )
         .choices(['auto', 'off', 'rebuild'])
         .default('auto'),
+    )
+    .option(
+      '--allow-damaged',
+      'replay a recording that is not what its manifest claims: skip its damaged records and say so in the report',
     )
     .addOption(logFormatOption())
     .action(async (options: BacktestOptions) => {

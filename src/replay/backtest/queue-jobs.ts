@@ -8,10 +8,10 @@
  * files and refuses a job whose data or code differs.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { PaperbotError } from '../../core/errors.ts';
+import { openUserFile } from '../../core/user-file.ts';
 import { MANIFEST_FILE, readManifest } from '../format/index.ts';
 import type { GridCell } from '../sweep/grid.ts';
 import type { QueuedJob } from '../sweep/queue.ts';
@@ -29,8 +29,14 @@ export interface BacktestJobData {
   readonly codeChecksum: string;
 }
 
+/** Hashes a session file, opened as every user-named file is (a FIFO is refused, not read). */
 async function hashFile(path: string, hash: ReturnType<typeof createHash>): Promise<void> {
-  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  const file = await openUserFile(path, { what: 'recording file', maxBytes: 2 ** 42 });
+  try {
+    for await (const chunk of file.chunks()) hash.update(chunk);
+  } finally {
+    await file.close();
+  }
 }
 
 const dataCache = new Map<string, { key: string; checksum: string }>();

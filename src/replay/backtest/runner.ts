@@ -26,6 +26,7 @@ import {
 } from '../../runtime/kernel/index.ts';
 import { type IntentOutcome, intentIdPrefix, type OrderIntent } from '../../runtime/intents.ts';
 import type { StrategyDefinition } from '../../runtime/strategy/types.ts';
+import { type DamageReport, describeDamage, isDamaged } from '../format/integrity.ts';
 import type { RecordedEvent } from '../format/records.ts';
 import type { OrderIds } from '../report/divergence.ts';
 import { ReportCollector, type ReportFiles } from '../report/collector.ts';
@@ -86,6 +87,15 @@ export interface BacktestResult {
    */
   readonly outcomes: Readonly<Record<string, number>>;
   readonly shutdown: ShutdownReport;
+}
+
+/**
+ * The report with what the sessions' checks skipped or found damaged (`--allow-damaged`), in
+ * `data_damage`; unchanged (no such field) when every session was as its manifest claims.
+ */
+function withDataDamage(report: BacktestReport, damage: readonly DamageReport[]): BacktestReport {
+  const lines = damage.filter(isDamaged).flatMap(describeDamage);
+  return lines.length === 0 ? report : { ...report, data_damage: lines };
 }
 
 function outcomeKey(outcome: IntentOutcome): string[] {
@@ -387,11 +397,14 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
     for (const position of await venue.execution.listPositions()) {
       if (position.mark_price !== null) marks.set(position.market_id, position.mark_price);
     }
-    const report = collector.finish(endMs, {
-      equity: venue.account().total_equity,
-      marks,
-      intents: tally.figures(),
-    });
+    const report = withDataDamage(
+      collector.finish(endMs, {
+        equity: venue.account().total_equity,
+        marks,
+        intents: tally.figures(),
+      }),
+      options.source.damage(),
+    );
     const orderIds = new Map<string, OrderIds>();
     for (const fill of venue.fills) {
       if (fill.order_id === null || orderIds.has(fill.order_id)) continue;

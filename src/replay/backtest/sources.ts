@@ -8,11 +8,14 @@ import type { Candle, CandleInterval, Market } from '../../protocol/index.ts';
 import {
   type CacheMode,
   type CandleHistory,
+  type DamagePolicy,
+  type DamageReport,
   mergeByTime,
   openRecording,
   type Recording,
   readCandleHistory,
   readRecording,
+  type RecordingReader,
 } from '../format/index.ts';
 import type { RecordedEvent } from '../format/records.ts';
 
@@ -35,6 +38,11 @@ export interface ReplaySource {
   readonly candleHistory: CandleHistory | null;
   /** Records in time order, in batches. */
   batches(options?: BatchOptions): AsyncIterable<readonly RecordedEvent[]>;
+  /**
+   * What the last read's checks found in each session against its manifest (problems and
+   * records skipped under `damage: 'skip'`, and notes); empty before a read has ended.
+   */
+  damage(): readonly DamageReport[];
 }
 
 export interface BatchOptions {
@@ -53,6 +61,12 @@ export interface OpenSourceOptions {
   /** Replay only these markets (null: all). */
   readonly markets?: readonly string[] | null;
   readonly cache?: CacheMode;
+  /**
+   * `refuse` (default): a session that is not what its manifest claims stops the replay
+   * (`RECORDING_DAMAGED`); `skip` (`--allow-damaged`): its damaged records are skipped and
+   * reported.
+   */
+  readonly damage?: DamagePolicy;
 }
 
 export async function openReplaySource(
@@ -105,7 +119,9 @@ export async function openReplaySource(
   const readOptions = {
     ...(wanted === null ? {} : { markets: wanted }),
     ...(options.cache === undefined ? {} : { cache: options.cache }),
+    ...(options.damage === undefined ? {} : { damage: options.damage }),
   };
+  let readers: RecordingReader[] = [];
   return {
     directories: [...directories],
     markets: replayed,
@@ -114,15 +130,16 @@ export async function openReplaySource(
     hasPrivateEvents: recordings.some((recording) => recording.manifest.settings.private_events),
     recordings,
     candleHistory: mergeCandleHistories(histories),
-    batches: (batchOptions = {}) =>
-      mergeByTime(
-        recordings.map((recording) =>
-          readRecording(recording, {
-            ...readOptions,
-            ...(batchOptions.deferred === true ? { deferredKinds: DEFERRED_KINDS } : {}),
-          }).batches(),
-        ),
-      ),
+    batches: (batchOptions = {}) => {
+      readers = recordings.map((recording) =>
+        readRecording(recording, {
+          ...readOptions,
+          ...(batchOptions.deferred === true ? { deferredKinds: DEFERRED_KINDS } : {}),
+        }),
+      );
+      return mergeByTime(readers.map((reader) => reader.batches()));
+    },
+    damage: () => readers.flatMap((reader) => (reader.summary ? [reader.summary.damage] : [])),
   };
 }
 
@@ -198,6 +215,7 @@ export function memorySource(options: {
     hasPrivateEvents: records.some((record) => record.k === 'private'),
     recordings: [],
     candleHistory: options.candleHistory ?? null,
+    damage: () => [],
     batches: async function* () {
       for (let start = 0; start < records.length; start += batchSize) {
         yield records.slice(start, start + batchSize);

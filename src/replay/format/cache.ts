@@ -15,11 +15,11 @@
  * always rehashes. A cache written on a host of the other byte order is not used.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import { type FileHandle, open, rename, rm, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { z } from 'zod';
 import { PaperbotError } from '../../core/errors.ts';
+import { openUserFile } from '../../core/user-file.ts';
 import {
   BlockEncoder,
   type BlockDecoderOptions,
@@ -30,9 +30,15 @@ import type { ReadSummary } from './event-log-reader.ts';
 import type { RecordedEvent } from './records.ts';
 
 export const CACHE_MAGIC = 'PBCACHE2';
-export const CACHE_VERSION = 2;
+/**
+ * 3: written only from a read that checked every record (time order and values, `integrity.ts`)
+ * and found the events file as its manifest claims; a version 2 cache is rebuilt once.
+ */
+export const CACHE_VERSION = 3;
 const MAGIC_BYTES = Buffer.from(CACHE_MAGIC, 'latin1');
 const HEADER_SLOT = 1_028;
+/** The largest cache (or events file hashed for its key) opened. */
+const MAX_CACHE_BYTES = 2 ** 42;
 const BLOCKS_START = MAGIC_BYTES.length + 4 + HEADER_SLOT;
 /** Records per block: a batch of the replay. */
 export const CACHE_BLOCK_RECORDS = 1_024;
@@ -84,7 +90,8 @@ export interface CacheFile {
 export async function openCacheFile(path: string): Promise<CacheFile | null> {
   let handle: FileHandle;
   try {
-    handle = await open(path, 'r');
+    // Opened as a user-named file: something that is not a regular file is no cache.
+    handle = (await openUserFile(path, { what: 'events cache', maxBytes: MAX_CACHE_BYTES })).handle;
   } catch {
     return null;
   }
@@ -143,10 +150,11 @@ export async function readCacheHeader(path: string): Promise<CacheHeader | null>
 
 export async function hashFile(path: string): Promise<string> {
   const hash = createHash('sha256');
-  for await (const chunk of createReadStream(path, {
-    highWaterMark: 1 << 20,
-  })) {
-    hash.update(chunk as Buffer);
+  const file = await openUserFile(path, { what: 'events file', maxBytes: MAX_CACHE_BYTES });
+  try {
+    for await (const chunk of file.chunks()) hash.update(chunk);
+  } finally {
+    await file.close();
   }
   return hash.digest('hex');
 }

@@ -5,10 +5,14 @@
  * definition), so a backtest starts with the history a live start would have read. Optional:
  * a recording without it replays with no history, and the strategy's log says so.
  */
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { PaperbotError } from '../../core/errors.ts';
+import { readUserFile } from '../../core/user-file.ts';
+
+/** Candles of a few markets and intervals: far below this. */
+const CANDLE_HISTORY_MAX_BYTES = 256 << 20;
 import { Candle, CandleInterval } from '../../protocol/index.ts';
 
 export const CANDLE_HISTORY_FILE = 'candles.json';
@@ -46,10 +50,17 @@ export async function readCandleHistory(directory: string): Promise<CandleHistor
   const path = join(directory, CANDLE_HISTORY_FILE);
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    // Opened as every user-named file is: a FIFO or device is refused, not waited on.
+    text = (
+      await readUserFile(path, {
+        what: 'candle history',
+        maxBytes: CANDLE_HISTORY_MAX_BYTES,
+        codes: { unreadable: 'RECORDING_UNREADABLE' },
+      })
+    ).toString('utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw new PaperbotError('RECORDING_UNREADABLE', `${path} could not be read`, { cause: error });
+    if (error instanceof PaperbotError && error.code === 'USER_FILE_NOT_FOUND') return null;
+    throw error;
   }
   let value: unknown;
   try {

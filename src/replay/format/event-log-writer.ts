@@ -12,6 +12,7 @@
  * Operations run one at a time in call order. The first write failure is kept: every later call
  * fails with it, so a recorder cannot keep counting records that never reached the disk.
  */
+import { createHash } from 'node:crypto';
 import type { FileHandle } from 'node:fs/promises';
 import { open } from 'node:fs/promises';
 import { createGzip, type Gzip, constants as zlibConstants } from 'node:zlib';
@@ -25,6 +26,9 @@ export class EventLogWriter {
   private queue: Promise<void> = Promise.resolve();
   private failure: PaperbotError | null = null;
   private closed = false;
+  /** Every byte handed to the file, hashed as written: the manifest's check of the file. */
+  private readonly hash = createHash('sha256');
+  private bytesWritten = 0;
 
   private constructor(
     readonly path: string,
@@ -143,7 +147,14 @@ export class EventLogWriter {
     await this.writeAll(bytes);
   }
 
+  /** Bytes written so far and their SHA-256 (hex): what the file holds once closed. */
+  written(): { readonly bytes: number; readonly sha256: string } {
+    return { bytes: this.bytesWritten, sha256: this.hash.copy().digest('hex') };
+  }
+
   private async writeAll(bytes: Buffer): Promise<void> {
+    this.hash.update(bytes);
+    this.bytesWritten += bytes.length;
     let offset = 0;
     while (offset < bytes.length) {
       const { bytesWritten } = await this.handle.write(bytes, offset, bytes.length - offset);

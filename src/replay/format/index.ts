@@ -9,3 +9,5 @@ export * from './recorder-sink.ts';
 export * from './recording.ts';
 export * from './records.ts';
 export * from './candle-history.ts';
+export * from './integrity.ts';
+export * from './verify.ts';

@@ -5,19 +5,30 @@
  * manifest. Counts in the manifest of an interrupted session lag the events file; the events
  * file is the truth and `recountRecording` rebuilds them from it.
  */
-import { mkdir, open, readFile, rename } from 'node:fs/promises';
+import { mkdir, open, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { isoTimestamp } from '../../core/clock.ts';
 import { PaperbotError } from '../../core/errors.ts';
+import { readUserFile } from '../../core/user-file.ts';
 import { Market } from '../../protocol/index.ts';
-import { FORMAT_VERSION, type RecordedEvent, type RecordKind } from './records.ts';
+import type { RecordedEvent, RecordKind } from './records.ts';
 
 export const MANIFEST_FILE = 'manifest.json';
 export const EVENTS_FILE = 'events.jsonl';
 export const EVENTS_FILE_GZIP = 'events.jsonl.gz';
 export const CACHE_FILE = 'events.cache';
 export const MANIFEST_FORMAT = 'paperbot-recording';
+/**
+ * 2: the manifest of a closed recording also holds `files`, what its events file must be (record
+ * count, byte length, SHA-256, first and last time), so a reader can tell a damaged file from a
+ * whole one. Version 1 manifests (no `files`) still read; their files are checked line by line
+ * only. Records themselves stay at version 1 (`FORMAT_VERSION`, records.ts).
+ */
+export const MANIFEST_VERSION = 2;
+export const MANIFEST_VERSIONS = [1, 2] as const;
+/** Far above any manifest (a few KiB per market); a larger file is not one. */
+const MANIFEST_MAX_BYTES = 16 << 20;
 
 export const Compression = z.enum(['none', 'gzip']);
 export type Compression = z.infer<typeof Compression>;
@@ -33,9 +44,21 @@ export const KindCounts = z.strictObject({
 });
 export type KindCounts = z.infer<typeof KindCounts>;
 
+/** What one file of a closed recording is: checked before and while it is read. */
+export const FileIntegrity = z.strictObject({
+  records: Count,
+  /** Bytes on disk (compressed bytes for gzip). */
+  bytes: Count,
+  /** SHA-256 (hex) of the bytes on disk. */
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  first_t: z.int().nullable(),
+  last_t: z.int().nullable(),
+});
+export type FileIntegrity = z.infer<typeof FileIntegrity>;
+
 export const RecordingManifest = z.strictObject({
   format: z.literal(MANIFEST_FORMAT),
-  version: z.literal(FORMAT_VERSION),
+  version: z.union([z.literal(1), z.literal(MANIFEST_VERSION)]),
   /** When recording started (RFC 3339 UTC, from the recorder's clock). */
   created_at: z.string(),
   /** False while recording and after an interruption; true once closed cleanly. */
@@ -64,6 +87,8 @@ export const RecordingManifest = z.strictObject({
     /** Records that name a market; account-wide private events and gaps appear only above. */
     by_market: z.record(z.string(), KindCounts),
   }),
+  /** By file name; written when the recording is closed (absent while recording, and in v1). */
+  files: z.record(z.string(), FileIntegrity).optional(),
 });
 export type RecordingManifest = z.infer<typeof RecordingManifest>;
 
@@ -151,6 +176,26 @@ export function withCounts(
   };
 }
 
+/** The manifest of a closed recording: its counts, and what its events file is. */
+export function withIntegrity(
+  manifest: RecordingManifest,
+  counts: CountsSnapshot,
+  written: { readonly bytes: number; readonly sha256: string },
+): RecordingManifest {
+  return {
+    ...withCounts(manifest, counts, true),
+    files: {
+      [manifest.events_file]: {
+        records: counts.total,
+        bytes: written.bytes,
+        sha256: written.sha256,
+        first_t: counts.firstT,
+        last_t: counts.lastT,
+      },
+    },
+  };
+}
+
 export interface NewManifestOptions {
   readonly createdAtMs: number;
   readonly compression: Compression;
@@ -169,7 +214,7 @@ export function newManifest(options: NewManifestOptions): RecordingManifest {
   return withCounts(
     {
       format: MANIFEST_FORMAT,
-      version: FORMAT_VERSION,
+      version: MANIFEST_VERSION,
       created_at: isoTimestamp(options.createdAtMs),
       complete: false,
       events_file: options.compression === 'gzip' ? EVENTS_FILE_GZIP : EVENTS_FILE,
@@ -216,8 +261,15 @@ export async function readManifest(directory: string): Promise<RecordingManifest
   const path = join(directory, MANIFEST_FILE);
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    text = (
+      await readUserFile(path, {
+        what: 'recording manifest',
+        maxBytes: MANIFEST_MAX_BYTES,
+        codes: { notFound: 'RECORDING_NOT_FOUND' },
+      })
+    ).toString('utf8');
   } catch (cause) {
+    if (cause instanceof PaperbotError && cause.code !== 'RECORDING_NOT_FOUND') throw cause;
     throw new PaperbotError('RECORDING_NOT_FOUND', `no recording manifest at ${path}`, { cause });
   }
   let value: unknown;
@@ -227,10 +279,10 @@ export async function readManifest(directory: string): Promise<RecordingManifest
     throw new PaperbotError('RECORDING_INVALID_MANIFEST', `${path} is not JSON`, { cause });
   }
   const version = (value as { version?: unknown } | null)?.version;
-  if (version !== FORMAT_VERSION) {
+  if (!(MANIFEST_VERSIONS as readonly unknown[]).includes(version)) {
     throw new PaperbotError(
       'RECORDING_UNSUPPORTED_VERSION',
-      `${path}: recording version ${JSON.stringify(version)} is not supported (this reader reads version ${FORMAT_VERSION})`,
+      `${path}: recording version ${JSON.stringify(version)} is not supported (this reader reads versions ${MANIFEST_VERSIONS.join(' and ')})`,
       { details: { version } },
     );
   }

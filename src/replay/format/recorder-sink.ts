@@ -26,6 +26,7 @@ import {
   RecordCounter,
   type RecordingManifest,
   withCounts,
+  withIntegrity,
   writeManifest,
 } from './manifest.ts';
 import {
@@ -227,7 +228,7 @@ export class RecordingSink {
       throw this.fail(cause);
     }
     if (this.failure) throw this.failure;
-    this.manifest = withCounts(this.manifest, counts, true);
+    this.manifest = withIntegrity(this.manifest, counts, this.writer.written());
     await writeManifest(this.options.directory, this.manifest);
     return this.manifest;
   }

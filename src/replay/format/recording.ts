@@ -21,6 +21,7 @@ import {
   withCounts,
   writeManifest,
 } from './manifest.ts';
+import { type DamagePolicy, type DamageReport, isDamaged, RecordingCheck } from './integrity.ts';
 import { type RecordedEvent, type RecordKind, verifyRecord } from './records.ts';
 
 export interface Recording {
@@ -33,12 +34,23 @@ export interface Recording {
 export async function openRecording(directory: string): Promise<Recording> {
   const manifest = await readManifest(directory);
   const eventsPath = join(directory, manifest.events_file);
+  let info: Awaited<ReturnType<typeof stat>>;
   try {
-    await stat(eventsPath);
+    info = await stat(eventsPath);
   } catch (cause) {
     throw new PaperbotError('RECORDING_NOT_FOUND', `${eventsPath} is missing`, {
       cause,
     });
+  }
+  // Refused at once: a FIFO or a device would block or never end.
+  if (!info.isFile()) {
+    throw new PaperbotError(
+      'USER_FILE_NOT_REGULAR',
+      `events file ${eventsPath} is not a regular file`,
+      {
+        details: { path: eventsPath },
+      },
+    );
   }
   return {
     directory,
@@ -68,6 +80,11 @@ export interface RecordingReadOptions extends ReadOptions {
    * Records read from the events file are always whole.
    */
   readonly deferredKinds?: readonly RecordKind[];
+  /**
+   * `refuse` (default): a recording that is not what its manifest claims stops the read with
+   * `RECORDING_DAMAGED`; `skip`: damaged records are dropped and reported in `summary.damage`.
+   */
+  readonly damage?: DamagePolicy;
 }
 
 /**
@@ -81,6 +98,8 @@ export interface RecordingSummary extends ReadSummary {
   readonly cache: CacheUse;
   /** Records handed out after the market and kind filters. */
   readonly delivered: number;
+  /** What the checks against the manifest found (problems, skipped records, notes). */
+  readonly damage: DamageReport;
 }
 
 export class RecordingReader {
@@ -110,9 +129,30 @@ export class RecordingReader {
     const mode = this.options.cache ?? 'auto';
     const verify = this.options.verify ?? DEFAULT_VERIFIED_RECORDS;
     const verifyLimit = verify === true ? Number.POSITIVE_INFINITY : verify === false ? 0 : verify;
+    const check = new RecordingCheck(
+      this.recording.directory,
+      this.recording.manifest,
+      this.recording.eventsPath,
+      this.options.damage ?? 'refuse',
+    );
+    await check.checkSize();
     const cacheFile = mode === 'auto' ? await this.matchingCache() : null;
     if (cacheFile) {
       const header = cacheFile.header;
+      // The cache's header says what the events file held when it was built: checked against
+      // the manifest before a record is replayed.
+      const summary = {
+        records: header.records,
+        fileBytes: header.source.size,
+        tornTail: header.torn_tail,
+        decreasingTimes: header.decreasing_times,
+      };
+      try {
+        check.finish(summary, { sha256: header.source.sha256, size: header.source.size });
+      } catch (error) {
+        await cacheFile.close();
+        throw error;
+      }
       // The read that built the cache checked its leading records already: the cache holds
       // the same records, so only those past that point are left to check.
       let index = header.verified_records;
@@ -129,27 +169,20 @@ export class RecordingReader {
         delivered += out.length;
         if (out.length > 0) yield out;
       }
-      this.result = {
-        records: header.records,
-        fileBytes: header.source.size,
-        tornTail: header.torn_tail,
-        decreasingTimes: header.decreasing_times,
-        cache: 'read',
-        delivered,
-      };
+      this.result = { ...summary, cache: 'read', delivered, damage: check.report() };
       return;
     }
 
     const reader = new EventLogReader(
       this.recording.eventsPath,
       this.recording.manifest.compression,
-      this.options,
+      { ...this.options, check: check.checkRecord },
     );
     // The cache is an optimization: a folder where it cannot be written (read-only data) is
     // replayed from the events file all the same.
     const writer =
       mode === 'off' ? null : await CacheWriter.create(this.recording.cachePath).catch(() => null);
-    if (writer) reader.enableHashing();
+    if (writer || check.hasIntegrity) reader.enableHashing();
     let finished = false;
     try {
       for await (const batch of reader.batches()) {
@@ -158,13 +191,18 @@ export class RecordingReader {
         delivered += out.length;
         if (out.length > 0) yield out;
       }
+      check.finish(reader.summary!, reader.digest());
       finished = true;
     } finally {
       if (!finished) await writer?.abort();
     }
     const summary = reader.summary!;
+    const damage = check.report();
     let cache: CacheUse = 'skipped';
-    if (writer) {
+    // A cache holds only what a read found sound: a damaged recording is read from its file.
+    if (writer && isDamaged(damage)) {
+      await writer.abort();
+    } else if (writer) {
       const digest = reader.digest();
       const info = await stat(this.recording.eventsPath);
       if (digest && info.size === digest.size) {
@@ -183,7 +221,7 @@ export class RecordingReader {
         await writer.abort();
       }
     }
-    this.result = { ...summary, cache, delivered };
+    this.result = { ...summary, cache, delivered, damage };
   }
 
   async *records(): AsyncGenerator<RecordedEvent> {

@@ -257,3 +257,75 @@ export function invalidRecord(line: number, message: string): PaperbotError {
     details: { line },
   });
 }
+
+const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)$/;
+const NONZERO_DIGIT = /[1-9]/;
+
+function isPositiveDecimal(value: unknown): boolean {
+  return (
+    typeof value === 'string' &&
+    DECIMAL.test(value) &&
+    value.charCodeAt(0) !== 45 /* - */ &&
+    NONZERO_DIGIT.test(value)
+  );
+}
+
+function isNonNegativeDecimal(value: unknown): boolean {
+  return (
+    typeof value === 'string' &&
+    DECIMAL.test(value) &&
+    (value.charCodeAt(0) !== 45 /* - */ || !NONZERO_DIGIT.test(value))
+  );
+}
+
+function levelsProblem(levels: unknown, side: string): string | null {
+  if (!Array.isArray(levels)) return `d.${side} is not a list`;
+  for (let index = 0; index < levels.length; index++) {
+    const level = levels[index] as { price?: unknown; quantity?: unknown } | null;
+    if (level === null || typeof level !== 'object') return `d.${side}.${index} is not a level`;
+    if (!isPositiveDecimal(level.price)) {
+      return `d.${side}.${index}.price ${JSON.stringify(level.price)} is not a positive decimal`;
+    }
+    if (!isNonNegativeDecimal(level.quantity)) {
+      return `d.${side}.${index}.quantity ${JSON.stringify(level.quantity)} is not a decimal of zero or more`;
+    }
+  }
+  return null;
+}
+
+/**
+ * What is wrong with the values a replay trades on, or null: a cheap check run on every record
+ * (the zod schema is for the leading records and `paperbot verify`). Time is a whole number of
+ * ms, market data names its record's market, prices are positive decimals and quantities are
+ * decimals of zero or more (positive for a trade).
+ */
+export function recordValueProblem(record: RecordedEvent): string | null {
+  if (!Number.isSafeInteger(record.t) || record.t < 0) return `t ${String(record.t)} is not a time`;
+  if (record.k !== 'ticker' && record.k !== 'book' && record.k !== 'trade') return null;
+  const data = record.d as unknown as Record<string, unknown> | null;
+  if (data === null || typeof data !== 'object') return 'd is not an object';
+  switch (record.k) {
+    case 'ticker': {
+      if (data.market_id !== record.m) return `d.market_id is not the record's market`;
+      for (const field of ['mark_price', 'index_price', 'last_price']) {
+        const value = data[field];
+        if (value !== null && !isPositiveDecimal(value)) {
+          return `d.${field} ${JSON.stringify(value)} is not a positive decimal`;
+        }
+      }
+      return null;
+    }
+    case 'book':
+      if (data.market_id !== record.m) return `d.market_id is not the record's market`;
+      return levelsProblem(data.bids, 'bids') ?? levelsProblem(data.asks, 'asks');
+    case 'trade':
+      if (data.market_id !== record.m) return `d.market_id is not the record's market`;
+      if (!isPositiveDecimal(data.price)) {
+        return `d.price ${JSON.stringify(data.price)} is not a positive decimal`;
+      }
+      if (!isPositiveDecimal(data.quantity)) {
+        return `d.quantity ${JSON.stringify(data.quantity)} is not a positive decimal`;
+      }
+      return null;
+  }
+}

@@ -1,11 +1,17 @@
 /**
  * Streams the rows of a CSV file (plain, or gzip when the name ends in `.gz`) with their line
  * numbers, and maps the columns a layout names to fields. Nothing is held but the current row.
+ *
+ * The file is opened as every user-named file is (`src/core/user-file.ts`): a FIFO or a device
+ * such as `/dev/zero` is refused at once. A gzip file's decompressed bytes and every row's
+ * length are capped (a gzip bomb, or a line of gigabytes, is refused, not held), and a damaged
+ * or cut gzip stream is an error naming the file. A UTF-8 byte order mark is dropped before the
+ * header is matched.
  */
-import { createReadStream } from 'node:fs';
-import { createGunzip } from 'node:zlib';
+import { Readable } from 'node:stream';
 import { parse } from 'csv-parse';
 import { PaperbotError } from '../../core/errors.ts';
+import { type GzipEnd, gunzipAtMost, openUserFile } from '../../core/user-file.ts';
 
 export interface CsvRow {
   /** The line the row starts on, counting from 1 (the header, when there is one, is line 1). */
@@ -25,28 +31,83 @@ export interface ColumnLayout {
   readonly optionalHeader?: readonly string[];
 }
 
+export interface CsvLimits {
+  /** The largest file read (on disk). */
+  readonly maxFileBytes: number;
+  /** Bytes a gzip file may decompress to. */
+  readonly maxDecompressedBytes: number;
+  /** The longest row, in characters: far above any real row of prices and quantities. */
+  readonly maxRowCharacters: number;
+}
+
+export const DEFAULT_CSV_LIMITS: CsvLimits = {
+  maxFileBytes: 2 ** 42,
+  maxDecompressedBytes: 2 ** 40,
+  maxRowCharacters: 1 << 20,
+};
+
 /** A row the importer drops, with the reason counted in the report. */
 export class SkipRow {
   constructor(readonly reason: string) {}
 }
 
-/** Yields the mapped rows of `path`; `onBlank` counts rows with no fields (skipped). */
+/** The file's bytes, decompressed when it is gzip; a damaged or cut stream throws. */
+async function* csvBytes(path: string, limits: CsvLimits): AsyncGenerator<Buffer> {
+  const file = await openUserFile(path, {
+    what: 'CSV file',
+    maxBytes: limits.maxFileBytes,
+  });
+  try {
+    if (!path.endsWith('.gz')) {
+      yield* file.chunks();
+      return;
+    }
+    const end: { value: GzipEnd } = { value: 'complete' };
+    yield* gunzipAtMost(
+      file.chunks(),
+      {
+        maxBytes: limits.maxDecompressedBytes,
+        tooLarge: () =>
+          new PaperbotError(
+            'IMPORT_READ_FAILED',
+            `${path} decompresses to more than ${limits.maxDecompressedBytes} bytes`,
+            { details: { path, limit_bytes: limits.maxDecompressedBytes } },
+          ),
+      },
+      end,
+    );
+    if (end.value !== 'complete') {
+      throw new PaperbotError(
+        'IMPORT_READ_FAILED',
+        end.value === 'truncated'
+          ? `${path} is a gzip stream cut short (the file is incomplete)`
+          : `${path} is a damaged gzip stream (it does not decompress)`,
+        { details: { path } },
+      );
+    }
+  } finally {
+    await file.close();
+  }
+}
+
+/** Yields the mapped rows of `path`; `onHeaderSkipped` counts header lines skipped. */
 export async function* readCsvRows(
   path: string,
   layout: ColumnLayout,
   onHeaderSkipped: () => void = () => undefined,
+  limits: CsvLimits = DEFAULT_CSV_LIMITS,
 ): AsyncGenerator<CsvRow> {
-  const input = createReadStream(path);
+  const input = Readable.from(csvBytes(path, limits), { objectMode: false });
   const parser = parse({
+    bom: true,
     info: true,
     skip_empty_lines: true,
     trim: true,
     relax_column_count: true,
+    max_record_size: limits.maxRowCharacters,
   });
-  const stream = path.endsWith('.gz')
-    ? input.pipe(createGunzip()).pipe(parser)
-    : input.pipe(parser);
   input.on('error', (error) => parser.destroy(error));
+  const stream = input.pipe(parser);
   let indices: Array<[string, number]> | null = null;
   let first = true;
   try {
@@ -87,11 +148,20 @@ export async function* readCsvRows(
     }
   } catch (cause) {
     if (cause instanceof PaperbotError) throw cause;
+    const code = (cause as { code?: unknown }).code;
+    if (code === 'CSV_MAX_RECORD_SIZE') {
+      throw new PaperbotError(
+        'IMPORT_READ_FAILED',
+        `${path}: a row is longer than ${limits.maxRowCharacters} characters (line ${String((cause as { lines?: unknown }).lines ?? '?')})`,
+        { cause, details: { path, limit_characters: limits.maxRowCharacters } },
+      );
+    }
     throw new PaperbotError('IMPORT_READ_FAILED', `${path}: ${(cause as Error).message}`, {
       cause,
     });
   } finally {
     input.destroy();
+    parser.destroy();
   }
 }
 

@@ -19,10 +19,11 @@ import {
   newManifest,
   RecordCounter,
   type RecordKind,
-  withCounts,
+  withIntegrity,
   writeManifest,
 } from '../format/index.ts';
 import { type BookInput, importBook } from './book.ts';
+import type { CsvLimits } from './csv-rows.ts';
 import { type CandleInput, importCandles } from './candles.ts';
 import { GridCheck, marketOf, type MarketSpec } from './market-spec.ts';
 import { type ImportedRecord, InputTally } from './rows.ts';
@@ -38,6 +39,8 @@ export interface ImportOptions {
   readonly market: MarketSpec;
   readonly inputs: readonly ImportInput[];
   readonly compression: Compression;
+  /** Caps on every input file (defaults: `DEFAULT_CSV_LIMITS`); tests lower them. */
+  readonly csvLimits?: Partial<CsvLimits>;
 }
 
 export interface ImportReport {
@@ -61,8 +64,10 @@ export async function importRecording(options: ImportOptions): Promise<ImportRep
   await refuseNonEmpty(options.out);
   const grid = new GridCheck(options.market);
   const tallies = options.inputs.map((input) => new InputTally(input.path, input.kind));
-  const sources = options.inputs.map((input, index) => {
+  const sources = options.inputs.map((given, index) => {
     const tally = tallies[index]!;
+    const input =
+      options.csvLimits === undefined ? given : { ...given, csvLimits: options.csvLimits };
     switch (input.kind) {
       case 'trades':
         return importTrades(input, options.market, grid, tally);
@@ -78,6 +83,16 @@ export async function importRecording(options: ImportOptions): Promise<ImportRep
   await mkdir(partial, { recursive: true });
   try {
     const counts = await writeSession(partial, options, sources, tallies);
+    // An input with no rows is a wrong file, not an empty market: an empty recording would
+    // replay to an empty report with exit 0.
+    const empty = tallies.filter((tally) => tally.rowsRead === 0);
+    if (empty.length > 0) {
+      throw new PaperbotError(
+        'IMPORT_EMPTY',
+        `${empty.map((tally) => tally.path).join(', ')}: no data rows${empty.some((tally) => tally.headerLines > 0) ? ' (only a header)' : ''}; nothing to import`,
+        { details: { paths: empty.map((tally) => tally.path) } },
+      );
+    }
     await rmdir(options.out).catch(() => undefined);
     await rename(partial, options.out);
     return {
@@ -131,7 +146,7 @@ async function writeSession(
     privateEvents: false,
     markets: [marketOf(options.market, counts.firstT ?? 0)],
   });
-  await writeManifest(directory, withCounts(manifest, counts, true));
+  await writeManifest(directory, withIntegrity(manifest, counts, writer.written()));
   return counts;
 }
 

@@ -3,22 +3,26 @@
  * command line or in a small YAML file, turned into the protocol's `Market` for the manifest, and
  * the checks of imported prices and quantities against that grid.
  */
-import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { isoTimestamp } from '../../core/clock.ts';
 import { isDecimalString, parseDecimal, toWire, type Decimal } from '../../core/decimal.ts';
 import { PaperbotError } from '../../core/errors.ts';
+import { readUserFile } from '../../core/user-file.ts';
 import { isOnIncrement } from '../../core/grid.ts';
-import type { Market } from '../../protocol/index.ts';
+import { type Market, MarketId } from '../../protocol/index.ts';
 
 const PositiveDecimal = z
   .union([z.string(), z.number()])
   .transform((value) => String(value))
   .refine((text) => isDecimalString(text) && parseDecimal(text).gt(0), 'a positive decimal');
 
+/** A market file holds a handful of fields. */
+const MARKET_FILE_MAX_BYTES = 64 * 1024;
+
 export const MarketSpec = z.strictObject({
-  market_id: z.string().min(1),
+  /** The interface's limit (3..40 characters): an id `backtest` would refuse is refused here. */
+  market_id: MarketId,
   price_tick: PositiveDecimal,
   quantity_step: PositiveDecimal,
   minimum_quantity: PositiveDecimal.nullable().default(null),
@@ -47,9 +51,14 @@ export function parseMarketSpec(value: unknown, origin: string): MarketSpec {
 export async function readMarketSpecFile(path: string): Promise<unknown> {
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    text = (
+      await readUserFile(path, { what: 'market file', maxBytes: MARKET_FILE_MAX_BYTES })
+    ).toString('utf8');
   } catch (cause) {
-    throw new PaperbotError('INVALID_CONFIG', `${path}: cannot read the market file`, { cause });
+    const reason = cause instanceof PaperbotError ? `: ${cause.message}` : '';
+    throw new PaperbotError('INVALID_CONFIG', `${path}: cannot read the market file${reason}`, {
+      cause,
+    });
   }
   try {
     return parseYaml(text) as unknown;

@@ -5,7 +5,13 @@
  * file order and the result is the same on every run.
  */
 import { PaperbotError } from '../../core/errors.ts';
-import { type ColumnLayout, type CsvRow, readCsvRows } from './csv-rows.ts';
+import {
+  type ColumnLayout,
+  type CsvLimits,
+  type CsvRow,
+  DEFAULT_CSV_LIMITS,
+  readCsvRows,
+} from './csv-rows.ts';
 import { atRow } from './rows.ts';
 import { parseTimestamp, type TimeUnit } from './timestamps.ts';
 
@@ -21,6 +27,8 @@ export interface OrderedRowsOptions {
   readonly timeUnit: TimeUnit;
   readonly sort: boolean;
   readonly maxSortedRows?: number;
+  /** Caps on the file (defaults: `DEFAULT_CSV_LIMITS`); tests lower them. */
+  readonly csvLimits?: Partial<CsvLimits>;
 }
 
 /** What the rows are counted in: header lines skipped, rows handed on. */
@@ -34,7 +42,10 @@ export async function* readOrderedRows(
   counts: RowCounts,
 ): AsyncGenerator<TimedRow> {
   const { path } = options;
-  const rows = readCsvRows(path, options.layout, () => counts.headerLines++);
+  const rows = readCsvRows(path, options.layout, () => counts.headerLines++, {
+    ...DEFAULT_CSV_LIMITS,
+    ...options.csvLimits,
+  });
   const timed = async function* (): AsyncGenerator<TimedRow> {
     for await (const row of rows) {
       const t = atRow(path, row.line, () =>

@@ -118,12 +118,16 @@ export function groupCells(group: ReportGroup): string[] {
 
 /** Strategies that did not run, as one sentence each. */
 export function skippedStrategyNotes(report: BacktestReport): string[] {
-  return report.strategies
-    .filter((strategy) => strategy.status === 'skipped')
-    .map(
-      (strategy) =>
-        `Strategy ${strategy.strategy_id} (${strategy.name}) was skipped: the data has no ${strategy.missing_markets.join(', ')}.`,
-    );
+  return [
+    ...report.strategies
+      .filter((strategy) => strategy.status === 'skipped')
+      .map(
+        (strategy) =>
+          `Strategy ${strategy.strategy_id} (${strategy.name}) was skipped: the data has no ${strategy.missing_markets.join(', ')}.`,
+      ),
+    // --allow-damaged: what of the data was not replayed, or not as its manifest claims.
+    ...(report.data_damage ?? []).map((line) => `Damaged data: ${line}`),
+  ];
 }
 
 /** How a trade's exit reason reads in a table. */

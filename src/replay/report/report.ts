@@ -258,6 +258,11 @@ export interface BacktestReport {
   /** Null when the report was built from fills alone (no run to count intents of). */
   readonly intents: ReportIntents | null;
   readonly charts: ReportCharts;
+  /**
+   * Present only when a session was not what its manifest claims and the run went on with
+   * `--allow-damaged`: what was skipped or found damaged, one sentence each.
+   */
+  readonly data_damage?: readonly string[];
 }
 
 export function ratio(value: Decimal): string {
