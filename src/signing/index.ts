@@ -58,6 +58,44 @@ export { type PreparedCommand, preparedCommand } from './prepared.ts';
 export { DEFAULT_NONCE_LENGTH, generateNonce, NONCE_ALPHABET } from './nonce.ts';
 export { PrivateKey, REDACTED } from './private-key.ts';
 export {
+  buildRequestSigningText,
+  buildWebSocketSigningText,
+  describeSigningInput,
+  describeWebSocketSigningInput,
+  type SigningInputRequest,
+  type SignRequestWithProfileOptions,
+  type SignWebSocketAuthFrameOptions,
+  signRequestWithProfile,
+  signWebSocketAuthFrame,
+  type WebSocketSigningInput,
+} from './profile-signing.ts';
+export {
+  decodeSignatureText,
+  encodeSignature,
+  formatWireTimestamp,
+  generateWireNonce,
+  isValidWireNonce,
+  parseWireTimestamp,
+} from './wire-format.ts';
+export {
+  DEFAULT_WIRE_PROFILE,
+  describeParts,
+  NONCE_FORMATS,
+  parseWireProfile,
+  PROTOCOL_SCOPES,
+  type ProtocolScope,
+  protocolScopeOf,
+  REQUEST_INPUT_FIELDS,
+  SIGNATURE_ENCODINGS,
+  TIMESTAMP_UNITS,
+  WEBSOCKET_INPUT_FIELDS,
+  type WireProfile,
+  type WireProfileInput,
+  type WireProfileIssue,
+  WireProfileSchema,
+  wireSettingsToCheck,
+} from './wire-profile.ts';
+export {
   createNativeSigner,
   createNobleSigner,
   createSigner,

@@ -336,7 +336,7 @@ export class Bot {
       const emulatorSettings = config.venue.emulator;
       const emulatorConfig = loaded.emulatorConfig;
       resources.emulator = await startEmulator({
-        ...embeddedEmulatorOptions(emulatorSettings, emulatorConfig, clock),
+        ...embeddedEmulatorOptions(emulatorSettings, emulatorConfig, clock, loaded.wireProfile),
         logger: logger.child({ component: 'emulator' }),
       });
       credential = embeddedCredential(resources.emulator, logger);
@@ -383,6 +383,7 @@ export class Bot {
       clock,
       requestTimeoutMs: config.venue.request_timeout_ms,
       rateLimiter: true,
+      wireProfile: loaded.wireProfile,
     });
     // The private stream resumes after the last sequence the journal applied (from the head on a
     // new journal): what happened while the bot was down is read from the event log.

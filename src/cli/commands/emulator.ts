@@ -13,6 +13,7 @@ import {
   DEFAULT_PORT,
   DEFAULT_RATE_LIMIT,
   type EmulatorLogger,
+  loadWireProfileFile,
   type RunningEmulator,
   type StartEmulatorOptions,
   startEmulator,
@@ -43,6 +44,7 @@ interface EmulatorOptions {
   readonly data?: string;
   readonly seed?: string;
   readonly config?: string;
+  readonly wire?: string;
   readonly rateLimitQuota?: string;
   readonly rateLimitWindowMs?: string;
   readonly logFormat: LogFormat;
@@ -74,6 +76,10 @@ export function registerEmulatorCommands(
     .option('--seed <seed>', 'seed of every random choice (overrides the config)')
     .option('--config <file>', 'emulator config (YAML); built-in defaults without it')
     .option(
+      '--wire <file>',
+      'wire profile (YAML or JSON, the keys of venue.wire): how requests are signed; SVC1 without it',
+    )
+    .option(
       '--rate-limit-quota <n>',
       'requests per key and window',
       String(DEFAULT_RATE_LIMIT.quota),
@@ -86,6 +92,8 @@ export function registerEmulatorCommands(
     .addOption(logFormatOption('auto'))
     .action(async (options: EmulatorOptions) => {
       const port = integerOption('--port', options.port, 0, 65_535);
+      // Checked before anything starts: a bad profile is refused with every problem.
+      const wire = options.wire === undefined ? undefined : loadWireProfileFile(options.wire);
       const quota = integerOption(
         '--rate-limit-quota',
         options.rateLimitQuota ?? String(DEFAULT_RATE_LIMIT.quota),
@@ -110,6 +118,7 @@ export function registerEmulatorCommands(
         dataDir: options.data ?? null,
         ...(seed === undefined ? {} : { seed }),
         ...(options.config === undefined ? {} : { config: options.config }),
+        ...(wire === undefined ? {} : { wire }),
         rateLimit: { quota, windowMs },
         logger: resolved.logger(options.logFormat),
         verifySignaturesOnWorkers: true,
