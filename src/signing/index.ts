@@ -49,6 +49,13 @@ export {
   writeKeyFile,
 } from './key-file.ts';
 export {
+  type ImportedField,
+  importKey,
+  KEY_FIELD_ALIASES,
+  type KeyImportOverrides,
+  type KeyImportResult,
+} from './key-import.ts';
+export {
   ED25519_PUBLIC_KEY_LENGTH,
   ED25519_SEED_LENGTH,
   ED25519_SIGNATURE_LENGTH,

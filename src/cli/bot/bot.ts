@@ -320,7 +320,9 @@ export class Bot {
     let credential: Credential | null =
       config.venue.key_file === null
         ? null
-        : await loadVenueKeyFile(resolve(config.venue.key_file));
+        : await loadVenueKeyFile(resolve(config.venue.key_file), (message) =>
+            logger.warn({ event: 'venue.key_file' }, message),
+          );
     checkAborted();
     const journalPath = this.journalPath;
     await mkdir(dirname(journalPath), { recursive: true });
