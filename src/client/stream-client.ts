@@ -190,6 +190,30 @@ function streamError(
   return new VenueError(code, message, { source: 'transport', ...extra });
 }
 
+/** Refusals of a signed auth frame that a new connection can cure: time and one-use values. */
+const PASSING_SIGNATURE_REASONS: ReadonlySet<unknown> = new Set([
+  'timestamp_outside_window',
+  'nonce_reused',
+  'nonce_capacity_exceeded',
+  'challenge_expired',
+  'challenge_reused',
+]);
+
+/**
+ * INVALID_SIGNATURE on the auth frame for a reason that signing again the same way cannot cure
+ * (a wrong key, wire profile or encoding): the stream fails rather than reconnect forever. A
+ * venue that gives no reason is retried, as before.
+ */
+function isLastingSignatureRefusal(error: VenueError): boolean {
+  const reason = error.details.reason;
+  return (
+    error.code === 'INVALID_SIGNATURE' &&
+    error.details.during === 'auth' &&
+    typeof reason === 'string' &&
+    !PASSING_SIGNATURE_REASONS.has(reason)
+  );
+}
+
 /** The protocol scopes `channels` need, sorted. */
 function scopesOf(channels: readonly PrivateChannel[]): Scope[] {
   return [...new Set(channels.map((channel) => channelScope[channel]))].sort();
@@ -546,7 +570,7 @@ export class StreamClient {
         }
       }
       this.errorSubject.next(failure);
-      if (FATAL_CODES.has(failure.code)) {
+      if (FATAL_CODES.has(failure.code) || isLastingSignatureRefusal(failure)) {
         this.fail(failure);
         return;
       }

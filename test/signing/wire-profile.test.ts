@@ -37,7 +37,9 @@ const authVector = golden.vectors.find((vector) => vector.kind === 'websocket_au
 const generalDefault: WireProfile = { ...DEFAULT_WIRE_PROFILE, isDefault: false };
 
 function bodyOf(vector: (typeof requestVectors)[number]): Uint8Array | null {
-  return vector.body_hex === null ? null : hexToBytes(vector.body_hex);
+  return vector.body_hex === null || vector.body_hex === undefined
+    ? null
+    : hexToBytes(vector.body_hex);
 }
 
 describe('the default profile is SVC1 byte for byte', () => {
@@ -93,8 +95,8 @@ describe('the default profile is SVC1 byte for byte', () => {
     it(`request vectors: the same input, signature and headers (${name})`, () => {
       for (const vector of requestVectors) {
         const request = {
-          method: vector.method,
-          target: vector.target,
+          method: vector.method!,
+          target: vector.target!,
           keyId: vector.key_id,
           timestampMs: vector.timestamp_ms,
           nonce: vector.nonce,
@@ -133,8 +135,8 @@ function authFields() {
 
 const vector = requestVectors.find((candidate) => candidate.body_hex !== null)!;
 const request = {
-  method: vector.method,
-  target: vector.target,
+  method: vector.method!,
+  target: vector.target!,
   keyId: vector.key_id,
   timestampMs: 1_767_225_600_123,
   nonce: vector.nonce,
