@@ -165,7 +165,7 @@ function readPrivateKey(value: unknown, field: string, source: string): PrivateK
   const refuse = () =>
     importError(
       source,
-      `${field} must be an Ed25519 private key: PKCS#8 PEM, or hex, base64 or base64url of a ` +
+      `${quoteName(field)} must be an Ed25519 private key: PKCS#8 PEM, or hex, base64 or base64url of a ` +
         '32-byte seed, a 64-byte seed and public key, or PKCS#8 DER',
       ['private_key'],
     );
@@ -220,7 +220,7 @@ function readPublicKey(value: unknown, field: string, source: string): Uint8Arra
   const refuse = () =>
     importError(
       source,
-      `${field} must be an Ed25519 public key: SPKI PEM, or hex, base64 or base64url of 32 bytes`,
+      `${quoteName(field)} must be an Ed25519 public key: SPKI PEM, or hex, base64 or base64url of 32 bytes`,
       ['public_key'],
     );
   if (typeof value !== 'string') throw refuse();
@@ -257,7 +257,7 @@ function scopesOf(value: unknown, field: string, source: string): string[] {
   if (list === null || !list.every((scope) => typeof scope === 'string' && isValidScope(scope))) {
     throw importError(
       source,
-      `${field} must be a list of scope names (or one string of them separated by spaces or commas)`,
+      `${quoteName(field)} must be a list of scope names (or one string of them separated by spaces or commas)`,
       ['scopes'],
     );
   }
