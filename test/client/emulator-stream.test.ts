@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import {
   RestClient,
   type ResyncSignal,
-  StreamClient,
+  type StreamClient,
   type TickerFrame,
   type VenueError,
 } from '../../src/client/index.ts';
