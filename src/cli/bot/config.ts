@@ -266,8 +266,7 @@ export async function resolveBotConfig(
   const wire = venue?.wire ?? null;
   if (wire !== null) {
     try {
-      wireProfile =
-        typeof wire === 'string' ? loadWireProfileFile(wire) : parseWireProfile(wire, 'venue.wire');
+      wireProfile = wireProfileOf(wire);
     } catch (error) {
       const where = typeof wire === 'string' ? ['venue', 'wire', `(${wire})`] : ['venue', 'wire'];
       issues.push(...issuesFromError(error, where));
@@ -277,6 +276,14 @@ export async function resolveBotConfig(
     issues.push(...dashboardIssues(parsed.data.dashboard, parsed.data.metrics.host));
   if (issues.length > 0 || !parsed.success) throw invalidConfigError(source, issues);
   return { source, config: parsed.data, strategies, emulatorConfig, wireProfile };
+}
+
+/** `venue.wire` resolved: a file's profile, the inline one, or SVC1 (WIRE_PROFILE_INVALID). */
+export function wireProfileOf(wire: BotConfig['venue']['wire']): WireProfile {
+  if (wire === null) return DEFAULT_WIRE_PROFILE;
+  return typeof wire === 'string'
+    ? loadWireProfileFile(wire)
+    : parseWireProfile(wire, 'venue.wire');
 }
 
 /** The options of the emulator that `venue.emulator` describes, started in this process. */

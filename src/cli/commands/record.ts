@@ -45,6 +45,7 @@ import {
   embeddedEmulatorOptions,
   invalidConfigError,
   readConfigDocument,
+  wireProfileOf,
 } from '../bot/config.ts';
 import { loadVenueKeyFile } from '../bot/venue-key.ts';
 import { configIssuesOf } from '../../runtime/config-file.ts';
@@ -271,6 +272,8 @@ async function recordFromService(
   const durationMs = options.duration === undefined ? null : parseDuration(options.duration);
   const wanted = marketList(options.markets) ?? marketData.markets;
 
+  // Checked before anything connects; the embedded emulator and the client share it.
+  const wireProfile = wireProfileOf(venue.wire);
   let emulator: RunningEmulator | null = null;
   let rest: RestClient | null = null;
   let stream: StreamClient | null = null;
@@ -287,7 +290,7 @@ async function recordFromService(
             ? loadEmulatorConfig(inline)
             : parseEmulatorConfig(inline);
       emulator = await dependencies.startEmulator(
-        embeddedEmulatorOptions(settings, emulatorConfig, clock),
+        embeddedEmulatorOptions(settings, emulatorConfig, clock, wireProfile),
       );
       rest = new RestClient({
         baseUrl: emulator.baseUrl,
@@ -296,7 +299,12 @@ async function recordFromService(
       });
       stream = new StreamClient({ rest, url: emulator.wsUrl, clock });
     } else {
-      rest = new RestClient({ credential, clock, requestTimeoutMs: venue.request_timeout_ms });
+      rest = new RestClient({
+        credential,
+        clock,
+        requestTimeoutMs: venue.request_timeout_ms,
+        wireProfile,
+      });
       stream = new StreamClient({ rest, clock });
     }
     const routes = await rest.listRoutes();
