@@ -89,6 +89,20 @@ describe('REST on a wire profile', () => {
   });
 });
 
+describe('scopes on a wire profile', () => {
+  it('a REST refusal names the scope as the venue names it', async () => {
+    environment = await Environment.start({
+      emulator: { wire: profile },
+      rest: { wireProfile: profile },
+      key: { scopes: ['account:read', 'orders:read'] },
+    });
+    await expect(environment.rest.listFills({})).rejects.toMatchObject({
+      code: 'SCOPE_REQUIRED',
+      details: expect.objectContaining({ required_scope: 'fills.read' }),
+    });
+  });
+});
+
 describe('the stream on a wire profile', () => {
   it('authenticates with the renamed frame and learns a missing scope in the venue names', async () => {
     environment = await Environment.start({

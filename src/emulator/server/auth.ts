@@ -120,10 +120,16 @@ export class Authenticator {
   }
 }
 
-export function requireScope(key: RegisteredKey, scope: Scope | null): void {
+/** SCOPE_REQUIRED naming the scope as the wire profile names it (SVC1: the protocol's name). */
+export function requireScope(
+  key: RegisteredKey,
+  scope: Scope | null,
+  profile: WireProfile = DEFAULT_WIRE_PROFILE,
+): void {
   if (scope === null || key.scopes.has(scope)) return;
-  throw new ServerError('SCOPE_REQUIRED', `this key lacks the scope ${scope}`, {
-    details: { required_scope: scope, key_id: key.keyId },
+  const name = profile.scopes[scope];
+  throw new ServerError('SCOPE_REQUIRED', `this key lacks the scope ${name}`, {
+    details: { required_scope: name, key_id: key.keyId },
   });
 }
 
