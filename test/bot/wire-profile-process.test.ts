@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RestClient } from '../../src/client/index.ts';
 import { systemClock } from '../../src/core/clock.ts';
 import { DEFAULT_EMULATOR_CONFIG_INPUT } from '../../src/emulator/index.ts';
-import type { Fill, Order } from '../../src/protocol/index.ts';
+import { type Fill, type Order, Scope } from '../../src/protocol/index.ts';
 import { parseWireProfile, type WireProfileInput } from '../../src/signing/index.ts';
 import {
   allOrders,
@@ -116,11 +116,12 @@ function venueFills(accountId: string): Fill[] {
 }
 
 /** A bot config on `wire`, with a key file whose scopes carry the profile's names. */
-async function botConfig(wire: unknown) {
+async function botConfig(wire: unknown, scopes: Scope[] = [...Scope.options]) {
   const directory = mkdtempSync(join(tmpdir(), 'paperbot-wire-'));
   directories.push(directory);
-  const key = await writeEmulatorKey(paced.emulator, directory);
+  const key = await writeEmulatorKey(paced.emulator, directory, { scopes });
   const document = JSON.parse(readFileSync(key.path, 'utf8')) as Record<string, unknown>;
+  // Every scope name, the key's or not: what the key may do is the venue's to say.
   document.scopes = ['account.read', 'orders.read', 'fills.read', 'trade'];
   document.website_note = 'a field paperbot does not know';
   writeFileSync(key.path, JSON.stringify(document));
@@ -209,5 +210,20 @@ describe('paperbot run on a wire profile that is not SVC1', () => {
     expect(stderr).toContain('signature must be lower-case hex');
     expect(stderr).toContain('venue.wire.signature_encoding (base64url)');
     expect(stderr).toContain('venue.wire.websocket_auth (input {prefix} {key_id} {challenge}');
+  }, 30_000);
+
+  it('stops at start when the venue says the key lacks a scope the bot needs', async () => {
+    // The key file lists fills.read, but the venue's key has no fills:read.
+    const { configPath } = await botConfig(PROFILE, [
+      'account:read',
+      'orders:read',
+      'orders:write',
+    ]);
+    const child = spawnBot(configPath);
+    children.push(child);
+    expect(await child.exited).not.toBe(0);
+    const stderr = child.stderr();
+    expect(stderr).toContain('could not start: SCOPE_REQUIRED');
+    expect(stderr).toContain('the venue says the key lacks fills:read');
   }, 30_000);
 });

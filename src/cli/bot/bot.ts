@@ -414,6 +414,16 @@ export class Bot {
     });
     await resources.live.start();
     checkAborted();
+    // A scope the venue said the key lacks (SCOPE_REQUIRED on the stream's auth) hides private
+    // events the runtime needs; trading without them would miss fills, so the start stops here.
+    const lacking = resources.stream.lackingScopes;
+    if (lacking.length > 0) {
+      throw new PaperbotError(
+        'SCOPE_REQUIRED',
+        `the venue says the key lacks ${lacking.join(', ')}; the bot needs every private channel: use a key with these scopes (venue.wire.scopes names them the venue's way)`,
+        { details: { lacking_scopes: lacking } },
+      );
+    }
 
     // 5. The kernel.
     const kernel = Kernel.create({
