@@ -32,13 +32,15 @@ import {
 } from '../protocol/index.ts';
 import {
   type Credential,
+  DEFAULT_WIRE_PROFILE,
   type PreparedCommand,
   preparedCommand,
   type Signer,
   type SignerImplementation,
-  signRequest,
-  signWebSocketAuth,
-  type WebSocketAuthFrameFields,
+  signRequestWithProfile,
+  signWebSocketAuthFrame,
+  type WireProfile,
+  wireSettingsToCheck,
 } from '../signing/index.ts';
 import { type BackoffPolicy, backoffDelay, sleep } from './backoff.ts';
 import { checkBaseUrl } from './base-url.ts';
@@ -129,6 +131,8 @@ export interface RestClientOptions {
   readonly reading?: ReadingMode;
   /** Where unknown fields, left-out items and refusals are reported; shared with streams. */
   readonly readingMonitor?: ReadingMonitor;
+  /** How requests and the stream's auth frame are signed (`venue.wire`); SVC1 by default. */
+  readonly wireProfile?: WireProfile;
 }
 
 export interface CallOptions {
@@ -228,6 +232,8 @@ export class RestClient {
   readonly transport: TransportOptions;
   /** How this client and the stream clients built on it read, and what they met. */
   readonly reading: ReadingMonitor;
+  /** How this client signs (`venue.wire`); the stream client signs its auth frame with it too. */
+  readonly wireProfile: WireProfile;
   private readonly pathPrefix: string;
   private readonly pool: Dispatcher;
   private readonly clock: Clock;
@@ -257,6 +263,7 @@ export class RestClient {
     this.origin = checked.origin;
     this.pathPrefix = checked.pathPrefix;
     this.credential = credential;
+    this.wireProfile = options.wireProfile ?? DEFAULT_WIRE_PROFILE;
     this.clock = options.clock ?? systemClock;
     const clock = this.clock;
     this.reading =
@@ -346,19 +353,24 @@ export class RestClient {
     return Math.round(this.clock.now() + offset.offsetMs);
   }
 
-  /** The signed fields of a WebSocket `auth` frame for `challenge` (contract section 4). */
+  /**
+   * The signed fields of a WebSocket `auth` frame for `challenge` (contract section 4), named,
+   * formatted and signed as the wire profile says; `scopes` are the protocol's names, sent as
+   * the profile's names for them.
+   */
   async signWebSocketAuth(
     challenge: string,
     scopes: readonly string[],
     lastSequence: number,
-  ): Promise<WebSocketAuthFrameFields> {
+  ): Promise<Record<string, string | number | string[]>> {
     const { credential, signer } = this.requireCredential('stream authentication');
     const timestampMs = await this.signingTimestamp();
-    return signWebSocketAuth({
+    const names = this.wireProfile.scopes as Readonly<Record<string, string>>;
+    return signWebSocketAuthFrame(this.wireProfile, {
       signer,
       keyId: credential.keyId,
       challenge,
-      scopes,
+      scopes: scopes.map((scope) => names[scope] ?? scope),
       lastSequence,
       timestampMs,
     });
@@ -829,7 +841,23 @@ export class RestClient {
     }
   }
 
+  /** One exchange; a refused signature names the wire settings to check. */
   private async executeOnce(spec: RequestSpec, options: CallOptions): Promise<unknown> {
+    try {
+      return await this.exchangeOnce(spec, options);
+    } catch (error) {
+      if (
+        !isVenueError(error) ||
+        error.code !== 'INVALID_SIGNATURE' ||
+        error.source !== 'service'
+      ) {
+        throw error;
+      }
+      throw signatureRefused(error, this.wireProfile);
+    }
+  }
+
+  private async exchangeOnce(spec: RequestSpec, options: CallOptions): Promise<unknown> {
     const { endpoint, method, target, bodyBytes } = spec;
     const definition = endpoints[endpoint];
     const mutation = definition.mutation;
@@ -873,7 +901,7 @@ export class RestClient {
         }
         Object.assign(
           headers,
-          signRequest({
+          signRequestWithProfile(this.wireProfile, {
             signer,
             keyId: credential.keyId,
             method,
@@ -1021,6 +1049,30 @@ export class RestClient {
       },
     );
   }
+}
+
+/**
+ * INVALID_SIGNATURE with what to check: the venue's reason when it gives one, and the wire
+ * settings the signature depends on (`paperbot doctor` shows the signing input itself).
+ */
+function signatureRefused(error: VenueError, profile: WireProfile): VenueError {
+  const settings = wireSettingsToCheck(profile);
+  return new VenueError(
+    error.code,
+    `${error.message}; if the key and the clock are right, check the wire settings: ${settings.join(', ')}`,
+    {
+      source: error.source,
+      retryable: error.retryable,
+      details: { ...error.details, wire_settings: settings },
+      httpStatus: error.httpStatus,
+      serverRequestId: error.serverRequestId,
+      endpoint: error.endpoint,
+      outcome: error.outcome,
+      retryAfterMs: error.retryAfterMs,
+      bodyExcerpt: error.bodyExcerpt,
+      cause: error,
+    },
+  );
 }
 
 function pathOf(endpoint: EndpointName, params: Readonly<Record<string, string>>): string {

@@ -34,6 +34,7 @@ import {
   type PrivateEventReading,
   type PublicChannel,
   readServerFrameWith,
+  Scope,
   type ServerFrameReading,
   skippedItemsOf,
   type UnreadablePrivateEvent,
@@ -42,6 +43,12 @@ import {
   type TickerUpdateFrame,
   tickerChannel,
 } from '../protocol/index.ts';
+import {
+  describeParts,
+  protocolScopeOf,
+  type WireProfile,
+  wireSettingsToCheck,
+} from '../signing/index.ts';
 import { type BackoffPolicy, backoffDelay } from './backoff.ts';
 import { checkWebSocketUrl } from './base-url.ts';
 import { excerptOf, isVenueError, VenueError } from './errors.ts';
@@ -114,8 +121,11 @@ export interface StreamClientOptions {
   /** Uniform in [0, 1); jitter of the reconnect backoff. */
   readonly random?: () => number;
   /**
-   * Private channels to follow. Default: every channel the credential's scopes allow (none
-   * without a credential). Following all of them keeps every sequence on the stream.
+   * Private channels to follow. Default: every private channel with a credential, none without.
+   * Following all of them keeps every sequence on the stream. The key file's scope names are
+   * not trusted to tell what the key may do (a venue may name scopes its own way): a channel
+   * whose scope the key lacks is learned from the venue's SCOPE_REQUIRED answer to the auth
+   * frame, and dropped (`lackingScopes`).
    */
   readonly privateChannels?: readonly PrivateChannel[];
   /**
@@ -225,13 +235,82 @@ function streamError(
   return new VenueError(code, message, { source: 'transport', ...extra });
 }
 
+/** Refusals of a signed auth frame that a new connection can cure: time and one-use values. */
+const PASSING_SIGNATURE_REASONS: ReadonlySet<unknown> = new Set([
+  'timestamp_outside_window',
+  'nonce_reused',
+  'nonce_capacity_exceeded',
+  'challenge_expired',
+  'challenge_reused',
+]);
+
+/**
+ * INVALID_SIGNATURE on the auth frame for a reason that signing again the same way cannot cure
+ * (a wrong key, wire profile or encoding): the stream fails rather than reconnect forever. A
+ * venue that gives no reason is retried, as before.
+ */
+function isLastingSignatureRefusal(error: VenueError): boolean {
+  const reason = error.details.reason;
+  return (
+    error.code === 'INVALID_SIGNATURE' &&
+    error.details.during === 'auth' &&
+    typeof reason === 'string' &&
+    !PASSING_SIGNATURE_REASONS.has(reason)
+  );
+}
+
+/** The protocol scopes `channels` need, sorted. */
+function scopesOf(channels: readonly PrivateChannel[]): Scope[] {
+  return [...new Set(channels.map((channel) => channelScope[channel]))].sort();
+}
+
+/**
+ * A refused auth frame, marked as such (`details.during: "auth"`); INVALID_SIGNATURE names the
+ * wire settings the frame depends on.
+ */
+function authRefusal(error: unknown, profile: WireProfile): unknown {
+  if (!isVenueError(error) || error.source === 'local') return error;
+  const signature = error.code === 'INVALID_SIGNATURE';
+  const settings = signature
+    ? [
+        `venue.wire.websocket_auth (input ${describeParts(profile.webSocketAuth.input)}, fields ${Object.values(profile.webSocketAuth.fields).join(', ')})`,
+        `venue.wire.scopes (${Object.values(profile.scopes).join(', ')})`,
+        ...wireSettingsToCheck(profile).filter(
+          (setting) =>
+            !setting.startsWith('venue.wire.request_input') &&
+            !setting.startsWith('venue.wire.headers'),
+        ),
+      ]
+    : [];
+  return new VenueError(
+    error.code,
+    signature
+      ? `${error.message}; if the key and the clock are right, check the wire settings: ${settings.join(', ')}`
+      : error.message,
+    {
+      source: error.source,
+      retryable: error.retryable,
+      details: {
+        ...error.details,
+        during: 'auth',
+        ...(signature ? { wire_settings: settings } : {}),
+      },
+      httpStatus: error.httpStatus,
+      serverRequestId: error.serverRequestId,
+      cause: error,
+    },
+  );
+}
+
 export class StreamClient {
   readonly url: string;
   private readonly rest: RestClient;
   private readonly clock: Clock;
   private readonly random: () => number;
-  private readonly privateChannels: readonly PrivateChannel[];
-  private readonly scopes: readonly string[];
+  private privateChannels: readonly PrivateChannel[];
+  private scopes: readonly string[];
+  /** Protocol scopes the venue said the key lacks (SCOPE_REQUIRED on auth). */
+  private readonly lacking = new Set<Scope>();
   private readonly heartbeatTimeoutMs: number;
   private readonly pingIntervalMs: number | null;
   private readonly connectTimeoutMs: number;
@@ -336,24 +415,17 @@ export class StreamClient {
     this.url = checkWebSocketUrl(url);
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? Math.random;
-    const granted = new Set<string>(credential?.scopes ?? []);
-    const permitted = PrivateChannelSchema.options.filter((channel) =>
-      granted.has(channelScope[channel]),
-    );
-    this.privateChannels = options.privateChannels ?? permitted;
-    for (const channel of this.privateChannels) {
-      if (!granted.has(channelScope[channel])) {
-        throw new VenueError(
-          'SCOPE_REQUIRED',
-          `channel ${channel} needs scope ${channelScope[channel]}, which the credential does not have`,
-          {
-            source: 'local',
-            details: { channel, scope: channelScope[channel] },
-          },
-        );
-      }
+    this.privateChannels =
+      options.privateChannels ??
+      (credential === undefined || credential === null ? [] : PrivateChannelSchema.options);
+    if (this.privateChannels.length > 0 && (credential === undefined || credential === null)) {
+      throw new VenueError(
+        'CREDENTIAL_REQUIRED',
+        'private channels need a developer key; create the REST client with a credential',
+        { source: 'local' },
+      );
     }
-    this.scopes = [...new Set(this.privateChannels.map((channel) => channelScope[channel]))].sort();
+    this.scopes = scopesOf(this.privateChannels);
     this.heartbeatTimeoutMs = options.heartbeatTimeoutMs ?? 25_000;
     this.pingIntervalMs = options.pingIntervalMs ?? null;
     this.connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
@@ -500,17 +572,60 @@ export class StreamClient {
     }
   }
 
+  /** Protocol scopes the venue said this key lacks; their channels are not followed. */
+  get lackingScopes(): readonly Scope[] {
+    return [...this.lacking].sort();
+  }
+
+  /**
+   * After SCOPE_REQUIRED on auth: the scopes the venue named as missing (in the profile's names,
+   * mapped back) are remembered and their channels dropped, so the next session asks only for
+   * what the key has. False when the answer names no scope that was asked for.
+   */
+  private learnMissingScopes(error: VenueError): boolean {
+    const named = [error.details.missing_scopes, error.details.required_scope].flat();
+    const profile = this.rest.wireProfile;
+    const missing = named.flatMap((name) => {
+      if (typeof name !== 'string') return [];
+      const scope = protocolScopeOf(profile, name) ?? Scope.safeParse(name).data ?? null;
+      return scope !== null && this.scopes.includes(scope) ? [scope] : [];
+    });
+    if (missing.length === 0) return false;
+    for (const scope of missing) this.lacking.add(scope);
+    this.privateChannels = this.privateChannels.filter(
+      (channel) => !this.lacking.has(channelScope[channel]),
+    );
+    this.scopes = scopesOf(this.privateChannels);
+    return true;
+  }
+
   private startSession(): void {
     const generation = ++this.generation;
     this.openSession(generation).catch((error: unknown) => {
       if (generation !== this.generation || this.stopped) return;
-      const failure = isVenueError(error)
+      let failure = isVenueError(error)
         ? error
         : streamError('TRANSPORT_FAILURE', 'the stream session failed', {
             cause: error,
           });
+      if (failure.code === 'SCOPE_REQUIRED' && failure.details.during === 'auth') {
+        if (this.learnMissingScopes(failure) && this.privateChannels.length > 0) {
+          failure = new VenueError(
+            'SCOPE_REQUIRED',
+            `the venue says the key lacks ${this.lackingScopes.join(', ')}; following only ${this.privateChannels.join(', ')}`,
+            {
+              source: failure.source,
+              details: { ...failure.details, lacking_scopes: this.lackingScopes },
+              cause: failure,
+            },
+          );
+          this.errorSubject.next(failure);
+          this.scheduleReconnect(generation);
+          return;
+        }
+      }
       this.errorSubject.next(failure);
-      if (FATAL_CODES.has(failure.code)) {
+      if (FATAL_CODES.has(failure.code) || isLastingSignatureRefusal(failure)) {
         this.fail(failure);
         return;
       }
@@ -581,11 +696,12 @@ export class StreamClient {
         this.tracker.lastSequence,
       );
       this.assertCurrent(generation);
-      const authenticated = await this.request({
-        op: 'auth',
-        ...fields,
-        timestamp: String(fields.timestamp),
-      });
+      // The fields come named and formatted by the wire profile (SVC1: `timestamp` as text).
+      const authenticated = await this.request({ op: 'auth', ...fields }).catch(
+        (error: unknown) => {
+          throw authRefusal(error, this.rest.wireProfile);
+        },
+      );
       this.assertCurrent(generation);
       if (authenticated.kind === 'authenticated') {
         // Gaps found here are filled once live (below), not during the session's setup.

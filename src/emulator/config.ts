@@ -11,7 +11,8 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { type ConfigProblem, explainConfigIssues } from '../core/config-messages.ts';
-import { PaperbotError } from '../core/errors.ts';
+import { isPaperbotError, PaperbotError } from '../core/errors.ts';
+import { parseWireProfile, type WireProfile } from '../signing/index.ts';
 import { parseScaled } from './engine/fixed.ts';
 
 const DECIMAL = /^(?:\d+(?:\.\d*)?|\.\d+)$/;
@@ -357,4 +358,57 @@ export function loadEmulatorConfig(yamlPath: string): EmulatorConfig {
     );
   }
   return parseEmulatorConfig(document);
+}
+
+/** Characters a wire profile file may have; a profile is a few hundred. */
+const WIRE_PROFILE_MAX_BYTES = 64 * 1024;
+
+/**
+ * A wire profile file (YAML or JSON, the keys of `venue.wire`), for `paperbot emulator --wire`
+ * and a `venue.wire` that names a file. Refused with `WIRE_PROFILE_INVALID`, every problem with
+ * its path (`details.issues`), before anything is opened.
+ */
+export function loadWireProfileFile(path: string): WireProfile {
+  const refuse = (message: string, issues: readonly { path: PropertyKey[]; message: string }[]) =>
+    new PaperbotError('WIRE_PROFILE_INVALID', `wire profile ${path}: ${message}`, {
+      details: { source: path, issues },
+    });
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    const message =
+      code === 'ENOENT' ? 'the file does not exist' : `cannot read it (${String(code)})`;
+    throw refuse(message, [{ path: [], message }]);
+  }
+  if (text.length > WIRE_PROFILE_MAX_BYTES) {
+    const message = `the file is larger than ${WIRE_PROFILE_MAX_BYTES} characters`;
+    throw refuse(message, [{ path: [], message }]);
+  }
+  let document: unknown;
+  try {
+    document = parseYaml(text, { maxAliasCount: 100 });
+  } catch (cause) {
+    const message = `not valid YAML or JSON: ${cause instanceof Error ? (cause.message.split('\n')[0] ?? '') : ''}`;
+    throw refuse(message, [{ path: [], message }]);
+  }
+  if (
+    document !== null &&
+    document !== undefined &&
+    (typeof document !== 'object' || Array.isArray(document))
+  ) {
+    const message = 'the profile must be a mapping of keys';
+    throw refuse(message, [{ path: [], message }]);
+  }
+  try {
+    return parseWireProfile(document ?? {}, `wire profile ${path}`);
+  } catch (error) {
+    if (isPaperbotError(error)) {
+      throw new PaperbotError(error.code, error.message, {
+        details: { source: path, ...error.details },
+      });
+    }
+    throw error;
+  }
 }

@@ -10,6 +10,7 @@ export {
   type EmulatorConfig,
   type EmulatorConfigInput,
   loadEmulatorConfig,
+  loadWireProfileFile,
   parseEmulatorConfig,
 } from './config.ts';
 export type { QuoteLevel } from './engine/driver.ts';

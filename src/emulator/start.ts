@@ -11,7 +11,13 @@ import { join } from 'node:path';
 import { type Clock, systemClock } from '../core/clock.ts';
 import { PaperbotError } from '../core/errors.ts';
 import { DEFAULT_HEARTBEAT_INTERVAL_MS, type Scope, validateWire } from '../protocol/index.ts';
-import { Credential, encodeBase64, generateKeyPair, type KeyScope } from '../signing/index.ts';
+import {
+  Credential,
+  encodeBase64,
+  generateKeyPair,
+  type KeyScope,
+  type WireProfile,
+} from '../signing/index.ts';
 import {
   defaultEmulatorConfig,
   type EmulatorConfig,
@@ -88,6 +94,11 @@ export interface StartEmulatorOptions {
   readonly verifySignaturesOnWorkers?: boolean;
   /** Serve HTTPS and WSS on the one port with this certificate and key (PEM); plain without. */
   readonly tls?: EmulatorTls;
+  /**
+   * How requests and WebSocket auth frames are signed (`paperbot emulator --wire FILE`, the bot's
+   * `venue.wire`); the contract's SVC1 by default.
+   */
+  readonly wire?: WireProfile;
 }
 
 export interface CreateKeyOptions {
@@ -253,6 +264,7 @@ export async function startEmulator(options: StartEmulatorOptions = {}): Promise
     now: () => clock.now(),
     isAccountActive: (accountId) => exchange.hasAccount(accountId),
     signaturePool: options.verifySignaturesOnWorkers === true ? sharedSignaturePool() : null,
+    ...(options.wire === undefined ? {} : { profile: options.wire }),
     ...(options.signatureWindowMs === undefined
       ? {}
       : { signatureWindowMs: options.signatureWindowMs }),

@@ -49,6 +49,13 @@ export {
   writeKeyFile,
 } from './key-file.ts';
 export {
+  type ImportedField,
+  importKey,
+  KEY_FIELD_ALIASES,
+  type KeyImportOverrides,
+  type KeyImportResult,
+} from './key-import.ts';
+export {
   ED25519_PUBLIC_KEY_LENGTH,
   ED25519_SEED_LENGTH,
   ED25519_SIGNATURE_LENGTH,
@@ -57,6 +64,44 @@ export { isUsablePublicKey } from './noble.ts';
 export { type PreparedCommand, preparedCommand } from './prepared.ts';
 export { DEFAULT_NONCE_LENGTH, generateNonce, NONCE_ALPHABET } from './nonce.ts';
 export { PrivateKey, REDACTED } from './private-key.ts';
+export {
+  buildRequestSigningText,
+  buildWebSocketSigningText,
+  describeSigningInput,
+  describeWebSocketSigningInput,
+  type SigningInputRequest,
+  type SignRequestWithProfileOptions,
+  type SignWebSocketAuthFrameOptions,
+  signRequestWithProfile,
+  signWebSocketAuthFrame,
+  type WebSocketSigningInput,
+} from './profile-signing.ts';
+export {
+  decodeSignatureText,
+  encodeSignature,
+  formatWireTimestamp,
+  generateWireNonce,
+  isValidWireNonce,
+  parseWireTimestamp,
+} from './wire-format.ts';
+export {
+  DEFAULT_WIRE_PROFILE,
+  describeParts,
+  NONCE_FORMATS,
+  parseWireProfile,
+  PROTOCOL_SCOPES,
+  type ProtocolScope,
+  protocolScopeOf,
+  REQUEST_INPUT_FIELDS,
+  SIGNATURE_ENCODINGS,
+  TIMESTAMP_UNITS,
+  WEBSOCKET_INPUT_FIELDS,
+  type WireProfile,
+  type WireProfileInput,
+  type WireProfileIssue,
+  WireProfileSchema,
+  wireSettingsToCheck,
+} from './wire-profile.ts';
 export {
   createNativeSigner,
   createNobleSigner,

@@ -13,7 +13,7 @@ import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
 import { isPaperbotError, PaperbotError } from '../core/errors.ts';
 import { readUserFile } from '../core/user-file.ts';
-import { isValidKeyId } from './canonical.ts';
+import { isValidKeyId, isValidScope } from './canonical.ts';
 import { decodeBase64Strict, encodeBase64 } from './encoding.ts';
 import { ED25519_PUBLIC_KEY_LENGTH, ED25519_SEED_LENGTH } from './native.ts';
 import { inspectCustom, PrivateKey, REDACTED } from './private-key.ts';
@@ -28,6 +28,12 @@ export const KNOWN_SCOPES = ['account:read', 'orders:read', 'fills:read', 'order
 export const KeyScope = z.enum(KNOWN_SCOPES);
 export type KeyScope = z.infer<typeof KeyScope>;
 
+/**
+ * A scope as a key file may name it: the protocol's four, or a venue's own name (kept as it is,
+ * with a warning; what the key may do is learned from the venue's SCOPE_REQUIRED answers).
+ */
+const ScopeName = z.string().refine(isValidScope);
+
 export const DEFAULT_API_BASE_URL = 'http://127.0.0.1:8787';
 export const DEFAULT_WS_URL = 'ws://127.0.0.1:8787/v1/ws';
 
@@ -41,7 +47,8 @@ const fieldRules = {
   ws_url: 'must be a ws or wss URL',
   private_key: 'must be standard padded base64 of a 32-byte Ed25519 seed',
   public_key: 'must be standard padded base64 of a 32-byte Ed25519 public key',
-  scopes: `must be a list of distinct scopes from: ${KNOWN_SCOPES.join(', ')}`,
+  scopes:
+    'must be a list of distinct scope names of 1 to 64 visible ASCII characters other than ","',
   created_at: 'must be an RFC 3339 date-time',
   expires_at: 'must be an RFC 3339 date-time or null',
 } as const;
@@ -52,7 +59,11 @@ function base64OfLength(length: number, rule: string) {
     .refine((text) => decodeBase64Strict(text)?.byteLength === length, { error: rule });
 }
 
-export const KeyFile = z.strictObject({
+/**
+ * The key file. Fields it does not know are kept out of the way (a website may add its own),
+ * counted in a warning, never a reason to refuse the file.
+ */
+export const KeyFile = z.looseObject({
   version: z.literal(KEY_FILE_VERSION, { error: fieldRules.version }),
   key_id: z.string({ error: fieldRules.key_id }).refine(isValidKeyId, { error: fieldRules.key_id }),
   account_id: z
@@ -64,7 +75,7 @@ export const KeyFile = z.strictObject({
   private_key: base64OfLength(ED25519_SEED_LENGTH, fieldRules.private_key),
   public_key: base64OfLength(ED25519_PUBLIC_KEY_LENGTH, fieldRules.public_key),
   scopes: z
-    .array(KeyScope, { error: fieldRules.scopes })
+    .array(ScopeName, { error: fieldRules.scopes })
     .refine((scopes) => new Set(scopes).size === scopes.length, { error: fieldRules.scopes }),
   created_at: z.iso.datetime({ offset: true, error: fieldRules.created_at }),
   expires_at: z.iso.datetime({ offset: true, error: fieldRules.expires_at }).nullable(),
@@ -93,7 +104,10 @@ export class Credential {
   readonly accountId: string;
   readonly apiBaseUrl: string;
   readonly wsUrl: string;
-  readonly scopes: readonly KeyScope[];
+  /** As the file names them: the protocol's names, or the venue's own. */
+  readonly scopes: readonly string[];
+  /** What loading the file noticed and accepted (unknown fields, unknown scope names). */
+  readonly warnings: readonly string[];
   /** RFC 3339. */
   readonly createdAt: string;
   /** RFC 3339, or null for a key that does not expire. */
@@ -101,7 +115,8 @@ export class Credential {
   readonly privateKey: PrivateKey;
   readonly #publicKey: Uint8Array;
 
-  private constructor(fields: CredentialFields) {
+  private constructor(fields: CredentialFields, warnings: readonly string[]) {
+    this.warnings = Object.freeze([...warnings]);
     this.keyId = fields.keyId;
     this.accountId = fields.accountId;
     this.apiBaseUrl = fields.apiBaseUrl;
@@ -117,8 +132,8 @@ export class Credential {
    * Checks every field against the key-file schema and throws `KEY_FILE_INVALID` naming the
    * fields at fault.
    */
-  static create(fields: CredentialFields): Credential {
-    const credential = new Credential(fields);
+  static create(fields: CredentialFields, warnings: readonly string[] = []): Credential {
+    const credential = new Credential(fields, warnings);
     const problems = KeyFile.safeParse(credential.#toKeyFile(PLACEHOLDER_SEED_BASE64));
     if (!problems.success) {
       throw new PaperbotError(
@@ -326,6 +341,7 @@ export function parseKeyFile(bytes: Uint8Array, source: string): Credential {
     );
   }
   const file = parsed.data;
+  const warnings = keyFileWarnings(source, document as Record<string, unknown>, file.scopes);
   const privateKey = PrivateKey.fromBase64(file.private_key);
   if (encodeBase64(privateKey.publicKey) !== file.public_key) {
     throw new PaperbotError(
@@ -334,16 +350,59 @@ export function parseKeyFile(bytes: Uint8Array, source: string): Credential {
       { details: { path: source, fields: ['public_key'] } },
     );
   }
-  return Credential.create({
-    keyId: file.key_id,
-    accountId: file.account_id,
-    apiBaseUrl: file.api_base_url,
-    wsUrl: file.ws_url,
-    scopes: file.scopes,
-    createdAt: file.created_at,
-    expiresAt: file.expires_at,
-    privateKey,
-  });
+  return Credential.create(
+    {
+      keyId: file.key_id,
+      accountId: file.account_id,
+      apiBaseUrl: file.api_base_url,
+      wsUrl: file.ws_url,
+      scopes: file.scopes,
+      createdAt: file.created_at,
+      expiresAt: file.expires_at,
+      privateKey,
+    },
+    warnings,
+  );
+}
+
+/** A scope name that can be quoted in a message: short and shaped like a name, not a key. */
+const quotableScopePattern = /^[A-Za-z][A-Za-z0-9_.:-]{0,31}$/;
+
+/**
+ * The warnings of a file that loaded: fields it does not know (counted, never named, since a
+ * pasted key can become a field name) and scope names it does not know (named when they look
+ * like names, counted otherwise).
+ */
+function keyFileWarnings(
+  source: string,
+  document: Record<string, unknown>,
+  scopes: readonly string[],
+): string[] {
+  const warnings: string[] = [];
+  const known = new Set(Object.keys(fieldRules));
+  const unknownFields = Object.keys(document).filter((name) => !known.has(name)).length;
+  if (unknownFields > 0) {
+    warnings.push(
+      `key file ${source} has ${unknownFields} field${unknownFields === 1 ? '' : 's'} paperbot does not know; kept, not used`,
+    );
+  }
+  const unknownScopes = scopes.filter(
+    (scope) => !(KNOWN_SCOPES as readonly string[]).includes(scope),
+  );
+  if (unknownScopes.length > 0) {
+    const quotable = unknownScopes.filter((scope) => quotableScopePattern.test(scope));
+    const others = unknownScopes.length - quotable.length;
+    const named = [
+      ...quotable,
+      ...(others > 0 ? [`${others} other${others === 1 ? '' : 's'}`] : []),
+    ].join(', ');
+    warnings.push(
+      `key file ${source} names scopes paperbot does not know (${named}); kept as they are: ` +
+        'what the key may do is learned from the venue (SCOPE_REQUIRED), and venue.wire.scopes ' +
+        'maps the protocol scopes to the venue names',
+    );
+  }
+  return warnings;
 }
 
 type Issue = z.core.$ZodIssue;

@@ -22,7 +22,7 @@ import {
   SIGNATURE_VERSION,
   type WebSocketAuthFields,
 } from './canonical.ts';
-import { decodeBase64Strict } from './encoding.ts';
+import { decodeBase64Strict, utf8Bytes } from './encoding.ts';
 import {
   HEADER_API_KEY,
   HEADER_NONCE,
@@ -31,7 +31,17 @@ import {
   HEADER_TIMESTAMP,
 } from './headers.ts';
 import { ED25519_SIGNATURE_LENGTH } from './native.ts';
+import { buildRequestSigningText, buildWebSocketSigningText } from './profile-signing.ts';
 import { nativeVerifySignature, type VerifySignature } from './signer.ts';
+import {
+  decodeSignatureText,
+  isValidWireNonce,
+  nonceFormatDescription,
+  parseWireTimestamp,
+  signatureEncodingDescription,
+  timestampUnitDescription,
+} from './wire-format.ts';
+import { DEFAULT_WIRE_PROFILE, type WireProfile } from './wire-profile.ts';
 
 export const DEFAULT_WINDOW_MS = 10_000;
 export const DEFAULT_MAX_NONCES_PER_KEY = 50_000;
@@ -98,6 +108,8 @@ export interface RequestVerifierOptions<Key extends VerifierKey> {
   readonly maxNoncesPerKey?: number;
   /** Defaults to the native (node:crypto) verification. */
   readonly verifySignature?: VerifySignature;
+  /** How requests and auth frames are signed; the contract's SVC1 by default. */
+  readonly profile?: WireProfile;
 }
 
 export type HeaderValues = Readonly<Record<string, string | readonly string[] | undefined>>;
@@ -153,6 +165,35 @@ export function createRequestVerifier<Key extends VerifierKey>(
     throw new PaperbotError('SIGNING_CONFIG_INVALID', 'maxNoncesPerKey must be a positive integer');
   }
   const verifySignature = options.verifySignature ?? nativeVerifySignature;
+  const profile = options.profile ?? DEFAULT_WIRE_PROFILE;
+  const requestFields: FieldNames = profile.isDefault
+    ? headerFieldNames
+    : {
+        keyId: profile.headers.apiKey,
+        timestamp: profile.headers.timestamp,
+        nonce: profile.headers.nonce,
+        signature: profile.headers.signature,
+      };
+  const authFields: FieldNames = profile.isDefault
+    ? frameFieldNames
+    : {
+        keyId: profile.webSocketAuth.fields.keyId,
+        timestamp: profile.webSocketAuth.fields.timestamp,
+        nonce: profile.webSocketAuth.fields.nonce,
+        signature: profile.webSocketAuth.fields.signature,
+      };
+  const profileHeaderNames = new Set(
+    [
+      profile.headers.apiKey,
+      profile.headers.timestamp,
+      profile.headers.nonce,
+      profile.headers.signature,
+      profile.headers.signatureVersion,
+    ].flatMap((name) => (name === null ? [] : [name.toLowerCase()])),
+  );
+  const isProfileHeader = profile.isDefault
+    ? isSigningHeaderName
+    : (name: string) => profileHeaderNames.has(name.toLowerCase());
   const nonces = new NonceMemory(2 * windowMs, maxNoncesPerKey, windowMs);
 
   interface Candidate {
@@ -250,7 +291,8 @@ export function createRequestVerifier<Key extends VerifierKey>(
   }
 
   function candidateOfRequest(request: RequestToVerify): Candidate | VerificationRefused {
-    const headers = signingHeaders(request.headers);
+    if (!profile.isDefault) return candidateOfProfileRequest(request);
+    const headers = signingHeaders(request.headers, isSigningHeaderName);
     const versionValue = headers.get(HEADER_SIGNATURE_VERSION.toLowerCase());
     const version = singleValue(versionValue);
     if (version !== SIGNATURE_VERSION) {
@@ -333,32 +375,138 @@ export function createRequestVerifier<Key extends VerifierKey>(
     };
   }
 
+  /** As `candidateOfRequest`, under a profile other than SVC1. */
+  function candidateOfProfileRequest(request: RequestToVerify): Candidate | VerificationRefused {
+    const headers = signingHeaders(request.headers, isProfileHeader);
+    const versionName = profile.headers.signatureVersion;
+    if (versionName !== null) {
+      const versionValue = headers.get(versionName.toLowerCase());
+      const version = singleValue(versionValue);
+      if (version !== profile.signatureVersion) {
+        if (versionValue !== undefined && version === undefined) {
+          return refuse('duplicate_header', 'header sent more than once', versionName);
+        }
+        return refuse(
+          'unsupported_version',
+          `${versionName} must be ${profile.signatureVersion}`,
+          versionName,
+        );
+      }
+    }
+    const values: string[] = [];
+    for (const name of [
+      requestFields.keyId,
+      requestFields.timestamp,
+      requestFields.nonce,
+      requestFields.signature,
+    ]) {
+      const value = headers.get(name.toLowerCase());
+      const single = singleValue(value);
+      if (value === undefined || single === '') {
+        return refuse('missing_header', `${name} is missing`, name);
+      }
+      if (single === undefined) {
+        return refuse('duplicate_header', `${name} was sent more than once`, name);
+      }
+      values.push(single);
+    }
+    const [keyId, timestampText, nonce, signatureText] = values as [string, string, string, string];
+    if (!isValidKeyId(keyId)) {
+      return refuse(
+        'malformed_key_id',
+        'key id must be 1 to 128 visible ASCII characters',
+        requestFields.keyId,
+      );
+    }
+    const timestampMs = parseWireTimestamp(profile.timestamp, timestampText);
+    if (timestampMs === null) {
+      return refuse(
+        'malformed_timestamp',
+        `timestamp must be ${timestampUnitDescription(profile.timestamp)}`,
+        requestFields.timestamp,
+      );
+    }
+    if (!isValidWireNonce(profile.nonce.format, nonce)) {
+      return refuse(
+        'malformed_nonce',
+        `nonce must be ${nonceFormatDescription(profile.nonce.format)}`,
+        requestFields.nonce,
+      );
+    }
+    const signature = decodeProfileSignature(signatureText, requestFields.signature);
+    if (!(signature instanceof Uint8Array)) return signature;
+    if (!isValidMethod(request.method)) {
+      return refuse('malformed_request', 'method is not an HTTP token', 'method');
+    }
+    if (!isValidTarget(request.target)) {
+      return refuse(
+        'malformed_request',
+        'target must start with "/" and hold only visible ASCII characters, without "#"',
+        'target',
+      );
+    }
+    return {
+      keyId,
+      timestampMs,
+      nonce,
+      signature,
+      message: () =>
+        utf8Bytes(
+          buildRequestSigningText(profile, {
+            method: request.method,
+            target: request.target,
+            keyId,
+            timestampMs,
+            nonce,
+            body: request.body ?? null,
+          }),
+        ),
+      fields: requestFields,
+    };
+  }
+
+  function decodeProfileSignature(text: string, field: string): Uint8Array | VerificationRefused {
+    if (profile.isDefault) return decodeSignature(text, field);
+    const signature = decodeSignatureText(profile.signatureEncoding, text);
+    if (signature === null) {
+      return refuse(
+        'malformed_signature_encoding',
+        `signature must be ${signatureEncodingDescription(profile.signatureEncoding)}`,
+        field,
+      );
+    }
+    if (signature.byteLength !== ED25519_SIGNATURE_LENGTH) {
+      return refuse('wrong_signature_length', 'signature must decode to 64 bytes', field);
+    }
+    return signature;
+  }
+
   function verifyWebSocketAuth(auth: WebSocketAuthToVerify): VerificationResult<Key> {
     if (typeof auth.keyId !== 'string' || !isValidKeyId(auth.keyId)) {
       return refuse(
         'malformed_key_id',
         'key id must be 1 to 128 visible ASCII characters',
-        'key_id',
+        authFields.keyId,
       );
     }
     if (typeof auth.timestampMs !== 'number' || !isValidTimestampMs(auth.timestampMs)) {
       return refuse(
         'malformed_timestamp',
         'timestamp must be a non-negative integer of epoch milliseconds',
-        'timestamp',
+        authFields.timestamp,
       );
     }
-    if (typeof auth.nonce !== 'string' || !isValidNonce(auth.nonce)) {
+    if (typeof auth.nonce !== 'string' || !isValidWireNonce(profile.nonce.format, auth.nonce)) {
       return refuse(
         'malformed_nonce',
-        'nonce must be 16 to 64 characters of A-Z a-z 0-9 _ -',
-        'nonce',
+        `nonce must be ${nonceFormatDescription(profile.nonce.format)}`,
+        authFields.nonce,
       );
     }
     if (typeof auth.signature !== 'string') {
-      return refuse('malformed_signature_encoding', 'signature must be base64 text', 'signature');
+      return refuse('malformed_signature_encoding', 'signature must be text', authFields.signature);
     }
-    const signature = decodeSignature(auth.signature, 'signature');
+    const signature = decodeProfileSignature(auth.signature, authFields.signature);
     if (!(signature instanceof Uint8Array)) return signature;
     if (typeof auth.challenge !== 'string' || !isValidChallenge(auth.challenge)) {
       return refuse(
@@ -369,19 +517,24 @@ export function createRequestVerifier<Key extends VerifierKey>(
     }
     if (
       !Array.isArray(auth.scopes) ||
-      !auth.scopes.every((scope) => typeof scope === 'string' && isValidScope(scope))
+      !auth.scopes.every(
+        (scope) =>
+          typeof scope === 'string' &&
+          isValidScope(scope) &&
+          !scope.includes(profile.webSocketAuth.scopeSeparator),
+      )
     ) {
       return refuse(
         'malformed_request',
         'scopes must be strings of 1 to 64 visible ASCII characters other than ","',
-        'scopes',
+        profile.webSocketAuth.fields.scopes,
       );
     }
     if (typeof auth.lastSequence !== 'number' || !isValidTimestampMs(auth.lastSequence)) {
       return refuse(
         'malformed_request',
         'last_sequence must be a non-negative integer',
-        'last_sequence',
+        profile.webSocketAuth.fields.lastSequence,
       );
     }
     return finish({
@@ -389,8 +542,11 @@ export function createRequestVerifier<Key extends VerifierKey>(
       timestampMs: auth.timestampMs,
       nonce: auth.nonce,
       signature,
-      message: () => buildWebSocketAuthInput(auth),
-      fields: frameFieldNames,
+      message: () =>
+        profile.isDefault
+          ? buildWebSocketAuthInput(auth)
+          : utf8Bytes(buildWebSocketSigningText(profile, auth)),
+      fields: authFields,
     });
   }
 
@@ -455,10 +611,13 @@ function singleValue(value: string | readonly string[] | undefined): string | un
  * The `SVC-` headers by lower-cased name; the others (host, content type, ...) are not read, so
  * they are not copied: a request carries a dozen of them and this runs for every request.
  */
-function signingHeaders(headers: HeaderValues): Map<string, string | readonly string[]> {
+function signingHeaders(
+  headers: HeaderValues,
+  isSigningHeader: (name: string) => boolean,
+): Map<string, string | readonly string[]> {
   const lowered = new Map<string, string | readonly string[]>();
   for (const name in headers) {
-    if (!Object.hasOwn(headers, name) || !isSigningHeaderName(name)) continue;
+    if (!Object.hasOwn(headers, name) || !isSigningHeader(name)) continue;
     const value = headers[name];
     if (value === undefined || (Array.isArray(value) && value.length === 0)) continue;
     const key = name.toLowerCase();

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { main } from '../../src/cli/main.ts';
+import { loadVenueKeyFile } from '../../src/cli/bot/venue-key.ts';
 import { RUN_EXIT, registerRunCommand } from '../../src/cli/commands/run.ts';
 import { RECORD_EXIT, registerRecordCommand } from '../../src/cli/commands/record.ts';
 import { registerStatusCommand } from '../../src/cli/commands/status.ts';
@@ -87,14 +88,28 @@ describe('paperbot run with a bad key file', () => {
   });
 
   it('never shows an unknown field whose name is the private key', async () => {
-    const document = keyDocument({ [seedBase64]: true, [`${seedBase64}x`]: 1 });
+    // Unknown fields are kept with a warning that counts them; a bad URL then stops the run
+    // before anything connects, and neither message quotes a field name.
+    const document = keyDocument({
+      [seedBase64]: true,
+      [`${seedBase64}x`]: 1,
+      ws_url: 'ws://127.0.0.1:8787/v1/ws?token=1',
+    });
     const keyPath = file('pasted.key.json', JSON.stringify(document), 0o600);
+    const warnings: string[] = [];
+    await expect(loadVenueKeyFile(keyPath, (message) => warnings.push(message))).rejects.toThrow(
+      /ws_url/,
+    );
+    expect(warnings).toEqual([
+      `key file ${keyPath} has 2 fields paperbot does not know; kept, not used`,
+    ]);
     const { code, stderr } = await run(botConfigWithKey('pasted', keyPath));
     expect(code).toBe(RUN_EXIT.invalidConfig);
-    expect(stderr).toContain(`key file ${keyPath} is invalid: it has 2 unknown fields`);
+    expect(stderr).toContain(`key file ${keyPath} is invalid: ws_url`);
     // Any ten consecutive characters of the seed count as a leak.
     for (let at = 0; at + 10 <= seedBase64.length; at += 1) {
       expect(stderr).not.toContain(seedBase64.slice(at, at + 10));
+      expect(warnings.join('')).not.toContain(seedBase64.slice(at, at + 10));
     }
   });
 

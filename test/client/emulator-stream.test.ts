@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import {
   RestClient,
   type ResyncSignal,
-  StreamClient,
+  type StreamClient,
   type TickerFrame,
   type VenueError,
 } from '../../src/client/index.ts';
@@ -342,16 +342,28 @@ describe('faults', () => {
     });
   });
 
-  it('refuses channels the key has no scope for, before connecting', () => {
-    return Environment.start({ key: { scopes: ['orders:read'] } }).then((started) => {
-      environment = started;
-      expect(
-        () =>
-          new StreamClient({
-            rest: started.rest,
-            privateChannels: ['fills'],
-          }),
-      ).toThrow(expect.objectContaining({ code: 'SCOPE_REQUIRED' }));
+  it('learns a scope the key lacks from the venue, not from the names in the key file', async () => {
+    // Asked for `fills` alone with a key that has only orders:read: the venue's SCOPE_REQUIRED
+    // names the scope, and with nothing left to follow the stream fails with the venue's answer.
+    environment = await Environment.start({ key: { scopes: ['orders:read'] } });
+    const stream = environment.stream({ privateChannels: ['fills'] });
+    await expect(stream.connect()).rejects.toMatchObject({
+      code: 'SCOPE_REQUIRED',
+      source: 'service',
+      details: expect.objectContaining({ missing_scopes: ['fills:read'], during: 'auth' }),
     });
+    expect(stream.lackingScopes).toEqual(['fills:read']);
+  });
+
+  it('drops the channels of the scopes the venue says are missing and follows the rest', async () => {
+    environment = await Environment.start({ key: { scopes: ['orders:read', 'orders:write'] } });
+    const stream = environment.stream({ startAfterSequence: 0 });
+    const errors: string[] = [];
+    stream.errors$.subscribe((error) => errors.push(error.message));
+    await stream.connect();
+    expect(stream.lackingScopes).toEqual(['account:read', 'fills:read']);
+    expect(errors.join('\n')).toContain(
+      'the venue says the key lacks account:read, fills:read; following only orders',
+    );
   });
 });

@@ -99,9 +99,9 @@ describe('paperbot keys generate', () => {
     expect(await readdir(folder)).toEqual(['key.json']);
   });
 
-  it('refuses an unknown scope or a bad URL and writes nothing', async () => {
+  it('refuses a malformed scope name or a bad URL and writes nothing', async () => {
     const path = join(folder, 'key.json');
-    expect(await run('generate', '--out', path, '--scopes', 'account:read,admin')).toBe(1);
+    expect(await run('generate', '--out', path, '--scopes', 'account:read,bad scope')).toBe(1);
     expect(errors.join('')).toContain('scopes');
     expect(await run('generate', '--out', path, '--api', 'ftp://example.test')).toBe(1);
     expect(errors.join('')).toContain('api_base_url');

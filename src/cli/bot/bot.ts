@@ -349,7 +349,9 @@ export class Bot {
     let credential: Credential | null =
       config.venue.key_file === null
         ? null
-        : await loadVenueKeyFile(resolve(config.venue.key_file));
+        : await loadVenueKeyFile(resolve(config.venue.key_file), (message) =>
+            logger.warn({ event: 'venue.key_file' }, message),
+          );
     checkAborted();
     const transport = await venueTransportOf(config.venue);
     checkAborted();
@@ -367,7 +369,7 @@ export class Bot {
       const emulatorSettings = config.venue.emulator;
       const emulatorConfig = loaded.emulatorConfig;
       resources.emulator = await startEmulator({
-        ...embeddedEmulatorOptions(emulatorSettings, emulatorConfig, clock),
+        ...embeddedEmulatorOptions(emulatorSettings, emulatorConfig, clock, loaded.wireProfile),
         logger: logger.child({ component: 'emulator' }),
       });
       credential = embeddedCredential(resources.emulator, logger);
@@ -424,6 +426,7 @@ export class Bot {
       rateLimiter: true,
       transport,
       reading: config.venue.reading,
+      wireProfile: loaded.wireProfile,
     });
     metrics.attachReading(resources.rest.reading);
     resources.subscriptions.push(logReadingNotices(resources.rest.reading, logger));
@@ -454,6 +457,16 @@ export class Bot {
     });
     await resources.live.start();
     checkAborted();
+    // A scope the venue said the key lacks (SCOPE_REQUIRED on the stream's auth) hides private
+    // events the runtime needs; trading without them would miss fills, so the start stops here.
+    const lacking = resources.stream.lackingScopes;
+    if (lacking.length > 0) {
+      throw new PaperbotError(
+        'SCOPE_REQUIRED',
+        `the venue says the key lacks ${lacking.join(', ')}; the bot needs every private channel: use a key with these scopes (venue.wire.scopes names them the venue's way)`,
+        { details: { lacking_scopes: lacking } },
+      );
+    }
 
     // 5. The kernel, its venue watched for a revoked or expired key.
     const keyWarning = config.venue.key_expiry_warning;

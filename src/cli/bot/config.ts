@@ -14,9 +14,11 @@ import {
   DEFAULT_EMULATOR_CONFIG_INPUT,
   type EmulatorConfig,
   loadEmulatorConfig,
+  loadWireProfileFile,
   parseEmulatorConfig,
   type StartEmulatorOptions,
 } from '../../emulator/index.ts';
+import { DEFAULT_WIRE_PROFILE, parseWireProfile, type WireProfile } from '../../signing/index.ts';
 import {
   type ConfigIssue,
   configIssuesOf as issuesOf,
@@ -93,6 +95,14 @@ const VenueSection = z.strictObject({
    * fields it does not know; `strict` refuses them (the project's tests against the emulator).
    */
   reading: z.enum(['tolerant', 'strict']).default('tolerant'),
+  /**
+   * The wire profile (docs/protocol.md): the profile inline, the path of a profile file, or
+   * null for the contract's SVC1. The embedded emulator verifies with the same profile.
+   */
+  wire: z
+    .union([z.string().min(1), z.record(z.string(), z.unknown())])
+    .nullable()
+    .default(null),
 });
 
 /** The dead-man keys as the file spells them, for the problems `deadmanConfigIssues` finds. */
@@ -215,6 +225,8 @@ export interface LoadedBotConfig {
   readonly strategies: readonly ResolvedStrategy[];
   /** The embedded emulator's config, parsed; null when a key file is used. */
   readonly emulatorConfig: EmulatorConfig | null;
+  /** `venue.wire`, checked and resolved (SVC1 when absent). */
+  readonly wireProfile: WireProfile;
 }
 
 function issuesFromError(error: unknown, prefix: readonly PropertyKey[]): ConfigIssue[] {
@@ -274,10 +286,28 @@ export async function resolveBotConfig(
       );
     }
   }
+  let wireProfile = DEFAULT_WIRE_PROFILE;
+  const wire = venue?.wire ?? null;
+  if (wire !== null) {
+    try {
+      wireProfile = wireProfileOf(wire);
+    } catch (error) {
+      const where = typeof wire === 'string' ? ['venue', 'wire', `(${wire})`] : ['venue', 'wire'];
+      issues.push(...issuesFromError(error, where));
+    }
+  }
   if (parsed.success)
     issues.push(...dashboardIssues(parsed.data.dashboard, parsed.data.metrics.host));
   if (issues.length > 0 || !parsed.success) throw invalidConfigError(source, issues);
-  return { source, config: parsed.data, strategies, emulatorConfig };
+  return { source, config: parsed.data, strategies, emulatorConfig, wireProfile };
+}
+
+/** `venue.wire` resolved: a file's profile, the inline one, or SVC1 (WIRE_PROFILE_INVALID). */
+export function wireProfileOf(wire: BotConfig['venue']['wire']): WireProfile {
+  if (wire === null) return DEFAULT_WIRE_PROFILE;
+  return typeof wire === 'string'
+    ? loadWireProfileFile(wire)
+    : parseWireProfile(wire, 'venue.wire');
 }
 
 /** The options of the emulator that `venue.emulator` describes, started in this process. */
@@ -285,9 +315,11 @@ export function embeddedEmulatorOptions(
   settings: BotConfig['venue']['emulator'],
   emulatorConfig: EmulatorConfig | null,
   clock: Clock,
+  wire: WireProfile = DEFAULT_WIRE_PROFILE,
 ): StartEmulatorOptions {
   return {
     clock,
+    wire,
     ...(emulatorConfig === null ? {} : { config: emulatorConfig }),
     ...(settings.seed === null ? {} : { seed: settings.seed }),
     dataDir: settings.data_dir === null ? null : resolve(settings.data_dir),

@@ -14,6 +14,7 @@ import {
   DEFAULT_PORT,
   DEFAULT_RATE_LIMIT,
   type EmulatorLogger,
+  loadWireProfileFile,
   type RunningEmulator,
   type StartEmulatorOptions,
   startEmulator,
@@ -44,6 +45,7 @@ interface EmulatorOptions {
   readonly data?: string;
   readonly seed?: string;
   readonly config?: string;
+  readonly wire?: string;
   readonly rateLimitQuota?: string;
   readonly rateLimitWindowMs?: string;
   readonly tlsCert?: string;
@@ -98,6 +100,10 @@ export function registerEmulatorCommands(
     .option('--seed <seed>', 'seed of every random choice (overrides the config)')
     .option('--config <file>', 'emulator config (YAML); built-in defaults without it')
     .option(
+      '--wire <file>',
+      'wire profile (YAML or JSON, the keys of venue.wire): how requests are signed; SVC1 without it',
+    )
+    .option(
       '--rate-limit-quota <n>',
       'requests per key and window',
       String(DEFAULT_RATE_LIMIT.quota),
@@ -110,6 +116,8 @@ export function registerEmulatorCommands(
     .addOption(logFormatOption('auto'))
     .action(async (options: EmulatorOptions) => {
       const port = integerOption('--port', options.port, 0, 65_535);
+      // Checked before anything starts: a bad profile is refused with every problem.
+      const wire = options.wire === undefined ? undefined : loadWireProfileFile(options.wire);
       const quota = integerOption(
         '--rate-limit-quota',
         options.rateLimitQuota ?? String(DEFAULT_RATE_LIMIT.quota),
@@ -135,6 +143,7 @@ export function registerEmulatorCommands(
         dataDir: options.data ?? null,
         ...(seed === undefined ? {} : { seed }),
         ...(options.config === undefined ? {} : { config: options.config }),
+        ...(wire === undefined ? {} : { wire }),
         rateLimit: { quota, windowMs },
         logger: resolved.logger(options.logFormat),
         verifySignaturesOnWorkers: true,

@@ -3,7 +3,8 @@
  * is in src/signing (key pairs, key files) and, for `create` and `revoke`, the emulator's admin
  * API. Each subcommand has its own `register...` function below.
  */
-import { lstat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { lstat, open } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { isoTimestamp, systemClock } from '../../core/clock.ts';
 import { PaperbotError } from '../../core/errors.ts';
@@ -15,6 +16,7 @@ import {
   encodeBase64,
   generateKeyPair,
   generateNonce,
+  importKey,
   KEY_FILE_MODE,
   type KeyScope,
   KNOWN_SCOPES,
@@ -45,6 +47,7 @@ export function registerKeysCommands(
   registerGenerateCommand(keys, resolved);
   registerCreateCommand(keys, resolved);
   registerRevokeCommand(keys, resolved);
+  registerImportCommand(keys, resolved);
   return keys;
 }
 
@@ -79,7 +82,7 @@ function registerGenerateCommand(keys: Command, dependencies: KeysCommandDepende
         accountId: options.accountId,
         apiBaseUrl: options.api,
         wsUrl: options.ws,
-        // Unknown names are caught by the key-file schema inside Credential.create.
+        // A name the project does not know is kept (a venue may name its scopes its own way).
         scopes: splitList(options.scopes) as KeyScope[],
         createdAt: isoTimestamp(dependencies.now()),
         expiresAt: null,
@@ -259,5 +262,89 @@ function registerRevokeCommand(keys: Command, dependencies: KeysCommandDependenc
       const client = await adminClientOf(options);
       const revoked = await client.revokeKey(options.keyId);
       dependencies.print(`revoked key ${revoked.key_id} at ${revoked.revoked_at}\n`);
+    });
+}
+
+interface ImportOptions {
+  readonly out: string;
+  readonly keyId?: string;
+  readonly accountId?: string;
+  readonly api?: string;
+  readonly ws?: string;
+  readonly force?: boolean;
+}
+
+/** A downloaded key file is a few hundred bytes; larger sources are refused unread. */
+const IMPORT_MAX_BYTES = 64 * 1024;
+
+/** The source's text, at most IMPORT_MAX_BYTES, from a regular file; and whether others can read it. */
+async function readImportSource(path: string): Promise<{ text: string; shared: boolean }> {
+  let handle;
+  try {
+    handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    throw new PaperbotError(
+      'KEY_IMPORT_INVALID',
+      code === 'ENOENT' ? `${path} does not exist` : `cannot open ${path}: ${String(code)}`,
+      { details: { source: path } },
+    );
+  }
+  try {
+    const stats = await handle.stat();
+    if (!stats.isFile() || stats.size > IMPORT_MAX_BYTES) {
+      throw new PaperbotError(
+        'KEY_IMPORT_INVALID',
+        `${path} is ${stats.isFile() ? `larger than ${IMPORT_MAX_BYTES} bytes` : 'not a regular file'}`,
+        { details: { source: path } },
+      );
+    }
+    const buffer = Buffer.alloc(IMPORT_MAX_BYTES);
+    const { bytesRead } = await handle.read(buffer, 0, IMPORT_MAX_BYTES, 0);
+    const text = buffer.subarray(0, bytesRead).toString('utf8');
+    buffer.fill(0);
+    return { text, shared: process.platform !== 'win32' && (stats.mode & 0o077) !== 0 };
+  } finally {
+    await handle.close();
+  }
+}
+
+function registerImportCommand(keys: Command, dependencies: KeysCommandDependencies): void {
+  keys
+    .command('import')
+    .description(
+      'Read a key as a website gives it (JSON under common field names, NAME=value lines, or a ' +
+        'PEM key; the private key as PKCS#8 PEM, hex, base64 or base64url) and write the ' +
+        'canonical key file with mode 0600. Prints where each field came from, never key material.',
+    )
+    .argument('<file>', 'the downloaded key')
+    .requiredOption('--out <file>', 'where to write the canonical key file')
+    .option('--key-id <id>', 'the key id, when the source has none')
+    .option('--account-id <id>', 'the practice account id, when the source has none')
+    .option('--api <url>', 'the API base URL, when the source has none')
+    .option('--ws <url>', 'the WebSocket URL (default: /v1/ws under the API URL)')
+    .option('--force', 'replace the key file if it exists')
+    .action(async (file: string, options: ImportOptions) => {
+      const { text, shared } = await readImportSource(file);
+      const { credential, report } = importKey(text, file, isoTimestamp(dependencies.now()), {
+        ...(options.keyId === undefined ? {} : { keyId: options.keyId }),
+        ...(options.accountId === undefined ? {} : { accountId: options.accountId }),
+        ...(options.api === undefined ? {} : { apiBaseUrl: options.api }),
+        ...(options.ws === undefined ? {} : { wsUrl: options.ws }),
+      });
+      await writeKeyFile(options.out, credential, { overwrite: options.force === true });
+      const lines = [
+        `wrote key file ${options.out} (mode ${KEY_FILE_MODE.toString(8).padStart(4, '0')}) from ${file}`,
+        `key id:     ${credential.keyId}`,
+        `account id: ${credential.accountId}`,
+        `scopes:     ${credential.scopes.length === 0 ? '(none listed)' : `${credential.scopes.length} kept as listed`}`,
+        ...report.map((line) => `  ${line}`),
+      ];
+      if (shared) {
+        lines.push(
+          `${file} can be read by group or others; delete it now that ${options.out} holds the key`,
+        );
+      }
+      dependencies.print(`${lines.join('\n')}\n`);
     });
 }

@@ -45,6 +45,7 @@ import {
   embeddedEmulatorOptions,
   invalidConfigError,
   readConfigDocument,
+  wireProfileOf,
 } from '../bot/config.ts';
 import { loadVenueKeyFile } from '../bot/venue-key.ts';
 import { configIssuesOf } from '../../runtime/config-file.ts';
@@ -272,6 +273,8 @@ async function recordFromService(
   const durationMs = options.duration === undefined ? null : parseDuration(options.duration);
   const wanted = marketList(options.markets) ?? marketData.markets;
 
+  // Checked before anything connects; the embedded emulator and the client share it.
+  const wireProfile = wireProfileOf(venue.wire);
   let emulator: RunningEmulator | null = null;
   let rest: RestClient | null = null;
   let stream: StreamClient | null = null;
@@ -288,7 +291,7 @@ async function recordFromService(
             ? loadEmulatorConfig(inline)
             : parseEmulatorConfig(inline);
       emulator = await dependencies.startEmulator(
-        embeddedEmulatorOptions(settings, emulatorConfig, clock),
+        embeddedEmulatorOptions(settings, emulatorConfig, clock, wireProfile),
       );
       rest = new RestClient({
         baseUrl: emulator.baseUrl,
@@ -303,6 +306,7 @@ async function recordFromService(
         clock,
         requestTimeoutMs: venue.request_timeout_ms,
         transport: await venueTransportOf(venue),
+        wireProfile,
       });
       stream = new StreamClient({ rest, clock });
     }

@@ -7,10 +7,12 @@
 import type { Scope } from '../../protocol/index.ts';
 import {
   createRequestVerifier,
+  DEFAULT_WIRE_PROFILE,
   type RequestToVerify,
   type RequestVerifier,
   type VerificationResult,
   type WebSocketAuthToVerify,
+  type WireProfile,
 } from '../../signing/index.ts';
 import { ServerError } from '../service/errors.ts';
 import { matchesAny } from './ip-allowlist.ts';
@@ -29,6 +31,8 @@ export interface AuthenticatorOptions {
    * single core), or null for the main thread. The verdicts are the same either way.
    */
   readonly signaturePool?: SignaturePool | null;
+  /** How requests and auth frames are signed (`--wire`); the contract's SVC1 by default. */
+  readonly profile?: WireProfile;
 }
 
 export class Authenticator {
@@ -36,8 +40,11 @@ export class Authenticator {
   readonly #now: () => number;
   readonly #isAccountActive: (accountId: string) => boolean;
   readonly #pool: SignaturePool | null;
+  /** The wire profile requests and auth frames are checked against. */
+  readonly profile: WireProfile;
 
   constructor(options: AuthenticatorOptions) {
+    this.profile = options.profile ?? DEFAULT_WIRE_PROFILE;
     this.#now = options.now;
     this.#pool =
       options.signaturePool === undefined ? sharedSignaturePool() : options.signaturePool;
@@ -45,6 +52,7 @@ export class Authenticator {
     this.#verifier = createRequestVerifier<RegisteredKey>({
       lookupKey: (keyId) => options.registry.get(keyId),
       now: options.now,
+      profile: this.profile,
       ...(options.signatureWindowMs === undefined ? {} : { windowMs: options.signatureWindowMs }),
     });
   }
@@ -112,9 +120,61 @@ export class Authenticator {
   }
 }
 
-export function requireScope(key: RegisteredKey, scope: Scope | null): void {
+/** SCOPE_REQUIRED naming the scope as the wire profile names it (SVC1: the protocol's name). */
+export function requireScope(
+  key: RegisteredKey,
+  scope: Scope | null,
+  profile: WireProfile = DEFAULT_WIRE_PROFILE,
+): void {
   if (scope === null || key.scopes.has(scope)) return;
-  throw new ServerError('SCOPE_REQUIRED', `this key lacks the scope ${scope}`, {
-    details: { required_scope: scope, key_id: key.keyId },
+  const name = profile.scopes[scope];
+  throw new ServerError('SCOPE_REQUIRED', `this key lacks the scope ${name}`, {
+    details: { required_scope: name, key_id: key.keyId },
   });
+}
+
+/**
+ * An auth frame as the wire profile names it, renamed to the protocol's field names with the
+ * scopes in the protocol's names, so the one strict frame schema checks it. A scope name the
+ * profile does not know is left as it is (and refused by that schema, with its path). Other
+ * frames, and every frame under SVC1, pass unchanged.
+ */
+export function protocolAuthFrame(profile: WireProfile, json: unknown): unknown {
+  if (profile.isDefault || typeof json !== 'object' || json === null || Array.isArray(json)) {
+    return json;
+  }
+  const frame = json as Record<string, unknown>;
+  if (frame.op !== 'auth') return json;
+  const names = profile.webSocketAuth.fields;
+  const renamed: Record<string, unknown> = {};
+  const wireToProtocol = new Map<string, string>([
+    [names.keyId, 'key_id'],
+    [names.timestamp, 'timestamp'],
+    [names.nonce, 'nonce'],
+    [names.scopes, 'scopes'],
+    [names.lastSequence, 'last_sequence'],
+    [names.signature, 'signature'],
+  ]);
+  for (const [name, value] of Object.entries(frame)) {
+    const protocolName = wireToProtocol.get(name);
+    // A protocol name the profile renamed is an unknown field here: kept under a name the
+    // schema refuses, so it is not taken for the field it names.
+    const target =
+      protocolName ?? ([...wireToProtocol.values()].includes(name) ? `(${name})` : name);
+    renamed[target] = value;
+  }
+  if (Array.isArray(renamed.scopes)) {
+    const byVenueName = new Map(
+      Object.entries(profile.scopes).map(([scope, name]) => [name, scope]),
+    );
+    renamed.scopes = renamed.scopes.map((scope: unknown) =>
+      typeof scope === 'string' ? (byVenueName.get(scope) ?? scope) : scope,
+    );
+  }
+  return renamed;
+}
+
+/** The venue's names of protocol scopes, as the profile names them. */
+export function venueScopeNames(profile: WireProfile, scopes: readonly Scope[]): string[] {
+  return scopes.map((scope) => profile.scopes[scope]);
 }

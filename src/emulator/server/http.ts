@@ -338,7 +338,7 @@ export function createHttpDispatcher(options: HttpDispatcherOptions) {
         headers: { 'retry-after': String(decision.resetSeconds) },
       });
     }
-    requireScope(key, endpoint.scope);
+    requireScope(key, endpoint.scope, options.authenticator.profile);
     return key;
   }
 

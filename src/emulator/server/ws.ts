@@ -34,9 +34,9 @@ import {
   WEBSOCKET_PATH,
   WIRE_VERSION,
 } from '../../protocol/index.ts';
-import { parseTimestampHeader } from '../../signing/index.ts';
+import { parseWireTimestamp } from '../../signing/index.ts';
 import type { Exchange } from '../engine/exchange.ts';
-import type { Authenticator } from './auth.ts';
+import { type Authenticator, protocolAuthFrame, venueScopeNames } from './auth.ts';
 import {
   type CodedFailure,
   codedFailureOf,
@@ -287,7 +287,11 @@ export class WebSocketGateway {
       throw invalidRequestError([invalidJsonIssue()]);
     }
     const requestId = frameRequestIdOf(json);
-    const parsed = validateWire(ClientFrame, json, 'body');
+    const parsed = validateWire(
+      ClientFrame,
+      protocolAuthFrame(this.#options.authenticator.profile, json),
+      'body',
+    );
     if (!parsed.success) {
       this.#sendError(session, requestId, invalidRequestError(parsed.issues));
       return;
@@ -330,9 +334,15 @@ export class WebSocketGateway {
     if (clock.now() > session.challengeExpiresAt) {
       throw refuse('challenge_expired', 'the connection challenge has expired; reconnect');
     }
-    const timestampMs = parseTimestampHeader(frame.timestamp);
+    const profile = authenticator.profile;
+    const timestampMs = parseWireTimestamp(profile.timestamp, frame.timestamp);
     if (timestampMs === null) {
-      throw refuse('malformed_timestamp', 'timestamp must be decimal epoch milliseconds');
+      throw refuse(
+        'malformed_timestamp',
+        profile.timestamp === 'ms'
+          ? 'timestamp must be decimal epoch milliseconds'
+          : `timestamp must be in the unit ${profile.timestamp}`,
+      );
     }
     const key = authenticator.authenticateWebSocket(
       {
@@ -340,7 +350,8 @@ export class WebSocketGateway {
         keyId: frame.key_id,
         timestampMs,
         nonce: frame.nonce,
-        scopes: frame.scopes,
+        // Signed as sent: in the profile's scope names.
+        scopes: venueScopeNames(profile, frame.scopes),
         lastSequence: frame.last_sequence,
         signature: frame.signature,
       },
@@ -348,8 +359,9 @@ export class WebSocketGateway {
     );
     const missing = frame.scopes.filter((scope) => !key.scopes.has(scope));
     if (missing.length > 0) {
-      throw new ServerError('SCOPE_REQUIRED', `this key lacks the scopes ${missing.join(', ')}`, {
-        details: { missing_scopes: missing, key_id: key.keyId },
+      const names = venueScopeNames(profile, missing);
+      throw new ServerError('SCOPE_REQUIRED', `this key lacks the scopes ${names.join(', ')}`, {
+        details: { missing_scopes: names, key_id: key.keyId },
       });
     }
     session.auth = {
