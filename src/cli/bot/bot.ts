@@ -24,7 +24,7 @@ import {
   type LiveVenue,
   type RouteReadinessStatus,
 } from '../../runtime/live/index.ts';
-import { installKillSignal, type SignalSource, watchKillFile } from '../../runtime/risk/index.ts';
+import { installKillSignal, KillSwitch, type SignalSource } from '../../runtime/risk/index.ts';
 import type { Credential } from '../../signing/index.ts';
 import {
   executorSettings,
@@ -111,6 +111,7 @@ interface Resources {
   metrics: BotMetrics | null;
   dashboard: BotDashboard | null;
   notifier: Notifier | null;
+  killSwitch: KillSwitch | null;
   subscriptions: Subscription[];
   cleanups: (() => void)[];
 }
@@ -270,6 +271,7 @@ export class Bot {
       metrics: null,
       dashboard: null,
       notifier: null,
+      killSwitch: null,
       subscriptions: [],
       cleanups: [],
     };
@@ -359,6 +361,7 @@ export class Bot {
       logger,
       status: () => this.status(),
       kernel: () => this.resources.kernel,
+      killSwitch: () => this.resources.killSwitch,
       notifications: () => this.resources.notifier?.counts() ?? null,
     });
     if (config.metrics.enabled) {
@@ -444,18 +447,22 @@ export class Bot {
     resources.dashboard?.attach(kernel, resources.stream, resources.live);
     this.subscribeLogs(kernel);
 
-    // 6. The kill switch, installed before trading starts so a kill file present now halts it.
+    // 6. The kill switch, started before trading starts so a kill file present now halts it.
+    // The file, the signal and the dashboard all move this one switch.
     const killSwitch = config.risk.kill_switch;
-    if (killSwitch.file !== null) {
-      resources.cleanups.push(
-        watchKillFile(resolve(killSwitch.file), clock, kernel.gate, {
-          pollMs: killSwitch.poll_ms,
-        }),
-      );
-    }
+    const theSwitch = new KillSwitch({
+      file: killSwitch.file === null ? null : resolve(killSwitch.file),
+      clock,
+      target: kernel.gate,
+      pollMs: killSwitch.poll_ms,
+      logger: logger.child({ component: 'kill_switch' }),
+    });
+    resources.killSwitch = theSwitch;
+    theSwitch.start();
+    resources.cleanups.push(() => theSwitch.stop());
     const signalSource = options.signalSource === undefined ? process : options.signalSource;
     if (killSwitch.signal !== null && signalSource !== null) {
-      resources.cleanups.push(installKillSignal(signalSource, kernel.gate, killSwitch.signal));
+      resources.cleanups.push(installKillSignal(signalSource, theSwitch, killSwitch.signal));
     }
 
     await kernel.start();

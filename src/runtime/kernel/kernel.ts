@@ -160,8 +160,8 @@ export interface KernelStatus {
   readonly tradingState: 'ACTIVE' | 'REDUCING' | 'HALTED';
   readonly tradingReason: string | null;
   /**
-   * New exposure may be taken: reconciled, covered by a confirmed dead-man deadline, and the
-   * route ready.
+   * New exposure may be taken: reconciled, covered by a confirmed dead-man deadline, the route
+   * ready, and the risk gate ACTIVE (not HALTED or REDUCING).
    */
   readonly mayTrade: boolean;
   /** Every gate that refuses new exposure now, with its reason; empty while `mayTrade`. */
@@ -541,11 +541,19 @@ export class Kernel {
 
   status(): KernelStatus {
     const trading = this.gate.tradingState;
+    // The gate's state is one of the refusals, so a status never says HALTED beside "may trade".
+    const refusing =
+      trading.state === 'ACTIVE'
+        ? this.permitState.refusing
+        : [
+            ...this.permitState.refusing,
+            { gate: 'trading state', reason: `${trading.state}: ${trading.reason ?? 'no reason'}` },
+          ];
     return {
       tradingState: trading.state,
       tradingReason: trading.reason,
-      mayTrade: this.permit.value && this.routeGate.value.open,
-      refusing: this.permitState.refusing,
+      mayTrade: this.permit.value && this.routeGate.value.open && trading.state === 'ACTIVE',
+      refusing,
       reconciled: this.reconciler.ready,
       deadman: this.deadman?.status ?? null,
       unknownIntents: this.unknownIntents,
