@@ -86,7 +86,7 @@ export function registerKillCommand(
   return program
     .command('kill')
     .description(
-      'Halt the bot (or --reduce-only, or --clear): write the kill file of its config (risk.kill_switch.file). A running bot obeys within its poll interval.',
+      'Halt the bot (or --reduce-only, --clear): write the kill file of its config (risk.kill_switch.file). Cancels and closes still go out; nothing new is placed.',
     )
     .option('--config <file>', 'bot config whose kill file to write', DEFAULT_BOT_CONFIG_PATH)
     .option('--reason <text>', 'why; shown in the bot log and status', 'paperbot kill')

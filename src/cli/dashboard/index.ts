@@ -119,11 +119,9 @@ export function createBotDashboard(options: BotDashboardOptions): BotDashboard {
       const killSwitch =
         options.killSwitch?.() ??
         new KillSwitch({ file: options.killFile, clock, target: kernel.gate });
-      return runControl(
-        { killSwitch, cancelAllOrders: () => kernel.cancelAllOrders() },
-        action,
-        { logger: logger.child({ component: 'dashboard' }) },
-      );
+      return runControl({ killSwitch, cancelAllOrders: () => kernel.cancelAllOrders() }, action, {
+        logger: logger.child({ component: 'dashboard' }),
+      });
     },
   });
   return {
