@@ -888,6 +888,10 @@ export class Kernel {
     // before it trusts a read of the open orders.
     this.snapshots.setPermitted(false);
     if (this.permit.value) this.permit.next(false);
+    // The reconciler first: a run it started after the lane closed (its minute timer, a
+    // resync, a rerun, fired while the close-out advances the clock) would fail on the closed
+    // lane. The close-out reads the account itself.
+    this.reconciler.stop();
     this.executor.stop();
     const options: ShutdownOptions = {
       config: this.shutdownConfig,
