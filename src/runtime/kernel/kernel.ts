@@ -117,6 +117,11 @@ export interface KernelOptions {
   readonly routeReady$?: Observable<boolean | RouteReadySignal>;
   /** Grace before a candle closes on the clock alone (`StrategyEnvironment.candleGraceMs`). */
   readonly candleGraceMs?: number;
+  /**
+   * A later start picks up this run's journal (default true). False for a backtest: what it
+   * leaves for a next start (waiting exits) is then no warning.
+   */
+  readonly nextStart?: boolean;
 }
 
 export interface IntentCounters {
@@ -365,6 +370,7 @@ export class Kernel {
       logger: log('exits'),
       positions: () => this.positions.open(),
       openOrders: () => this.tracker.openOrders().map((tracked) => tracked.order),
+      nextStart: options.nextStart ?? true,
     });
     this.host = new StrategyHost({
       environment: {
