@@ -40,6 +40,7 @@ import { type BotMetrics, createBotMetrics } from './metrics.ts';
 import { loadVenueKeyFile } from './venue-key.ts';
 import { sessionPnl } from './status-view.ts';
 import { type BotDashboard, dashboardOfConfig } from '../dashboard/index.ts';
+import { removeAddressFile, writeAddressFile } from './address-file.ts';
 import { fillFields, fillTitle } from '../notifications/events.ts';
 import { type Notifier, notifierOfConfig } from '../notifications/notifier.ts';
 
@@ -376,6 +377,12 @@ export class Bot {
         health: () => this.health(),
         status: () => this.status(),
       });
+      // So `paperbot status` finds this bot whatever port it took (`--metrics-port 0`).
+      if (this.journalPath !== ':memory:') {
+        const address = { url: resources.http.url, pid: process.pid };
+        writeAddressFile(this.journalPath, address);
+        resources.cleanups.push(() => removeAddressFile(this.journalPath));
+      }
     }
     checkAborted();
 

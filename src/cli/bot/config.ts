@@ -293,6 +293,11 @@ export function readMetricsSection(path: string): BotConfig['metrics'] {
   return section(readConfigDocument(path), 'metrics', MetricsSection, path);
 }
 
+/** Only the `journal:` section of a config file (`paperbot status` finds the bot's address there). */
+export function readJournalSection(path: string): BotConfig['journal'] {
+  return section(readConfigDocument(path), 'journal', JournalSection, path);
+}
+
 /** Only the `risk:` section of a config file (what `paperbot kill` needs). */
 export function readRiskSection(path: string): BotConfig['risk'] {
   return section(readConfigDocument(path), 'risk', RiskConfig, path);

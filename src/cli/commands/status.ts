@@ -1,8 +1,9 @@
 /**
  * `paperbot status`: asks a running bot for its status over its local HTTP endpoint
  * (`GET /status`) and prints positions, open orders, PnL and the trading state. The address is
- * the `metrics:` section of the config, or `--url`.
+ * `--url`, else the address file the bot wrote beside its journal, else the config's `metrics:`.
  */
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { request } from 'undici';
 import {
@@ -13,7 +14,8 @@ import {
 } from '../../core/bounded-read.ts';
 import { systemClock } from '../../core/clock.ts';
 import { isPaperbotError, PaperbotError } from '../../core/errors.ts';
-import { DEFAULT_BOT_CONFIG_PATH, readMetricsSection } from '../bot/config.ts';
+import { readAddressFile } from '../bot/address-file.ts';
+import { DEFAULT_BOT_CONFIG_PATH, readJournalSection, readMetricsSection } from '../bot/config.ts';
 import { renderStatus, StatusDocument } from '../bot/status-view.ts';
 import { printToStdout } from './terminal.ts';
 
@@ -51,25 +53,38 @@ export async function fetchText(
   }
 }
 
-/** The bot's base URL from `--url` or the config's metrics section. */
+/**
+ * The bot's base URL: `--url`; else the address file the running bot wrote beside its journal
+ * (found whatever port it took, `--metrics-port 0` included); else the config's metrics section.
+ */
 export function statusBaseUrl(options: { config: string; url?: string }): string {
   if (options.url !== undefined) return options.url.replace(/\/+$/, '');
+  const address = readAddressFile(resolve(readJournalSection(options.config).path));
+  if (address !== null) return loopbackUrl(address.url);
   const metrics = readMetricsSection(options.config);
   if (!metrics.enabled) {
     throw new PaperbotError(
       'STATUS_UNAVAILABLE',
-      `${options.config} disables the bot's HTTP endpoint (metrics.enabled: false)`,
+      `${options.config} disables the bot's HTTP endpoint (metrics.enabled: false), and no running bot of this config wrote its address`,
     );
   }
   if (metrics.port === 0) {
     throw new PaperbotError(
       'STATUS_UNAVAILABLE',
-      `${options.config} lets the bot pick its port (metrics.port: 0); pass --url with the address from its start line`,
+      `${options.config} lets the bot pick its port (metrics.port: 0) and no running bot of this config wrote its address; pass --url with the address from its start line`,
     );
   }
   const host =
     metrics.host === '0.0.0.0' ? '127.0.0.1' : metrics.host === '::' ? '[::1]' : metrics.host;
   return `http://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${metrics.port}`;
+}
+
+/** A bot bound to every address is asked on loopback. */
+function loopbackUrl(url: string): string {
+  return url
+    .replace(/^http:\/\/0\.0\.0\.0:/, 'http://127.0.0.1:')
+    .replace(/^http:\/\/\[::\]:/, 'http://[::1]:')
+    .replace(/\/+$/, '');
 }
 
 export function registerStatusCommand(
