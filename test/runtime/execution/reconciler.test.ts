@@ -113,6 +113,33 @@ function expectSnapshot(
 }
 
 describe('reconciler', () => {
+  it('makes no rerun asked for during a run once stopped (the lane then closed): no failure logged', async () => {
+    const logged: { level: string; message: string }[] = [];
+    const s = setup({}, undefined, logged);
+    let release!: (orders: unknown[]) => void;
+    s.venue
+      .expect('listOpenOrders', {
+        answer: () =>
+          new Promise((resolve) => {
+            release = resolve;
+          }),
+      })
+      .expect('listPositions', { value: [position()] })
+      .expect('getAccount', { value: account() });
+    const first = s.reconciler.start();
+    for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
+    // Asked for while the first run reads: folded into a rerun after it.
+    void s.reconciler.reconcile('resync: gap');
+    // The kernel's shutdown: the reconciler stops, then the executor's lane closes.
+    s.reconciler.stop();
+    s.executor.stop();
+    release([]);
+    expect((await first).ok).toBe(true);
+    await s.reconciler.idle();
+    s.venue.verify();
+    expect(logged.filter((line) => line.level === 'error' || line.level === 'warn')).toEqual([]);
+  });
+
   it('once stopped, starts no run (timer, resync, request) and logs no failure when the lane closes after it', async () => {
     const logged: { level: string; message: string }[] = [];
     const s = setup({ intervalMs: 60_000 }, undefined, logged);
