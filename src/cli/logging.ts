@@ -6,17 +6,18 @@
  * already prints as `[redacted]`; the paths catch raw values under a secret's name, such as a
  * seed read from a file or a header copied into an error.
  *
- * Two formats: JSON lines (the fast path, for files and pipes) and readable lines through
- * pino-pretty, in process. `auto` picks readable lines when the destination is a terminal.
- * Redaction runs before either: pino-pretty only ever sees the redacted JSON line.
+ * Two formats: JSON lines with every field (the fast path, for files and pipes) and readable
+ * lines, one per event within 120 columns (`log-line.ts`), written in process. `auto` picks
+ * readable lines when the destination is a terminal. Redaction runs before either: the
+ * readable line is made from the redacted JSON line.
  */
 import { Option } from 'commander';
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino';
-import pinoPretty from 'pino-pretty';
 import { type Clock, isoTimestamp } from '../core/clock.ts';
 import type { ExecutionLogger, LogFields } from '../runtime/execution/index.ts';
 import type { OrderIntent } from '../runtime/intents.ts';
 import type { Logger as StrategyLogger } from '../runtime/strategy/index.ts';
+import { formatPrettyLine } from './log-line.ts';
 
 export const REDACTED_TEXT = '[redacted]';
 
@@ -136,14 +137,10 @@ export function createLogger(options: CreateLoggerOptions): Logger {
   const terminal = options.terminal ?? (options.destination === undefined && isTerminal(fd));
   if (isPrettyFormat(options.format ?? 'auto', terminal)) {
     // In process and synchronous, so the last lines before an exit are not lost.
-    const pretty = pinoPretty({
-      destination: options.destination ?? fd,
-      sync: true,
-      colorize: terminal,
-      ignore: 'pid,hostname',
-      singleLine: true,
-      translateTime: 'SYS:yyyy-mm-dd HH:MM:ss.l',
-    });
+    const out = options.destination ?? pino.destination({ dest: fd, sync: true });
+    const pretty: DestinationStream = {
+      write: (line: string) => out.write(formatPrettyLine(line, { colorize: terminal })),
+    };
     return pino(settings, pretty);
   }
   return pino(settings, options.destination ?? pino.destination(fd));

@@ -48,7 +48,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   {
     name: 'kill',
     summary:
-      'Halt the bot: write the kill file of its config (risk.kill_switch.file). Cancels and closes still go out; nothing new is placed.',
+      'Halt the bot (or --reduce-only, --clear): write the kill file of its config (risk.kill_switch.file). Cancels and closes still go out; nothing new is placed.',
     load: async () => (await import('./commands/kill.ts')).registerKillCommand,
   },
   {

@@ -145,8 +145,13 @@ export interface BotChild {
 }
 
 /** `node bin/paperbot.js run --config <path>`, its stdout parsed as JSON lines. */
-export function spawnBot(configPath: string, env: NodeJS.ProcessEnv = process.env): BotChild {
-  const child = spawn(process.execPath, ['bin/paperbot.js', 'run', '--config', configPath], {
+export function spawnBot(
+  configPath: string,
+  extraArgs: readonly string[] = [],
+  env: NodeJS.ProcessEnv = process.env,
+): BotChild {
+  const args = ['bin/paperbot.js', 'run', '--config', configPath, ...extraArgs];
+  const child = spawn(process.execPath, args, {
     cwd: REPOSITORY_ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
     env,

@@ -247,3 +247,46 @@ describe('paperbot run --log-format', () => {
     expect(formats).toEqual(['json', 'pretty']);
   });
 });
+
+describe('readable lines', () => {
+  it('the bot on a terminal: one line per event within 120 columns, no stray lines', async () => {
+    const folder = await temporaryFolder('pretty-bot');
+    try {
+      const config = join(folder.path, 'bot.yaml');
+      await writeFile(
+        config,
+        stringify({
+          venue: { key_file: null, emulator: { seed: 'pretty-lines' } },
+          strategies_dir: join(REPOSITORY_ROOT, 'strategies'),
+          strategies: [{ id: 'mm', name: 'market-maker', params: { markets: ['BTC-PERP'] } }],
+          risk: { kill_switch: { file: join(folder.path, 'kill'), signal: null } },
+          journal: { path: join(folder.path, 'journal.sqlite') },
+          metrics: { port: 0 },
+          market_data: { markets: ['BTC-PERP'] },
+        }),
+      );
+      // Ended (SIGTERM) once four placements are out.
+      const result = await paperbot(
+        ['run', '--config', config, '--log-format', 'pretty'],
+        /(intent submitted mm place[^\n]*\n[\s\S]*){4}/,
+      );
+      const lines = result.stdout.split('\n').filter((line) => line !== '');
+      expect(lines.length).toBeGreaterThan(10);
+      for (const line of lines) {
+        // One event a line: a timestamp first, never a continuation (`    error: null`).
+        expect(line).toMatch(
+          /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} (TRACE|DEBUG|INFO |WARN |ERROR|FATAL) /,
+        );
+        expect([...line].length).toBeLessThanOrEqual(120);
+      }
+      expect(result.stdout).not.toMatch(/error: null/);
+      // An intent line shows its order before anything is cut.
+      expect(lines.find((line) => line.includes('intent submitted mm place'))).toMatch(
+        /intent submitted mm place (buy|sell) limit 0\.001 BTC-PERP @ \d+(\.\d+)? #mm-(bid|ask)/,
+      );
+      expect(result.stderr).toBe('');
+    } finally {
+      await folder.remove();
+    }
+  }, 60_000);
+});

@@ -1,3 +1,4 @@
+import { formatPrettyLine, PRETTY_LINE_WIDTH } from '../../src/cli/log-line.ts';
 import { describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../src/core/clock.ts';
 import { createBotLogger, executionLoggerOf, redactPaths } from '../../src/cli/bot/logging.ts';
@@ -94,5 +95,61 @@ describe('bot logging', () => {
       ['warn', 'kept', 2],
       ['error', 'no fields', undefined],
     ]);
+  });
+});
+
+describe('readable line', () => {
+  const base = { level: 'info', time: '2030-01-02T03:04:05.006Z', pid: 1, name: 'paperbot' };
+
+  it('keeps a long event to one line of 120 columns, the order first, a report left to JSON', () => {
+    const line = formatPrettyLine(
+      JSON.stringify({
+        ...base,
+        component: 'bot',
+        event: 'intent.accepted',
+        strategy: 'mm',
+        request_id: 'mm:0f8403e38a01:1',
+        client_order_id: 'mm:0f8403e38a01:1',
+        kind: 'place',
+        market: 'BTC-PERP',
+        side: 'buy',
+        type: 'limit',
+        price: '63997.5',
+        quantity: '0.001',
+        tag: 'mm-bid',
+        order_id: '55f0ffbd-5b5b-4230-b4f4-c5996979229e',
+        report: { missingLocally: [], foreignOrders: [], settlement: { resolved: [] }, ok: true },
+        error: null,
+        msg: 'intent submitted',
+      }),
+    );
+    expect(line.endsWith('\n')).toBe(true);
+    expect(line.split('\n')).toHaveLength(2);
+    expect([...line.trimEnd()].length).toBeLessThanOrEqual(PRETTY_LINE_WIDTH);
+    expect(line).toMatch(
+      /^2030-01-02 03:04:05\.006 INFO {2}bot: intent submitted mm place buy limit 0\.001 BTC-PERP @ 63997\.5 #mm-bid request_id=/,
+    );
+    expect(line).not.toContain('error');
+    expect(line).not.toContain('missingLocally');
+  });
+
+  it('shows an error by its code and message, and a message on one line', () => {
+    const line = formatPrettyLine(
+      JSON.stringify({
+        ...base,
+        level: 'error',
+        component: 'reconciler',
+        error: {
+          type: 'Error',
+          code: 'TRANSPORT_FAILURE',
+          message: 'socket\nclosed',
+          stack: 'at x',
+        },
+        msg: 'reconciliation\nfailed',
+      }),
+    );
+    expect(line).toBe(
+      '2030-01-02 03:04:05.006 ERROR reconciler: reconciliation failed error="TRANSPORT_FAILURE: socket closed"\n',
+    );
   });
 });

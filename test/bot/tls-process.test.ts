@@ -86,7 +86,7 @@ async function botConfig(name: string, caFile: string) {
 
 async function tradesAndStops(name: string, env: NodeJS.ProcessEnv): Promise<void> {
   const { configPath, accountId } = await botConfig(name, certificates.caFile);
-  const child = spawnBot(configPath, env);
+  const child = spawnBot(configPath, [], env);
   await child.waitFor((record) => record.event === 'bot.started', 'the start', 30_000);
   let placed = 0;
   await child.waitFor(
@@ -122,14 +122,14 @@ describe('paperbot run over TLS', () => {
 
   it('does not start with a CA that did not sign the certificate, and says TLS', async () => {
     const { configPath } = await botConfig('wrong-ca', certificates.otherCaFile);
-    const child = spawnBot(configPath, childEnv({}));
+    const child = spawnBot(configPath, [], childEnv({}));
     expect(await child.exited).not.toBe(0);
     expect(child.stderr()).toMatch(/could not start: .*TLS failed .*venue\.ca_file/);
   }, 60_000);
 
   it('refuses a ca_file that holds no certificate before connecting (exit 2)', async () => {
     const { configPath } = await botConfig('bad-ca', certificates.keyFile);
-    const child = spawnBot(configPath, childEnv({}));
+    const child = spawnBot(configPath, [], childEnv({}));
     expect(await child.exited).toBe(2);
     expect(child.stderr()).toContain(`CA file ${certificates.keyFile}: holds no PEM certificate`);
   }, 60_000);

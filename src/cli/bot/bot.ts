@@ -24,7 +24,7 @@ import {
   type LiveVenue,
   type RouteReadinessStatus,
 } from '../../runtime/live/index.ts';
-import { installKillSignal, type SignalSource, watchKillFile } from '../../runtime/risk/index.ts';
+import { installKillSignal, KillSwitch, type SignalSource } from '../../runtime/risk/index.ts';
 import type { Credential } from '../../signing/index.ts';
 import {
   executorSettings,
@@ -44,6 +44,7 @@ import { sessionPnl } from './status-view.ts';
 import { type BotDashboard, dashboardOfConfig, endpointTokenOfConfig } from '../dashboard/index.ts';
 import { createEndpointAccess } from './endpoint-access.ts';
 import { parseLeadTime, VenueKeyWatch, type VenueKeyStatus } from '../../runtime/venue-key.ts';
+import { removeAddressFile, writeAddressFile } from './address-file.ts';
 import { fillFields, fillTitle } from '../notifications/events.ts';
 import { type Notifier, notifierOfConfig } from '../notifications/notifier.ts';
 
@@ -120,6 +121,7 @@ interface Resources {
   dashboard: BotDashboard | null;
   notifier: Notifier | null;
   keyWatch: VenueKeyWatch | null;
+  killSwitch: KillSwitch | null;
   subscriptions: Subscription[];
   cleanups: (() => void)[];
 }
@@ -299,6 +301,7 @@ export class Bot {
       dashboard: null,
       notifier: null,
       keyWatch: null,
+      killSwitch: null,
       subscriptions: [],
       cleanups: [],
     };
@@ -395,6 +398,7 @@ export class Bot {
       ...(token === null ? {} : { token }),
       status: () => this.status(),
       kernel: () => this.resources.kernel,
+      killSwitch: () => this.resources.killSwitch,
       notifications: () => this.resources.notifier?.counts() ?? null,
     });
     if (config.metrics.enabled) {
@@ -414,6 +418,12 @@ export class Bot {
         health: () => this.health(),
         status: () => this.status(),
       });
+      // So `paperbot status` finds this bot whatever port it took (`--metrics-port 0`).
+      if (this.journalPath !== ':memory:') {
+        const address = { url: resources.http.url, pid: process.pid };
+        writeAddressFile(this.journalPath, address);
+        resources.cleanups.push(() => removeAddressFile(this.journalPath));
+      }
     }
     checkAborted();
 
@@ -524,18 +534,22 @@ export class Bot {
     resources.dashboard?.attach(kernel, resources.stream, resources.live);
     this.subscribeLogs(kernel);
 
-    // 6. The kill switch, installed before trading starts so a kill file present now halts it.
+    // 6. The kill switch, started before trading starts so a kill file present now halts it.
+    // The file, the signal and the dashboard all move this one switch.
     const killSwitch = config.risk.kill_switch;
-    if (killSwitch.file !== null) {
-      resources.cleanups.push(
-        watchKillFile(resolve(killSwitch.file), clock, kernel.gate, {
-          pollMs: killSwitch.poll_ms,
-        }),
-      );
-    }
+    const theSwitch = new KillSwitch({
+      file: killSwitch.file === null ? null : resolve(killSwitch.file),
+      clock,
+      target: kernel.gate,
+      pollMs: killSwitch.poll_ms,
+      logger: logger.child({ component: 'kill_switch' }),
+    });
+    resources.killSwitch = theSwitch;
+    theSwitch.start();
+    resources.cleanups.push(() => theSwitch.stop());
     const signalSource = options.signalSource === undefined ? process : options.signalSource;
     if (killSwitch.signal !== null && signalSource !== null) {
-      resources.cleanups.push(installKillSignal(signalSource, kernel.gate, killSwitch.signal));
+      resources.cleanups.push(installKillSignal(signalSource, theSwitch, killSwitch.signal));
     }
 
     await kernel.start();

@@ -354,6 +354,11 @@ export function readDashboardSection(path: string): BotConfig['dashboard'] {
   return section(readConfigDocument(path), 'dashboard', DashboardSection, path);
 }
 
+/** Only the `journal:` section of a config file (`paperbot status` finds the bot's address there). */
+export function readJournalSection(path: string): BotConfig['journal'] {
+  return section(readConfigDocument(path), 'journal', JournalSection, path);
+}
+
 /** Only the `risk:` section of a config file (what `paperbot kill` needs). */
 export function readRiskSection(path: string): BotConfig['risk'] {
   return section(readConfigDocument(path), 'risk', RiskConfig, path);

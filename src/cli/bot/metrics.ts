@@ -179,8 +179,10 @@ export function createBotMetrics(options: BotMetricsOptions): BotMetrics {
         this.set(value === null ? 0 : read(value));
       },
     });
-  simple('paperbot_may_trade', '1 when the bot may place orders now.', (value) =>
-    value.mayTrade ? 1 : 0,
+  simple(
+    'paperbot_may_trade',
+    '1 when the bot may take new exposure now (ACTIVE and every gate open).',
+    (value) => (value.mayTrade ? 1 : 0),
   );
   simple('paperbot_reconciled', '1 when the last reconciliation succeeded.', (value) =>
     value.reconciled ? 1 : 0,

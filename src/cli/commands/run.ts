@@ -7,7 +7,7 @@
  * 3. A second signal during shutdown forces the exit (code 130). `--log-format` replaces the
  * config's `logging.format`.
  */
-import { type Command, CommanderError } from 'commander';
+import { type Command, CommanderError, InvalidArgumentError } from 'commander';
 import { systemClock } from '../../core/clock.ts';
 import { isPaperbotError } from '../../core/errors.ts';
 import { Bot, isConfigurationError, type StartBotOptions } from '../bot/bot.ts';
@@ -68,6 +68,25 @@ const defaultDependencies: RunCommandDependencies = {
 interface RunOptions {
   readonly config: string;
   readonly logFormat?: LogFormat;
+  readonly metricsPort?: number;
+}
+
+/** `--metrics-port`: a TCP port, 0 for any free one. */
+function parsePort(text: string): number {
+  const port = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isInteger(port) || port > 65_535) {
+    throw new InvalidArgumentError(
+      `must be a port from 0 to 65535 (0: any free port), got ${text}`,
+    );
+  }
+  return port;
+}
+
+/** `--metrics-port` replaces `metrics.port` (and turns the endpoint on). */
+function withMetricsPort(loaded: LoadedBotConfig, port: number | undefined): LoadedBotConfig {
+  if (port === undefined) return loaded;
+  const metrics = { ...loaded.config.metrics, enabled: true, port };
+  return { ...loaded, config: { ...loaded.config, metrics } };
 }
 
 /** `--log-format` replaces the config's `logging.format`. */
@@ -93,10 +112,18 @@ export function registerRunCommand(
     )
     .option('--config <file>', 'bot config (YAML)', DEFAULT_BOT_CONFIG_PATH)
     .addOption(logFormatOption())
+    .option(
+      '--metrics-port <port>',
+      'port of the HTTP endpoint (metrics, status, dashboard); 0 for any free port, printed at start',
+      parsePort,
+    )
     .action(async (options: RunOptions) => {
       let loaded: LoadedBotConfig;
       try {
-        loaded = withLogFormat(await resolved.load(options.config), options.logFormat);
+        loaded = withMetricsPort(
+          withLogFormat(await resolved.load(options.config), options.logFormat),
+          options.metricsPort,
+        );
       } catch (error) {
         if (isPaperbotError(error) && error.code === 'INVALID_CONFIG') {
           resolved.printError(`paperbot: ${error.message}\n`);

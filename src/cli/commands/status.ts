@@ -1,7 +1,7 @@
 /**
  * `paperbot status`: asks a running bot for its status over its local HTTP endpoint
  * (`GET /status`) and prints positions, open orders, PnL and the trading state. The address is
- * the `metrics:` section of the config, or `--url`.
+ * `--url`, else the address file the bot wrote beside its journal, else the config's `metrics:`.
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -18,9 +18,11 @@ import { isPaperbotError, PaperbotError } from '../../core/errors.ts';
 import {
   DEFAULT_BOT_CONFIG_PATH,
   readDashboardSection,
+  readJournalSection,
   readMetricsSection,
 } from '../bot/config.ts';
 import { isLoopbackHost, loadOrCreateToken } from '../dashboard/token.ts';
+import { readAddressFile } from '../bot/address-file.ts';
 import { renderStatus, StatusDocument } from '../bot/status-view.ts';
 import { printToStdout } from './terminal.ts';
 
@@ -63,20 +65,25 @@ export async function fetchText(
   }
 }
 
-/** The bot's base URL from `--url` or the config's metrics section. */
+/**
+ * The bot's base URL: `--url`; else the address file the running bot wrote beside its journal
+ * (found whatever port it took, `--metrics-port 0` included); else the config's metrics section.
+ */
 export function statusBaseUrl(options: { config: string; url?: string }): string {
   if (options.url !== undefined) return options.url.replace(/\/+$/, '');
+  const address = readAddressFile(resolve(readJournalSection(options.config).path));
+  if (address !== null) return loopbackUrl(address.url);
   const metrics = readMetricsSection(options.config);
   if (!metrics.enabled) {
     throw new PaperbotError(
       'STATUS_UNAVAILABLE',
-      `${options.config} disables the bot's HTTP endpoint (metrics.enabled: false)`,
+      `${options.config} disables the bot's HTTP endpoint (metrics.enabled: false), and no running bot of this config wrote its address`,
     );
   }
   if (metrics.port === 0) {
     throw new PaperbotError(
       'STATUS_UNAVAILABLE',
-      `${options.config} lets the bot pick its port (metrics.port: 0); pass --url with the address from its start line`,
+      `${options.config} lets the bot pick its port (metrics.port: 0) and no running bot of this config wrote its address; pass --url with the address from its start line`,
     );
   }
   const host =
@@ -100,6 +107,14 @@ export function statusToken(options: StatusOptions): string | null {
     throw new PaperbotError('STATUS_UNAVAILABLE', `no token file at ${resolved}`);
   }
   return loadOrCreateToken(resolved);
+}
+
+/** A bot bound to every address is asked on loopback. */
+function loopbackUrl(url: string): string {
+  return url
+    .replace(/^http:\/\/0\.0\.0\.0:/, 'http://127.0.0.1:')
+    .replace(/^http:\/\/\[::\]:/, 'http://[::1]:')
+    .replace(/\/+$/, '');
 }
 
 export function registerStatusCommand(

@@ -1,25 +1,21 @@
 /**
- * The dashboard's buttons, each going the way an operator's command goes:
- * - halt: writes the kill file as `paperbot kill` does (so a restart stays halted), and halts
- *   the gate at once as the kill-file poll would, source `kill_switch`;
- * - reduce-only: the gate's `reduce`;
- * - clear: removes the kill file as `paperbot kill --clear` does, then `resume()`;
+ * The dashboard's buttons, each moving the bot's one kill switch as an operator's command
+ * would (`paperbot kill`, `--reduce-only`, `--clear`: the same kill file, the same effect):
+ * - halt: writes the kill file (so a restart stays halted) and halts the gate at once;
+ * - reduce-only: writes the kill file in reduce-only mode and reduces at once;
+ * - clear: removes the kill file and resumes at once;
  * - cancel-all: the kernel's operator cancel-all, journaled and sent in the executor's lane.
  * Every action is logged with where it came from.
  */
 import type { Logger } from 'pino';
-import { clearKill, requestKill } from '../../runtime/risk/index.ts';
+import type { KillSwitch } from '../../runtime/risk/index.ts';
 
 export type ControlAction = 'halt' | 'reduce' | 'clear' | 'cancel-all';
 export const CONTROL_ACTIONS: readonly ControlAction[] = ['halt', 'reduce', 'clear', 'cancel-all'];
 
-/** What of the kernel the controls use; a `Kernel` has it all. */
+/** What of the bot the controls use. */
 export interface ControlTarget {
-  readonly gate: {
-    halt(reason: string, source?: 'manual' | 'kill_switch'): void;
-    reduce(reason: string): void;
-    resume(): void;
-  };
+  readonly killSwitch: Pick<KillSwitch, 'file' | 'halt' | 'reduceOnly' | 'clear'>;
   cancelAllOrders(): Promise<{ readonly ok: boolean; readonly message: string }>;
 }
 
@@ -29,8 +25,6 @@ export interface ControlResult {
 }
 
 export interface DashboardControlsOptions {
-  /** The kill file of `risk.kill_switch.file` (absolute), or null when disabled. */
-  readonly killFile: string | null;
   readonly logger: Logger;
 }
 
@@ -43,25 +37,21 @@ export async function runControl(
   action: ControlAction,
   options: DashboardControlsOptions,
 ): Promise<ControlResult> {
-  const { killFile, logger } = options;
-  const reason = 'dashboard';
+  const { logger } = options;
+  const { killSwitch } = target;
+  const origin = 'dashboard';
+  const where = killSwitch.file === null ? '' : `; kill file ${killSwitch.file}`;
   logger.warn({ event: 'dashboard.control', action }, `dashboard: ${action}`);
   switch (action) {
     case 'halt':
-      if (killFile !== null) {
-        requestKill(killFile, reason);
-        target.gate.halt(`kill file ${killFile}: ${reason}`, 'kill_switch');
-        return { ok: true, message: `halted; kill file written at ${killFile}` };
-      }
-      target.gate.halt(reason, 'kill_switch');
-      return { ok: true, message: 'halted' };
+      killSwitch.halt(origin);
+      return { ok: true, message: `halted${where === '' ? '' : `${where} written`}` };
     case 'reduce':
-      target.gate.reduce(reason);
-      return { ok: true, message: 'reduce-only' };
+      killSwitch.reduceOnly(origin);
+      return { ok: true, message: `reduce-only${where === '' ? '' : `${where} written`}` };
     case 'clear': {
-      const existed = killFile === null ? false : clearKill(killFile);
-      target.gate.resume();
-      return { ok: true, message: existed ? 'cleared; kill file removed' : 'cleared' };
+      const existed = killSwitch.clear(origin);
+      return { ok: true, message: existed ? `cleared${where} removed` : 'cleared' };
     }
     case 'cancel-all':
       return target.cancelAllOrders();

@@ -8,6 +8,7 @@ import type { Observable } from 'rxjs';
 import type { Logger } from 'pino';
 import type { Clock } from '../../core/clock.ts';
 import type { Kernel } from '../../runtime/kernel/index.ts';
+import { KillSwitch } from '../../runtime/risk/index.ts';
 import { ActivityRecorder } from './activity.ts';
 import { createDashboardAssets } from './assets.ts';
 import type { DashboardSection } from './config.ts';
@@ -39,6 +40,8 @@ export interface BotDashboardOptions {
   readonly strategies: readonly DashboardStrategyConfig[];
   readonly status: () => DashboardStatus | null;
   readonly kernel: () => Kernel | null;
+  /** The bot's kill switch, which the Halt, Reduce-only and Clear controls move. */
+  readonly killSwitch?: (() => KillSwitch | null) | undefined;
   /** A summary of the notifications' health for the page; default none. */
   readonly notifications?: () => unknown;
 }
@@ -77,7 +80,7 @@ export function dashboardOfConfig(
   }[],
   options: Pick<
     BotDashboardOptions,
-    'clock' | 'logger' | 'status' | 'kernel' | 'notifications' | 'token'
+    'clock' | 'logger' | 'status' | 'kernel' | 'notifications' | 'token' | 'killSwitch'
   >,
 ): BotDashboard | null {
   if (!config.metrics.enabled || !config.dashboard.enabled) return null;
@@ -121,8 +124,10 @@ export function createBotDashboard(options: BotDashboardOptions): BotDashboard {
     control: async (action) => {
       const kernel = options.kernel();
       if (kernel === null) return { ok: false, message: 'the bot is not running' };
-      return runControl(kernel, action, {
-        killFile: options.killFile,
+      const killSwitch =
+        options.killSwitch?.() ??
+        new KillSwitch({ file: options.killFile, clock, target: kernel.gate });
+      return runControl({ killSwitch, cancelAllOrders: () => kernel.cancelAllOrders() }, action, {
         logger: logger.child({ component: 'dashboard' }),
       });
     },

@@ -272,6 +272,7 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
       tracker: trackerSettings(config.tracker),
       reconciler: reconcilerSettings(config.reconciler),
       deadman: false,
+      nextStart: false,
       logger,
     });
     const driver = new TimeDriver(clock, [() => venue.activity, () => intents]);

@@ -180,6 +180,7 @@ export async function recordEmulatorSession(
       ...(trading.tracker === undefined ? {} : { tracker: trading.tracker }),
       ...(trading.reconciler === undefined ? {} : { reconciler: trading.reconciler }),
       deadman: false,
+      nextStart: false,
       logger: trading.logger ?? silentKernelLogger,
     });
   }

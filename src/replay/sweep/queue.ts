@@ -15,6 +15,7 @@
 import { Job, Queue, QueueEvents, UnrecoverableError, Worker } from 'bullmq';
 import { PaperbotError } from '../../core/errors.ts';
 import type { GridCell } from './grid.ts';
+import { JobResults } from './job-results.ts';
 import type { CellError, SweepResult } from './pool.ts';
 
 export const QUEUE_NAME = 'paperbot-sweep';
@@ -77,6 +78,7 @@ export async function submitQueuedSweep(options: SubmitOptions): Promise<SweepRe
   const connection = redisConnection(options.url);
   const queue = new Queue(QUEUE_NAME, { connection });
   const events = new QueueEvents(QUEUE_NAME, { connection });
+  const results = new JobResults(queue, events);
   try {
     await events.waitUntilReady();
     const jobs = options.cells.map((cell) => ({ cell, job: options.jobOf(cell) }));
@@ -109,7 +111,11 @@ export async function submitQueuedSweep(options: SubmitOptions): Promise<SweepRe
           parameters: cell.parameters,
         };
         try {
-          const outcome = (await found.waitUntilFinished(events, timeoutMs)) as CellOutcome;
+          const outcome = (await results.wait(
+            found.id ?? job.id,
+            cell.label,
+            timeoutMs,
+          )) as CellOutcome;
           result = outcome.ok
             ? { ...base, status: 'ok', value: outcome.value }
             : { ...base, status: 'error', error: outcome.error };
@@ -121,6 +127,7 @@ export async function submitQueuedSweep(options: SubmitOptions): Promise<SweepRe
       }),
     );
   } finally {
+    results.close();
     await events.close();
     await queue.close();
   }

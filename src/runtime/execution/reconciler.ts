@@ -195,6 +195,8 @@ export class Reconciler {
   private retryTimer: TimerHandle | undefined;
   private resyncSubscription: Subscription | undefined;
   private started = false;
+  /** After `stop()`: no run starts, none is scheduled, and one cut short is no failure. */
+  private stopped = false;
 
   constructor(options: ReconcilerOptions) {
     this.venue = options.venue;
@@ -236,8 +238,15 @@ export class Reconciler {
     return this.reconcile('start');
   }
 
+  /**
+   * Stops for good: no timer, no resync, no rerun; a run asked for later is not made. The
+   * kernel stops the reconciler before it closes the executor's lane at shutdown, so no run
+   * finds the lane closed (a run already queued there ends quietly).
+   */
   stop(): void {
     this.started = false;
+    this.stopped = true;
+    this.rerunReason = null;
     this.resyncSubscription?.unsubscribe();
     this.clock.clearInterval(this.intervalTimer);
     this.clock.clearTimeout(this.retryTimer);
@@ -249,6 +258,12 @@ export class Reconciler {
    * promise resolves with the report of the run that covers the request.
    */
   reconcile(reason: string): Promise<ReconciliationReport> {
+    if (this.stopped) {
+      const now = this.clock.now();
+      return Promise.resolve(
+        this.failedReport(reason, now, null, new Error('the reconciler is stopped')),
+      );
+    }
     if (this.running !== null) {
       this.rerunReason = this.rerunReason === null ? reason : `${this.rerunReason}, ${reason}`;
       return this.running.then(() => this.running ?? this.reconcile(reason));
@@ -262,7 +277,7 @@ export class Reconciler {
         this.afterRun(report);
         const again = this.rerunReason;
         this.rerunReason = null;
-        if (again !== null) void this.reconcile(again);
+        if (again !== null && !this.stopped) void this.reconcile(again);
         return report;
       });
     this.running = run;
@@ -291,10 +306,19 @@ export class Reconciler {
         unresolvedIntents: report.settlement?.unresolved.length ?? 0,
         report,
       };
-      if (clean) this.logger.info('reconciliation found no differences', fields);
-      else this.logger.warn('reconciliation found differences', fields);
+      // A clean periodic run is routine (one a minute): at debug, so a day's log is not a
+      // report per minute; the start, a resync or a retry that finds nothing stays at info.
+      if (!clean) this.logger.warn('reconciliation found differences', fields);
+      else if (report.reason === 'periodic') {
+        this.logger.debug('reconciliation found no differences', fields);
+      } else this.logger.info('reconciliation found no differences', fields);
       // A resync that arrived during the run asked for another run; stay closed until it.
       if (this.rerunReason === null || !this.rerunReason.includes('resync')) this.setReady(true);
+      return;
+    }
+    if (this.stopped) {
+      // Asked for before the stop, cut short by it (the lane closed): nothing failed.
+      this.logger.debug('reconciliation ended by the stop', { reason: report.reason });
       return;
     }
     this.failures += 1;

@@ -79,6 +79,11 @@ export interface ExitEmulatorOptions {
   /** The account's active orders now (to settle restored bracket legs); none when omitted. */
   readonly openOrders?: () => readonly Order[];
   readonly config?: Partial<ExitEmulatorConfig>;
+  /**
+   * A later start restores what is left in the journal (default true). False for a run that
+   * has no next start (a backtest): exits left waiting at the stop are then no warning.
+   */
+  readonly nextStart?: boolean;
 }
 
 /** A live exit as `status()` and the dashboard show it. */
@@ -147,6 +152,7 @@ export class ExitEmulator {
   private readonly releaseSubject = new Subject<StampedIntent>();
   private readonly outcomeSubject = new Subject<IntentOutcome>();
   private stopped = false;
+  private readonly nextStart: boolean;
   /** Markets with an open position, as of the last `onPositions`. */
   private positioned = new Set<string>();
 
@@ -158,6 +164,7 @@ export class ExitEmulator {
     this.positions = options.positions;
     this.openOrders = options.openOrders ?? (() => []);
     this.config = { ...DEFAULT_EXIT_EMULATOR_CONFIG, ...options.config };
+    this.nextStart = options.nextStart ?? true;
     this.releases$ = this.releaseSubject.asObservable();
     this.outcomes$ = this.outcomeSubject.asObservable();
     for (const position of this.positions()) {
@@ -384,11 +391,15 @@ export class ExitEmulator {
   stop(): void {
     if (this.stopped) return;
     this.stopped = true;
-    if (this.live.size > 0) {
+    if (this.live.size > 0 && this.nextStart) {
       this.logger.warn(
         'emulated exits left in the journal: nothing watches them until the next start',
         { live: this.live.size },
       );
+    } else if (this.live.size > 0) {
+      this.logger.debug('emulated exits still waiting at the end of the run', {
+        live: this.live.size,
+      });
     }
     for (const feed of this.feeds.values()) feed.subscription.unsubscribe();
     this.feeds.clear();

@@ -117,6 +117,11 @@ export interface KernelOptions {
   readonly routeReady$?: Observable<boolean | RouteReadySignal>;
   /** Grace before a candle closes on the clock alone (`StrategyEnvironment.candleGraceMs`). */
   readonly candleGraceMs?: number;
+  /**
+   * A later start picks up this run's journal (default true). False for a backtest: what it
+   * leaves for a next start (waiting exits) is then no warning.
+   */
+  readonly nextStart?: boolean;
 }
 
 export interface IntentCounters {
@@ -160,8 +165,8 @@ export interface KernelStatus {
   readonly tradingState: 'ACTIVE' | 'REDUCING' | 'HALTED';
   readonly tradingReason: string | null;
   /**
-   * New exposure may be taken: reconciled, covered by a confirmed dead-man deadline, and the
-   * route ready.
+   * New exposure may be taken: reconciled, covered by a confirmed dead-man deadline, the route
+   * ready, and the risk gate ACTIVE (not HALTED or REDUCING).
    */
   readonly mayTrade: boolean;
   /** Every gate that refuses new exposure now, with its reason; empty while `mayTrade`. */
@@ -365,6 +370,7 @@ export class Kernel {
       logger: log('exits'),
       positions: () => this.positions.open(),
       openOrders: () => this.tracker.openOrders().map((tracked) => tracked.order),
+      nextStart: options.nextStart ?? true,
     });
     this.host = new StrategyHost({
       environment: {
@@ -541,11 +547,19 @@ export class Kernel {
 
   status(): KernelStatus {
     const trading = this.gate.tradingState;
+    // The gate's state is one of the refusals, so a status never says HALTED beside "may trade".
+    const refusing =
+      trading.state === 'ACTIVE'
+        ? this.permitState.refusing
+        : [
+            ...this.permitState.refusing,
+            { gate: 'trading state', reason: `${trading.state}: ${trading.reason ?? 'no reason'}` },
+          ];
     return {
       tradingState: trading.state,
       tradingReason: trading.reason,
-      mayTrade: this.permit.value && this.routeGate.value.open,
-      refusing: this.permitState.refusing,
+      mayTrade: this.permit.value && this.routeGate.value.open && trading.state === 'ACTIVE',
+      refusing,
       reconciled: this.reconciler.ready,
       deadman: this.deadman?.status ?? null,
       unknownIntents: this.unknownIntents,
@@ -880,6 +894,10 @@ export class Kernel {
     // before it trusts a read of the open orders.
     this.snapshots.setPermitted(false);
     if (this.permit.value) this.permit.next(false);
+    // The reconciler first: a run it started after the lane closed (its minute timer, a
+    // resync, a rerun, fired while the close-out advances the clock) would fail on the closed
+    // lane. The close-out reads the account itself.
+    this.reconciler.stop();
     this.executor.stop();
     const options: ShutdownOptions = {
       config: this.shutdownConfig,

@@ -229,9 +229,15 @@ export class RiskGate implements HaltTarget {
     this.raise(source, 'HALTED', reason);
   }
 
-  /** Moves trading to REDUCING (never down from HALTED) until `resume()`. */
-  reduce(reason: string): void {
-    this.raise('manual', 'REDUCING', reason);
+  /**
+   * Moves trading to REDUCING until `resume()`; never down from a HALTED of the same source,
+   * except the kill switch's own, which holds whatever the switch says now.
+   */
+  reduce(reason: string, source: 'manual' | 'kill_switch' = 'manual'): void {
+    if (source === 'kill_switch' && this.conditions.get(source)?.state === 'HALTED') {
+      this.conditions.delete(source);
+    }
+    this.raise(source, 'REDUCING', reason);
   }
 
   /**

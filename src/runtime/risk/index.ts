@@ -32,11 +32,15 @@ export {
 export {
   clearKill,
   installKillSignal,
+  KillSwitch,
+  type KillMode,
+  type KillRequest,
+  type KillSwitchOptions,
+  type KillSwitchTarget,
   readKillFile,
+  readKillRequest,
   requestKill,
   type SignalSource,
-  type WatchKillFileOptions,
-  watchKillFile,
 } from './kill-switch.ts';
 export {
   type LossBreach,

@@ -33,7 +33,11 @@ afterEach(() => {
   for (const cleanup of cleanups.splice(0).reverse()) cleanup();
 });
 
-function setup(config: Partial<ReconcilerConfig> = {}, path?: string) {
+function setup(
+  config: Partial<ReconcilerConfig> = {},
+  path?: string,
+  logged: { level: string; message: string }[] = [],
+) {
   let journalPath = path;
   if (journalPath === undefined) {
     const temp = tempJournalPath();
@@ -65,6 +69,12 @@ function setup(config: Partial<ReconcilerConfig> = {}, path?: string) {
     execution: executor,
     clock,
     config: { intervalMs: 3_600_000, ...config },
+    logger: {
+      debug: (message) => logged.push({ level: 'debug', message }),
+      info: (message) => logged.push({ level: 'info', message }),
+      warn: (message) => logged.push({ level: 'warn', message }),
+      error: (message) => logged.push({ level: 'error', message }),
+    },
   });
   const ready: boolean[] = [];
   const reports: ReconciliationReport[] = [];
@@ -103,6 +113,63 @@ function expectSnapshot(
 }
 
 describe('reconciler', () => {
+  it('makes no rerun asked for during a run once stopped (the lane then closed): no failure logged', async () => {
+    const logged: { level: string; message: string }[] = [];
+    const s = setup({}, undefined, logged);
+    let release!: (orders: unknown[]) => void;
+    s.venue
+      .expect('listOpenOrders', {
+        answer: () =>
+          new Promise((resolve) => {
+            release = resolve;
+          }),
+      })
+      .expect('listPositions', { value: [position()] })
+      .expect('getAccount', { value: account() });
+    const first = s.reconciler.start();
+    for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
+    // Asked for while the first run reads: folded into a rerun after it.
+    void s.reconciler.reconcile('resync: gap');
+    // The kernel's shutdown: the reconciler stops, then the executor's lane closes.
+    s.reconciler.stop();
+    s.executor.stop();
+    release([]);
+    expect((await first).ok).toBe(true);
+    await s.reconciler.idle();
+    s.venue.verify();
+    expect(logged.filter((line) => line.level === 'error' || line.level === 'warn')).toEqual([]);
+  });
+
+  it('once stopped, starts no run (timer, resync, request) and logs no failure when the lane closes after it', async () => {
+    const logged: { level: string; message: string }[] = [];
+    const s = setup({ intervalMs: 60_000 }, undefined, logged);
+    expectSnapshot(s, []);
+    expect((await s.reconciler.start()).ok).toBe(true);
+    // A clean run at start is worth a line; the periodic ones are routine.
+    expect(logged).toContainEqual({
+      level: 'info',
+      message: 'reconciliation found no differences',
+    });
+    expectSnapshot(s, []);
+    s.clock.advanceBy(60_000);
+    await s.reconciler.idle();
+    expect(logged.at(-1)).toEqual({
+      level: 'debug',
+      message: 'reconciliation found no differences',
+    });
+    const before = s.reports.length;
+    // The kernel's shutdown order: the reconciler, then the executor's lane.
+    s.reconciler.stop();
+    s.executor.stop();
+    s.clock.advanceBy(180_000);
+    s.venue.resyncSource.next({ reason: 'gap', at: s.clock.now() });
+    const late = await s.reconciler.reconcile('asked after the stop');
+    expect(late.ok).toBe(false);
+    s.venue.verify();
+    expect(s.reports.length).toBe(before);
+    expect(logged.filter((line) => line.level === 'error' || line.level === 'warn')).toEqual([]);
+  });
+
   it('keeps ready$ false until the first run succeeds, and again from a resync', async () => {
     const s = setup();
     expect(s.ready).toEqual([false]);

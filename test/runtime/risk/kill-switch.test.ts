@@ -8,10 +8,11 @@ import { RiskGate } from '../../../src/runtime/risk/gate.ts';
 import {
   clearKill,
   installKillSignal,
+  KillSwitch,
   readKillFile,
+  readKillRequest,
   requestKill,
   type SignalSource,
-  watchKillFile,
 } from '../../../src/runtime/risk/kill-switch.ts';
 import { openConfig } from './fixtures.ts';
 
@@ -30,10 +31,15 @@ afterEach(() => {
   rmSync(folder, { recursive: true, force: true });
 });
 
+function killSwitchOn(path: string | null, pollMs = 500): KillSwitch {
+  return new KillSwitch({ file: path, clock, target: gate, pollMs });
+}
+
 describe('kill file', () => {
-  it('halts at the first poll after the file appears, and again after a resume while present', () => {
+  it('halts at the first poll after the file appears, again after a resume while present, and resumes when it goes', () => {
     const path = join(folder, 'state', 'paperbot.kill');
-    const stop = watchKillFile(path, clock, gate, { pollMs: 500 });
+    const killSwitch = killSwitchOn(path);
+    killSwitch.start();
     clock.advanceBy(1000);
     expect(gate.tradingState.state).toBe('ACTIVE');
 
@@ -53,23 +59,80 @@ describe('kill file', () => {
     clock.advanceBy(500);
     expect(gate.tradingState.state).toBe('HALTED');
 
+    // Removing the file (what `paperbot kill --clear` does) resumes at the next poll: no restart.
     expect(clearKill(path)).toBe(true);
     expect(clearKill(path)).toBe(false);
-    gate.resume();
-    clock.advanceBy(5000);
+    clock.advanceBy(499);
+    expect(gate.tradingState.state).toBe('HALTED');
+    clock.advanceBy(1);
     expect(gate.tradingState.state).toBe('ACTIVE');
-    stop();
+    killSwitch.stop();
+  });
+
+  it('reads reduce-only files as REDUCING, and moves between halted and reduce-only both ways', () => {
+    const path = join(folder, 'paperbot.kill');
+    const killSwitch = killSwitchOn(path);
+    killSwitch.start();
+    requestKill(path, 'flatten slowly', 'reduce-only');
+    expect(readFileSync(path, 'utf8')).toBe('reduce-only: flatten slowly\n');
+    expect(readKillRequest(path)).toEqual({ mode: 'reduce-only', reason: 'flatten slowly' });
+    clock.advanceBy(500);
+    expect(gate.tradingState).toMatchObject({
+      state: 'REDUCING',
+      reason: `kill file ${path}: flatten slowly`,
+      source: 'kill_switch',
+    });
+    requestKill(path, 'stop now');
+    clock.advanceBy(500);
+    expect(gate.tradingState).toMatchObject({ state: 'HALTED', source: 'kill_switch' });
+    requestKill(path, 'calmer now', 'reduce-only');
+    clock.advanceBy(500);
+    expect(gate.tradingState).toMatchObject({ state: 'REDUCING', source: 'kill_switch' });
+    killSwitch.stop();
   });
 
   it('halts at once when the file is already there, and stops polling when told', () => {
     const path = join(folder, 'paperbot.kill');
     requestKill(path, 'left over from yesterday');
     const timersBefore = clock.pendingTimers();
-    const stop = watchKillFile(path, clock, gate);
+    const killSwitch = killSwitchOn(path, 1000);
+    killSwitch.start();
     expect(gate.tradingState.state).toBe('HALTED');
     expect(clock.pendingTimers()).toBe(timersBefore + 1);
-    stop();
+    killSwitch.stop();
     expect(clock.pendingTimers()).toBe(timersBefore);
+  });
+
+  it('halt, reduceOnly and clear write the same file and act at once, as the poll would', () => {
+    const path = join(folder, 'paperbot.kill');
+    const killSwitch = killSwitchOn(path);
+    killSwitch.start();
+    killSwitch.halt('dashboard');
+    expect(readKillRequest(path)).toEqual({ mode: 'halt', reason: 'dashboard' });
+    expect(gate.tradingState).toMatchObject({
+      state: 'HALTED',
+      reason: `kill file ${path}: dashboard`,
+    });
+    killSwitch.reduceOnly('dashboard');
+    expect(readKillRequest(path)).toEqual({ mode: 'reduce-only', reason: 'dashboard' });
+    expect(gate.tradingState.state).toBe('REDUCING');
+    expect(killSwitch.clear('dashboard')).toBe(true);
+    expect(existsSync(path)).toBe(false);
+    expect(gate.tradingState.state).toBe('ACTIVE');
+    clock.advanceBy(5000);
+    expect(gate.tradingState.state).toBe('ACTIVE');
+    killSwitch.stop();
+  });
+
+  it('without a file, still halts, reduces and clears the gate', () => {
+    const timersBefore = clock.pendingTimers();
+    const killSwitch = killSwitchOn(null);
+    killSwitch.start();
+    expect(clock.pendingTimers()).toBe(timersBefore);
+    killSwitch.halt('dashboard');
+    expect(gate.tradingState).toMatchObject({ state: 'HALTED', reason: 'dashboard' });
+    expect(killSwitch.clear('dashboard')).toBe(false);
+    expect(gate.tradingState.state).toBe('ACTIVE');
   });
 
   it('is written atomically, private, with the reason on one line', () => {
@@ -93,16 +156,19 @@ describe('kill file', () => {
 });
 
 describe('kill signal', () => {
-  it('halts on SIGUSR2 until uninstalled', () => {
+  it('halts on SIGUSR2 through the kill file until uninstalled', () => {
     const fakeProcess = new EventEmitter();
-    const uninstall = installKillSignal(fakeProcess, gate);
+    const path = join(folder, 'paperbot.kill');
+    const uninstall = installKillSignal(fakeProcess, killSwitchOn(path));
     expect(fakeProcess.listenerCount('SIGUSR2')).toBe(1);
     fakeProcess.emit('SIGUSR2');
     expect(gate.tradingState).toMatchObject({
       state: 'HALTED',
-      reason: 'signal SIGUSR2',
+      reason: `kill file ${path}: signal SIGUSR2`,
       source: 'kill_switch',
     });
+    expect(readKillFile(path)).toBe('signal SIGUSR2');
+    clearKill(path);
     uninstall();
     expect(fakeProcess.listenerCount('SIGUSR2')).toBe(0);
     gate.resume();
@@ -112,7 +178,7 @@ describe('kill signal', () => {
 
   it('listens on the configured signal only', () => {
     const fakeProcess = new EventEmitter();
-    const uninstall = installKillSignal(fakeProcess, gate, 'SIGHUP');
+    const uninstall = installKillSignal(fakeProcess, killSwitchOn(null), 'SIGHUP');
     fakeProcess.emit('SIGUSR2');
     expect(gate.tradingState.state).toBe('ACTIVE');
     fakeProcess.emit('SIGHUP');

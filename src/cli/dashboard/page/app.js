@@ -182,7 +182,7 @@ function Dashboard({ snapshot, live }) {
     h('div', { class: 'cards' }, [
       h(Card, { label: 'Trading since', value: time(s.trading.since) }),
       h(Card, {
-        label: 'May trade (reconciled, dead-man armed, routes ready)',
+        label: 'May trade (ACTIVE, reconciled, dead-man armed, routes ready)',
         id: 'may-trade',
         value: s.trading.mayTrade ? 'yes' : 'no',
       }),
