@@ -82,7 +82,7 @@ export function probeConnection(
           ok: false,
           stage: 'connect',
           via,
-          code: 'TIMEOUT',
+          code: 'CONNECT_TIMEOUT',
           message: `no connection within ${timeoutMs} ms`,
         }),
       timeoutMs,

@@ -11,6 +11,7 @@ import {
   type VenueError,
 } from '../../client/index.ts';
 import { deadlineOf } from '../../core/bounded-read.ts';
+import { isPaperbotError } from '../../core/errors.ts';
 import { decimal, parseDecimal, toWire } from '../../core/decimal.ts';
 import { type Market, type OrderRequestInput, readRouteReadiness } from '../../protocol/index.ts';
 import { marketInfoOf, priceOnTick, smallestOrderQuantity } from '../../runtime/strategy/index.ts';
@@ -120,7 +121,12 @@ export async function checkStream(context: Context, rest: RestClient): Promise<C
     reportError = reject;
   });
   firstError.catch(() => undefined);
-  const subscription = stream.errors$.subscribe((error) => reportError(error));
+  // A channel refused for a lacking scope is learned and the session goes on without it; the
+  // scopes check names the scope, so here it is a warning, not the stream's failure.
+  const subscription = stream.errors$.subscribe((error) => {
+    if (isPaperbotError(error) && error.code === 'SCOPE_REQUIRED') return;
+    reportError(error);
+  });
   try {
     const timedOut = new Promise<never>((_resolve, reject) => {
       deadline.signal.addEventListener('abort', () => reject(deadline.signal.reason), {
@@ -132,6 +138,14 @@ export async function checkStream(context: Context, rest: RestClient): Promise<C
     connected.catch(() => undefined);
     await Promise.race([connected, firstError, timedOut]);
     const statistics = stream.statistics();
+    if (stream.lackingScopes.length > 0) {
+      return warn(
+        'stream',
+        `authenticated and subscribed (${stream.url}), without the channels of ${stream.lackingScopes.join(', ')}`,
+        'the key lacks the scopes of these private channels: see the scopes check',
+        { details: { statistics, lacking_scopes: stream.lackingScopes } },
+      );
+    }
     return ok('stream', `challenge answered, authenticated and subscribed (${stream.url})`, {
       details: { statistics },
     });

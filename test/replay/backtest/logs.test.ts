@@ -63,7 +63,8 @@ async function backtestLogs(
     }),
   );
   const { stdout, stderr } = await paperbot('backtest', '--config', config, '--log-format', 'json');
-  expect(stdout).toMatch(/^intents \d+: accepted \d+/m);
+  expect(stdout).toMatch(/^intents \d+ = \d+ from strategies/m);
+  expect(stdout).toMatch(/^answered: accepted \d+/m);
   const lines = stderr.split('\n').filter((line) => line.trim() !== '');
   // Every line is a JSON log record: no stray text, no runtime warnings.
   const records = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
