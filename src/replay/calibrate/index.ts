@@ -1,0 +1,3 @@
+/** Replay latency calibrated from what a live journal measured (`paperbot calibrate`). */
+export * from './fit.ts';
+export * from './journal-samples.ts';
