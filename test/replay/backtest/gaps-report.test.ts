@@ -10,6 +10,7 @@ import { runBacktest } from '../../../src/replay/backtest/runner.ts';
 import { openReplaySource } from '../../../src/replay/backtest/sources.ts';
 import { gapRecord, type RecordedEvent } from '../../../src/replay/format/records.ts';
 import { openRecording, recountRecording } from '../../../src/replay/format/recording.ts';
+import { renderReportHtml } from '../../../src/replay/report/index.ts';
 import { marketMakerDocument, recordSession, SESSION_START, temporaryFolder } from './helpers.ts';
 
 let folder: Awaited<ReturnType<typeof temporaryFolder>>;
@@ -62,5 +63,9 @@ describe('backtest report: gaps', () => {
     // The market maker quotes both sides: both its resting orders start again in the queue.
     expect(gap!.restarted_queues.count).toBe(2);
     expect(gap!.restarted_queues.order_ids).toHaveLength(2);
+    // The page lists it too.
+    const html = renderReportHtml(report);
+    expect(html).toContain('<h2>Data gaps</h2>');
+    expect(html).toContain('<td>book poll failed: timeout</td>');
   });
 });
