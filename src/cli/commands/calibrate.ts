@@ -7,7 +7,12 @@
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { fitLatency, journalSamples, latencyFragment } from '../../replay/calibrate/index.ts';
+import {
+  cancelAppliedTimes,
+  fitLatency,
+  journalSamples,
+  latencyFragment,
+} from '../../replay/calibrate/index.ts';
 import { printToStdout } from './terminal.ts';
 
 export interface CalibrateCommandDependencies {
@@ -17,6 +22,7 @@ export interface CalibrateCommandDependencies {
 interface CalibrateOptions {
   readonly journal: string;
   readonly out?: string;
+  readonly recording?: string;
 }
 
 export function registerCalibrateCommand(
@@ -30,11 +36,24 @@ export function registerCalibrateCommand(
       "Fit the backtest's latency (order, response, event legs as distributions) to a live journal; print a venue.latency YAML fragment.",
     )
     .requiredOption('--journal <file>', 'the live bot journal (SQLite) to measure; the bot stopped')
+    .option(
+      '--recording <dir>',
+      "a recording of the same session with its private events: splits each round trip at the venue's time",
+    )
     .option('--out <file>', 'write the fragment here instead of printing it')
-    .action((options: CalibrateOptions) => {
+    .action(async (options: CalibrateOptions) => {
       const journal = resolve(options.journal);
       const samples = journalSamples(journal);
-      const fragment = latencyFragment(fitLatency(samples), journal);
+      const appliedAt =
+        options.recording === undefined
+          ? undefined
+          : await cancelAppliedTimes(
+              resolve(options.recording),
+              new Set(samples.cancels.flatMap((cancel) => cancel.orderId ?? [])),
+            );
+      const source =
+        options.recording === undefined ? journal : `${journal} and ${resolve(options.recording)}`;
+      const fragment = latencyFragment(fitLatency(samples, appliedAt), source);
       if (options.out === undefined) {
         print(fragment);
         return;

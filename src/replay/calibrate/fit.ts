@@ -3,10 +3,12 @@
  * steps (`latency.distribution`), its median as the plain `<leg>_ms`.
  *
  * The journal measures the event leg directly and each command's round trip (order plus
- * response leg), not where the round trip splits. The response travels the way events do
- * (venue to bot), so the response leg is taken to be distributed as the event leg, and the order
- * leg is the round trip less the event leg's median: exact when the way back is steady, and the
- * order leg keeps the round trip's whole spread.
+ * response leg), not where the round trip splits. With a recording of the same session's private
+ * events, the venue's time of each cancel splits it: order leg from emission to the venue's
+ * CANCELLED event, response leg from there to the answer. Without one, the response travels the
+ * way events do (venue to bot), so the response leg is taken to be distributed as the event leg,
+ * and the order leg is the round trip less the event leg's median: exact when the way back is
+ * steady, and the order leg keeps the round trip's whole spread.
  */
 import { PaperbotError } from '../../core/errors.ts';
 import { LatencyConfig } from '../venue/config.ts';
@@ -30,6 +32,8 @@ export interface LatencyFit {
   readonly event: LegFit;
   /** The settings as `venue.latency` takes them (checked against its schema). */
   readonly config: LatencyConfig;
+  /** How the round trips were split. */
+  readonly split: 'recording' | 'event-leg';
 }
 
 /** Quantile `p` of sorted values, linear between neighbours. */
@@ -63,14 +67,36 @@ function median(fit: LegFit): number {
   return fit.quantiles[(CALIBRATION_QUANTILES - 1) / 2]!;
 }
 
-export function fitLatency(samples: JournalSamples): LatencyFit {
+/**
+ * The fit of `samples`; with `appliedAt` (the venue's time of each cancelled order, from a
+ * recording: `cancelAppliedTimes`), the round trips split as measured.
+ */
+export function fitLatency(
+  samples: JournalSamples,
+  appliedAt?: ReadonlyMap<string, number>,
+): LatencyFit {
   const event = fitLeg('event', samples.eventLegs);
-  const response = event;
-  const back = median(event);
-  const order = fitLeg(
-    'order (cancel round trips)',
-    samples.roundTrips.map((roundTrip) => roundTrip - back),
-  );
+  let order: LegFit;
+  let response: LegFit;
+  if (appliedAt === undefined) {
+    const back = median(event);
+    response = event;
+    order = fitLeg(
+      'order (cancel round trips)',
+      samples.roundTrips.map((roundTrip) => roundTrip - back),
+    );
+  } else {
+    const orderLegs: number[] = [];
+    const responseLegs: number[] = [];
+    for (const cancel of samples.cancels) {
+      const at = cancel.orderId === null ? undefined : appliedAt.get(cancel.orderId);
+      if (at === undefined) continue;
+      orderLegs.push(at - cancel.emittedAt);
+      responseLegs.push(cancel.answeredAt - at);
+    }
+    order = fitLeg('order (cancels found in the recording)', orderLegs);
+    response = fitLeg('response (cancels found in the recording)', responseLegs);
+  }
   const config = LatencyConfig.parse({
     order_ms: median(order),
     response_ms: median(response),
@@ -83,7 +109,13 @@ export function fitLatency(samples: JournalSamples): LatencyFit {
       event_ms: event.quantiles,
     },
   });
-  return { order, response, event, config };
+  return {
+    order,
+    response,
+    event,
+    config,
+    split: appliedAt === undefined ? 'event-leg' : 'recording',
+  };
 }
 
 function leg(fit: LegFit): string {
@@ -96,8 +128,15 @@ export function latencyFragment(fit: LatencyFit, source: string): string {
   const config = fit.config;
   return [
     `# paperbot calibrate, from ${source}`,
-    `# order leg: ${leg(fit.order)} (cancel round trips less the event leg's median)`,
-    `# response leg: as the event leg (the way back is the same)`,
+    ...(fit.split === 'recording'
+      ? [
+          `# order leg: ${leg(fit.order)} (cancels: emitted to the venue's CANCELLED event)`,
+          `# response leg: ${leg(fit.response)} (the venue's CANCELLED event to the answer)`,
+        ]
+      : [
+          `# order leg: ${leg(fit.order)} (cancel round trips less the event leg's median)`,
+          `# response leg: as the event leg (the way back is the same)`,
+        ]),
     `# event leg: ${leg(fit.event)}`,
     '# Goes under venue: in config/backtest.yaml. Quantiles at steps of 0.05, in ms.',
     'latency:',

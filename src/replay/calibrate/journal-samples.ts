@@ -14,11 +14,20 @@
 import Database from 'better-sqlite3';
 import { PaperbotError } from '../../core/errors.ts';
 
+/** One measured cancel: emitted, answered, and the order it cancelled (for a recording's time). */
+export interface CancelTiming {
+  readonly emittedAt: number;
+  readonly answeredAt: number;
+  readonly orderId: string | null;
+}
+
 export interface JournalSamples {
   /** Venue event to the bot, ms. */
   readonly eventLegs: readonly number[];
   /** Command sent to its answer received, ms. */
   readonly roundTrips: readonly number[];
+  /** The cancels behind `roundTrips`, in the same order. */
+  readonly cancels: readonly CancelTiming[];
   /** Intents read, and cancels left out because a command of their strategy was in flight. */
   readonly intents: number;
   readonly queuedCancels: number;
@@ -28,6 +37,7 @@ export interface JournalSamples {
 export const MAX_JOURNAL_ROWS = 1_000_000;
 
 interface IntentRow {
+  readonly outcome_json: string | null;
   readonly kind: string;
   readonly state: string;
   readonly emitted_at: number;
@@ -38,6 +48,17 @@ interface IntentRow {
 interface EventRow {
   readonly bot_at: number;
   readonly occurred_at: string | null;
+}
+
+/** The venue order id an accepted intent's outcome names, if any. */
+function orderIdOf(outcomeJson: string | null): string | null {
+  if (outcomeJson === null) return null;
+  try {
+    const outcome = JSON.parse(outcomeJson) as { orderId?: unknown };
+    return typeof outcome.orderId === 'string' ? outcome.orderId : null;
+  } catch {
+    return null;
+  }
 }
 
 function openJournal(path: string): Database.Database {
@@ -91,13 +112,14 @@ export function journalSamples(path: string): JournalSamples {
       events,
     );
     const roundTrips: number[] = [];
+    const cancels: CancelTiming[] = [];
     let intents = 0;
     let queuedCancels = 0;
     // The latest answer of the commands emitted before: one emitted before it may have waited.
     let busyUntil = Number.NEGATIVE_INFINITY;
     const rows = database
       .prepare(
-        `SELECT kind, state, emitted_at, updated_at, send_attempts FROM intents
+        `SELECT kind, state, emitted_at, updated_at, send_attempts, outcome_json FROM intents
           ORDER BY emitted_at, created_at, rowid LIMIT ?`,
       )
       .iterate(MAX_JOURNAL_ROWS) as Iterable<IntentRow>;
@@ -107,11 +129,18 @@ export function journalSamples(path: string): JournalSamples {
       const busy = busyUntil > row.emitted_at;
       if (row.kind === 'cancel' && row.state === 'accepted' && row.send_attempts === 1) {
         if (busy) queuedCancels++;
-        else roundTrips.push(row.updated_at - row.emitted_at);
+        else {
+          roundTrips.push(row.updated_at - row.emitted_at);
+          cancels.push({
+            emittedAt: row.emitted_at,
+            answeredAt: row.updated_at,
+            orderId: orderIdOf(row.outcome_json),
+          });
+        }
       }
       busyUntil = Math.max(busyUntil, row.updated_at);
     }
-    return { eventLegs: events, roundTrips, intents, queuedCancels };
+    return { eventLegs: events, roundTrips, cancels, intents, queuedCancels };
   } catch (error) {
     if (error instanceof PaperbotError) throw error;
     throw new PaperbotError(

@@ -17,7 +17,11 @@ import {
 } from '../../../src/replay/backtest/divergence-run.ts';
 import { runBacktest } from '../../../src/replay/backtest/runner.ts';
 import { openReplaySource } from '../../../src/replay/backtest/sources.ts';
-import { fitLatency, journalSamples } from '../../../src/replay/calibrate/index.ts';
+import {
+  cancelAppliedTimes,
+  fitLatency,
+  journalSamples,
+} from '../../../src/replay/calibrate/index.ts';
 import type { EmulatorSessionResult } from '../../../src/replay/recorder/emulator-session.ts';
 import type { DivergenceReport } from '../../../src/replay/report/divergence.ts';
 import { loadStrategyDefinition } from '../../../src/runtime/strategy/index.ts';
@@ -131,6 +135,28 @@ describe('paperbot calibrate', () => {
     expect(Math.abs(fit.order.mean - 30)).toBeLessThanOrEqual(4);
     // A distribution, not a mean: the spread is there.
     expect(order[order.length - 1]! - order[0]!).toBeGreaterThanOrEqual(12);
+  });
+
+  it("splits each round trip at the venue's time with the session's recording", async () => {
+    const samples = journalSamples(journal);
+    const applied = await cancelAppliedTimes(
+      session,
+      new Set(samples.cancels.flatMap((cancel) => cancel.orderId ?? [])),
+    );
+    const fit = fitLatency(samples, applied);
+    expect(fit.split).toBe('recording');
+    // Every measured cancel is in the recording; the way back measured is the injected 20 ms.
+    expect(fit.order.samples).toBe(samples.roundTrips.length);
+    expect(fit.response.quantiles.every((value) => value === 20)).toBe(true);
+    // The way back is steady here, so the journal alone (event-leg split) gives the same order leg.
+    expect(fit.order.quantiles).toEqual(fitLatency(samples).order.quantiles);
+  });
+
+  it('refuses to fit a leg from fewer than 10 samples, naming the leg', () => {
+    const samples = journalSamples(journal);
+    expect(() => fitLatency({ ...samples, roundTrips: samples.roundTrips.slice(0, 9) })).toThrow(
+      /the order \(cancel round trips\) leg has 9 samples; at least 10 are needed/,
+    );
   });
 
   it('refuses a file that is not a journal, naming it', async () => {
