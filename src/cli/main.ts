@@ -69,6 +69,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import('./commands/import.ts')).registerImportCommand,
   },
   {
+    name: 'calibrate',
+    summary:
+      "Fit the backtest's latency (order, response, event legs as distributions) to a live journal; print a venue.latency YAML fragment.",
+    load: async () => (await import('./commands/calibrate.ts')).registerCalibrateCommand,
+  },
+  {
     name: 'worker',
     summary: 'Run backtest sweep cells from a BullMQ queue on Redis (see backtest --queue).',
     load: async () => (await import('./commands/worker.ts')).registerWorkerCommand,

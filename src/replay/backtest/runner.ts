@@ -32,6 +32,7 @@ import type { OrderIds } from '../report/divergence.ts';
 import { ReportCollector, type ReportFiles } from '../report/collector.ts';
 import type { ReportMetadata, StrategyEntry } from '../report/input.ts';
 import type { BacktestReport, ParameterValue } from '../report/report.ts';
+import { reportedGaps } from '../venue/gaps.ts';
 import { ReplayVenue } from '../venue/replay-venue.ts';
 import { executorSettings, reconcilerSettings, trackerSettings } from '../../runtime/config.ts';
 import type { BacktestConfig, ResolvedStrategy } from './config.ts';
@@ -403,6 +404,7 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
         equity: venue.account().total_equity,
         marks,
         intents: tally.figures(),
+        gaps: reportedGaps(venue.gaps()),
       }),
       options.source.damage(),
     );

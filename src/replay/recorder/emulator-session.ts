@@ -50,6 +50,8 @@ export interface EmulatorTrading {
   readonly logger?: KernelLogger;
   /** The journal epoch of the session (part of its request ids). */
   readonly epoch?: string;
+  /** A journal file to keep (`paperbot calibrate --journal`); in memory when omitted. */
+  readonly journalPath?: string;
 }
 
 export interface EmulatorSessionOptions {
@@ -164,7 +166,7 @@ export async function recordEmulatorSession(
     });
     const tradingVenue = venue;
     activity.push(() => tradingVenue.activity);
-    journal = Journal.open(':memory:', {
+    journal = Journal.open(trading.journalPath ?? ':memory:', {
       now: () => clock.now(),
       epoch: trading.epoch ?? 'emulator',
       durability: 'normal',

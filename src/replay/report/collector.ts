@@ -42,6 +42,7 @@ import {
   REPORT_SCHEMA_VERSION,
   type ReportEquityPoint,
   type ReportFill,
+  type ReportGap,
   type ReportGroup,
   type ReportIntents,
   type ReportTrade,
@@ -93,6 +94,8 @@ export interface ReportClosing {
   readonly marks?: ReadonlyMap<string, string>;
   /** The run's intents, counted once each. */
   readonly intents?: ReportIntents;
+  /** The data's gaps the venue met (listed only when there are some). */
+  readonly gaps?: readonly ReportGap[];
 }
 
 interface Group {
@@ -425,8 +428,9 @@ export class ReportCollector {
       equity: closingEquity,
       marks,
       intents,
+      gaps,
     } = typeof closing === 'string'
-      ? { equity: closing, marks: undefined, intents: undefined }
+      ? { equity: closing, marks: undefined, intents: undefined, gaps: undefined }
       : closing;
     if (closingEquity !== undefined) this.equity(endMs, closingEquity);
     if (this.pendingEquity !== null) this.takeSample(this.pendingT, this.pendingEquity);
@@ -518,6 +522,7 @@ export class ReportCollector {
         drawdown: chartLine(this.drawdownSeries.points(), (point) => point.high),
         markets: this.reportCharts(),
       },
+      ...(gaps !== undefined && gaps.length > 0 ? { gaps } : {}),
     };
   }
 

@@ -9,6 +9,7 @@
  * figure in the tables is the report's decimal string, formatted by `format.ts` as on the
  * terminal.
  */
+import { isoTimestamp } from '../../core/clock.ts';
 import { type ChartSpec, chartScripts, scriptJson } from './charts.ts';
 import {
   exitReasonText,
@@ -19,7 +20,7 @@ import {
   summaryFigures,
 } from './figures.ts';
 import { durationText, percentText } from './format.ts';
-import type { BacktestReport } from './report.ts';
+import type { BacktestReport, ReportGap } from './report.ts';
 import { REPORT_STYLE } from './style.ts';
 
 /** Trades listed in the page; the JSON report always has them all. */
@@ -91,6 +92,38 @@ function marketsTable(report: BacktestReport): string {
         .join('')}${cell(market.final_position)}</tr>`,
   );
   return `<table class="markets">${headRow(['Market', ...GROUP_HEADS, 'Final position'])}${rows.join('')}</table>`;
+}
+
+/** The data's gaps, one row each (the JSON report has the order ids). */
+function gapsTable(gaps: readonly ReportGap[]): string {
+  const rows = gaps.map(
+    (gap) =>
+      `<tr>${[
+        cell(gap.market_id ?? 'every market'),
+        cell(gap.stream),
+        cell(isoTimestamp(gap.start_ms)),
+        cell(gap.end_ms === null ? (gap.suspended ? 'none came' : '') : isoTimestamp(gap.end_ms)),
+        cell(gap.suspended ? 'yes' : 'no'),
+        cell(gap.restarted_queues.count),
+        cell(gap.unfilled_takers.count),
+        cell(gap.reason),
+      ].join('')}</tr>`,
+  );
+  return [
+    '<table>',
+    headRow([
+      'Market',
+      'Stream',
+      'Start',
+      'End (next snapshot)',
+      'Suspended',
+      'Queues restarted',
+      'Takers unfilled',
+      'Reason',
+    ]),
+    ...rows,
+    '</table>',
+  ].join('\n');
 }
 
 function tradesTable(report: BacktestReport): string {
@@ -234,6 +267,7 @@ export function renderReportHtml(report: BacktestReport): string {
           '<h2>Intents</h2>',
           `<p class="meta">${intentLines(report.intents).map(escapeHtml).join('<br>')}</p>`,
         ]),
+    ...(report.gaps === undefined ? [] : ['<h2>Data gaps</h2>', gapsTable(report.gaps)]),
     `<p class="meta">${report.lists.fills} fills; the JSON report (--json) lists the first and last ${report.lists.limit}, and --csv writes every one with the trades and the equity curve.</p>`,
     `<script type="application/json" id="report-charts">${scriptJson(specs)}</script>`,
     chartScripts(),

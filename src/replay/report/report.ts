@@ -194,6 +194,28 @@ export interface ReportIntents {
   };
 }
 
+/** Orders a gap affected: how many, and the first ids. */
+export interface ReportGapOrders {
+  readonly count: number;
+  readonly order_ids: readonly string[];
+}
+
+/**
+ * A `gap` record of the data and what it did to the run (docs/backtesting.md, "Gaps"). A
+ * suspending gap (`book`, `trade`) lasts from `start_ms` to the market's next snapshot
+ * (`end_ms`, null when none came); others are listed and affect nothing.
+ */
+export interface ReportGap {
+  readonly market_id: string | null;
+  readonly stream: string;
+  readonly reason: string;
+  readonly start_ms: number;
+  readonly end_ms: number | null;
+  readonly suspended: boolean;
+  readonly restarted_queues: ReportGapOrders;
+  readonly unfilled_takers: ReportGapOrders;
+}
+
 export interface ReportSummary extends ReportTradeFigures {
   readonly starting_balance: string;
   readonly ending_equity: string;
@@ -263,6 +285,8 @@ export interface BacktestReport {
    * `--allow-damaged`: what was skipped or found damaged, one sentence each.
    */
   readonly data_damage?: readonly string[];
+  /** The data's gaps; present only when the run met one. */
+  readonly gaps?: readonly ReportGap[];
 }
 
 export function ratio(value: Decimal): string {

@@ -50,6 +50,15 @@ export type MarketOverride = z.infer<typeof MarketOverride>;
 
 const Milliseconds = z.int().min(0).max(3_600_000);
 
+/** A delay distribution: 2 to 101 quantiles in ms at equal steps, never decreasing. */
+export const LatencyQuantiles = z
+  .array(Milliseconds)
+  .min(2, 'give at least two quantiles (the 0 and 1 quantiles)')
+  .max(101, 'at most 101 quantiles')
+  .refine((values) => values.every((value, index) => index === 0 || value >= values[index - 1]!), {
+    message: 'quantiles must not decrease',
+  });
+
 export const LatencyConfig = z.strictObject({
   /** From the moment a command is sent to the moment the venue applies it. */
   order_ms: Milliseconds.default(20),
@@ -61,6 +70,19 @@ export const LatencyConfig = z.strictObject({
   read_ms: Milliseconds.default(0),
   /** Uniform extra delay in [0, jitter_ms] on each command leg, from the seeded generator. */
   jitter_ms: Milliseconds.default(0),
+  /**
+   * Measured distributions (`paperbot calibrate`), each leg's delay as quantiles at equal
+   * probability steps from 0 to 1 (two values: uniform between them); a leg given here draws
+   * its delay from it (seeded) instead of `<leg>_ms` plus jitter.
+   */
+  distribution: z
+    .strictObject({
+      order_ms: LatencyQuantiles.optional(),
+      response_ms: LatencyQuantiles.optional(),
+      event_ms: LatencyQuantiles.optional(),
+    })
+    .nullable()
+    .default(null),
 });
 export type LatencyConfig = z.infer<typeof LatencyConfig>;
 

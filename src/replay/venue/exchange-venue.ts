@@ -551,15 +551,19 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
     }
     this.hooks.onEngineEvent?.(event);
     if (this.closed) return;
-    const dueAt = this.clock.now() + this.latency.eventMs;
     const last = this.deliveries[this.deliveries.length - 1];
+    const now = this.clock.now();
+    // Drawn delays never overtake: events reach the bot in the order they happened.
+    const dueAt = this.latency.fixedEvents
+      ? now + this.latency.eventMs
+      : Math.max(now + this.latency.event(), last?.dueAt ?? now);
     if (last !== undefined && last.dueAt === dueAt) {
       last.events.push(event);
       return;
     }
     const delivery: PendingDelivery = { dueAt, events: [event] };
     this.deliveries.push(delivery);
-    this.clock.setTimeout(this.deliverNext, this.latency.eventMs);
+    this.clock.setTimeout(this.deliverNext, dueAt - now);
   }
 
   private deliver(): void {

@@ -6,3 +6,4 @@ export * from './market-data.ts';
 export * from './queue.ts';
 export * from './replay-venue.ts';
 export * from './streams.ts';
+export * from './gaps.ts';

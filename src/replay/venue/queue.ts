@@ -150,6 +150,25 @@ export class MarketQueues {
     else order.remainingSteps = remainingSteps;
   }
 
+  /**
+   * Continuity lost (a `gap` record): every order's queue ahead becomes unknown, so the next
+   * snapshot sets it to what is displayed at its price, as for an order placed then. Returns the
+   * ids of the orders whose queue restarted (none without queue position).
+   */
+  restart(): string[] {
+    if (!this.queuePosition) return [];
+    const restarted: string[] = [];
+    for (const order of this.bids) {
+      order.queueAheadSteps = Number.POSITIVE_INFINITY;
+      restarted.push(order.orderId);
+    }
+    for (const order of this.asks) {
+      order.queueAheadSteps = Number.POSITIVE_INFINITY;
+      restarted.push(order.orderId);
+    }
+    return restarted;
+  }
+
   /** A new snapshot: queues ahead shrink to what is displayed at each order's price. */
   onSnapshot(bids: DisplayedSide, asks: DisplayedSide): void {
     if (!this.queuePosition) return;

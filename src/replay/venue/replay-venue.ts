@@ -16,6 +16,8 @@
  *   orders (the recorded liquidity on that side is lifted for the moment it runs).
  * - Costs: fee rates per market, slippage as extra taker fee, latency on the clock
  *   (`exchange-venue.ts`).
+ * - Gaps (`gaps.ts`): a `book` or `trade` gap withdraws the market's recorded book until its
+ *   next snapshot (takers find nothing to fill on) and restarts its resting orders' queues.
  *
  * Work the engine does not need is skipped: while the account has no order and no position in a
  * market, its marks and books are only remembered, and brought into the engine when a command
@@ -56,7 +58,7 @@ import type { MarketDataVenue } from '../../runtime/streams/market-data.ts';
 import type { Ticker } from '../../runtime/strategy/types.ts';
 import { closedCandleHistory } from '../../runtime/streams/candles.ts';
 import { type CandleHistory, historyCandles } from '../format/candle-history.ts';
-import type { BookRecord, RecordedEvent, TradeRecord } from '../format/records.ts';
+import type { BookRecord, GapRecord, RecordedEvent, TradeRecord } from '../format/records.ts';
 import {
   RECORDED_ASKS,
   RECORDED_BIDS,
@@ -64,6 +66,7 @@ import {
   replayEngineConfig,
 } from './config.ts';
 import { ExchangeExecutionVenue } from './exchange-venue.ts';
+import { GapLog, type ReplayGap, SUSPENDING_STREAMS } from './gaps.ts';
 import { LatencyModel, latencySettings } from './latency.ts';
 import { type DisplayedLevel, type DisplayedSide, displayedAt, MarketQueues } from './queue.ts';
 import { RecordedMarketData } from './market-data.ts';
@@ -222,6 +225,8 @@ export class ReplayVenue implements MarketDataVenue {
   readonly engineConfig: EmulatorConfig;
   /** Every fill of the account, in the engine's order (liquidations included). */
   readonly fills: Fill[] = [];
+  /** The recording's gaps and what they affected (`gaps.ts`). */
+  readonly gapLog = new GapLog();
 
   private readonly data: RecordedMarketData;
   private readonly bookDepth: number;
@@ -345,11 +350,19 @@ export class ReplayVenue implements MarketDataVenue {
         if (market !== undefined) this.onTrade(market, record);
         return;
       }
+      case 'gap':
+        this.onGap(record);
+        return;
       default:
-        // Private records are the recorded session's own account, and gaps only annotate: a
-        // backtest trades its own account on the public data.
+        // Private records are the recorded session's own account: a backtest trades its own
+        // account on the public data.
         return;
     }
+  }
+
+  /** The recording's gaps, in order, with what each affected. */
+  gaps(): readonly ReplayGap[] {
+    return this.gapLog.list();
   }
 
   /** The runtime's ids of an order that filled (divergence reports), as read when it filled. */
@@ -410,8 +423,42 @@ export class ReplayVenue implements MarketDataVenue {
     this.version++;
   }
 
+  /**
+   * A gap: a `book` or `trade` gap suspends its market (every market when it names none) until
+   * the market's next snapshot; others are listed only (`gaps.ts`).
+   */
+  private onGap(record: GapRecord): void {
+    if (!SUSPENDING_STREAMS.has(record.d.stream)) {
+      this.gapLog.listed(record);
+      return;
+    }
+    const markets =
+      record.m === undefined
+        ? [...this.byId.values()]
+        : [this.byId.get(record.m)].filter((market) => market !== undefined);
+    if (markets.length === 0) {
+      this.gapLog.listed(record);
+      return;
+    }
+    for (const market of markets) this.suspend(market, record);
+  }
+
+  /** The book is unknown and queues restart: nothing recorded is left to trade with. */
+  private suspend(market: ReplayMarket, record: GapRecord): void {
+    this.gapLog.suspend(market.marketId, record, market.queues.restart());
+    market.bookRecord = null;
+    market.parsedBook = null;
+    market.held = false;
+    market.bookInEngine = true;
+    this.exchange.batch(() => {
+      this.exchange.replaceQuotes(market.marketId, RECORDED_BIDS, [], []);
+      this.exchange.replaceQuotes(market.marketId, RECORDED_ASKS, [], []);
+    });
+  }
+
   // Records, not their `d`: a snapshot or trade that nothing reads is never built.
   private onBook(market: ReplayMarket, record: BookRecord): void {
+    this.gapLog.resume(market.marketId, record.t);
     market.bookRecord = record;
     market.parsedBook = null;
     this.data.bookRecord(market.marketId, record);
@@ -602,9 +649,11 @@ export class ReplayVenue implements MarketDataVenue {
       if (info === undefined) return;
       this.orders.set(orderId, info);
       info.market.activeOrders++;
+      this.gapLog.orderPlaced(orderId, info.market.marketId, this.clock.now());
     }
     const market = info.market;
     if (TERMINAL.has(to)) {
+      this.gapLog.orderEnded(orderId, this.clock.now(), this.filledOrderIds.has(orderId));
       market.queues.remove(orderId);
       market.activeOrders--;
       this.orders.delete(orderId);
