@@ -11,6 +11,7 @@ export {
   type EmulatorConfigInput,
   loadEmulatorConfig,
   parseEmulatorConfig,
+  SelfTradePrevention,
 } from './config.ts';
 export type { QuoteLevel } from './engine/driver.ts';
 export { Exchange, type HeldOrder, type KeyRiskLimits } from './engine/exchange.ts';
