@@ -491,6 +491,13 @@ export const LiquidationEventReading = privateEventReading(
 );
 export type LiquidationEventReading = z.infer<typeof LiquidationEventReading>;
 
+export const FundingPaymentEventReading = privateEventReading(
+  'account',
+  'funding_payment',
+  FundingPaymentData.shape,
+);
+export type FundingPaymentEventReading = z.infer<typeof FundingPaymentEventReading>;
+
 /** A known private event as read: the order event exactly as the interface shows it. */
 export const KnownPrivateEventReading = z.discriminatedUnion('type', [
   OrderStatusEvent,
@@ -499,6 +506,7 @@ export const KnownPrivateEventReading = z.discriminatedUnion('type', [
   AccountEventReading,
   CancelAllAfterTriggeredEventReading,
   LiquidationEventReading,
+  FundingPaymentEventReading,
 ]);
 export type KnownPrivateEventReading = z.infer<typeof KnownPrivateEventReading>;
 

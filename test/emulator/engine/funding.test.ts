@@ -14,20 +14,13 @@ import {
   parseTimestamp,
   type TickerData,
 } from '../../../src/protocol/index.ts';
+import { expectedFunding } from './funding-expected.ts';
 import { marketOrder, openHarness, START } from './fixtures.ts';
 
 const INTERVAL = 60_000;
 
 function fundingOf(events: readonly { type: string }[]): FundingPaymentEvent[] {
   return events.filter((event): event is FundingPaymentEvent => event.type === 'funding_payment');
-}
-
-/** −direction × quantity × mark × rate, rounded half-even to 10^-18 as the engine keeps money. */
-export function expectedFunding(event: FundingPaymentEvent): string {
-  const data = event.data;
-  const value = parseDecimal(data.quantity).times(data.mark_price);
-  const paid = value.times(data.funding_rate).round(18, 2);
-  return (data.side === 'long' ? paid.neg() : paid).toFixed();
 }
 
 describe('funding', () => {
