@@ -34,7 +34,8 @@ export class FundingSettlement {
       const account = position.account;
       const value = market.notional(market.markTicks, position.steps);
       // Received by the account: a long (direction 1) pays a positive rate.
-      let amount = -BigInt(position.direction) * divideRounded(value * rate, MONEY_ONE, 'half-even');
+      let amount =
+        -BigInt(position.direction) * divideRounded(value * rate, MONEY_ONE, 'half-even');
       // The wallet never goes negative; a charge beyond it is absorbed like a liquidation loss.
       if (account.wallet + amount < 0n) amount = -account.wallet;
       account.wallet += amount;
