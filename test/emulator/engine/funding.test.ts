@@ -3,6 +3,9 @@
  * charged `position value at the mark × funding rate` (a long pays a positive rate), as a
  * `funding_payment` event, in the wallet and in the position's funding total.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseDecimal } from '../../../src/core/decimal.ts';
 import {
@@ -14,6 +17,7 @@ import {
   parseTimestamp,
   type TickerData,
 } from '../../../src/protocol/index.ts';
+import { SqliteStore } from '../../../src/emulator/store/sqlite-store.ts';
 import { expectedFunding } from './funding-expected.ts';
 import { marketOrder, openHarness, START } from './fixtures.ts';
 
@@ -118,5 +122,44 @@ describe('funding', () => {
     exchange.setFunding('BTC-PERP', '-0.0002', START + 2 * INTERVAL);
     expect(fundingOf(harness.eventsOf(taker))).toHaveLength(1);
     expect(exchange.tickerOf('BTC-PERP')).toMatchObject({ funding_rate: '-0.0002' });
+  });
+
+  it("keeps a position's funding total across a restart on the same store", () => {
+    const directory = mkdtempSync(join(tmpdir(), 'paperbot-funding-'));
+    try {
+      const path = join(directory, 'emulator.sqlite');
+      const config = parseEmulatorConfig({
+        ...DEFAULT_EMULATOR_CONFIG_INPUT,
+        latency: { submit_ms: 10 },
+        simulation: { enabled: false, funding_interval_ms: INTERVAL },
+      });
+      const first = new SqliteStore(path);
+      const harness = openHarness({ config, store: first });
+      const { exchange, clock } = harness;
+      const maker = exchange.createAccount({ startingBalance: '1000000' });
+      const taker = exchange.createAccount({ startingBalance: '100000' });
+      exchange.placeOrder(maker, marketOrder({ type: 'limit', price: '64000', side: 'sell' }));
+      clock.advanceBy(10);
+      exchange.placeOrder(taker, marketOrder({ side: 'buy', quantity: '0.1' }));
+      clock.advanceBy(10);
+      exchange.setFunding('BTC-PERP', '0.0001', START + INTERVAL);
+      clock.advanceBy(INTERVAL);
+      exchange.setFunding('BTC-PERP', '0.0001', START + 2 * INTERVAL);
+      exchange.stop();
+      first.close();
+
+      const second = new SqliteStore(path);
+      const reopened = openHarness({ config, store: second, clock });
+      reopened.exchange.setFunding('BTC-PERP', '0.0001', START + 2 * INTERVAL);
+      clock.advanceBy(INTERVAL);
+      reopened.exchange.setFunding('BTC-PERP', '0.0001', START + 3 * INTERVAL);
+      const [payment] = fundingOf(reopened.eventsOf(taker));
+      expect(payment!.data.amount).toBe('-0.64');
+      expect(payment!.data.position_funding_total).toBe('-1.28');
+      reopened.exchange.stop();
+      second.close();
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
   });
 });
