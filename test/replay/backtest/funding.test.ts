@@ -14,7 +14,11 @@ import { type FundingPaymentEventReading, parseTimestamp } from '../../../src/pr
 import { resolveBacktestConfig } from '../../../src/replay/backtest/config.ts';
 import { runBacktest } from '../../../src/replay/backtest/runner.ts';
 import { openReplaySource } from '../../../src/replay/backtest/sources.ts';
+import { VirtualClock } from '../../../src/core/clock.ts';
 import { openRecording, readRecording } from '../../../src/replay/format/recording.ts';
+import type { RecordedEvent } from '../../../src/replay/format/records.ts';
+import { parseReplayVenueConfig } from '../../../src/replay/venue/config.ts';
+import { ReplayVenue } from '../../../src/replay/venue/replay-venue.ts';
 import { parseRiskConfig } from '../../../src/runtime/risk/index.ts';
 import {
   defineStrategy,
@@ -50,6 +54,7 @@ const holder = defineStrategy({
 let folder: Awaited<ReturnType<typeof temporaryFolder>>;
 let session: string;
 let live: FundingPaymentEventReading[];
+let records: RecordedEvent[];
 let fundingTickers: number;
 
 beforeAll(async () => {
@@ -72,10 +77,12 @@ beforeAll(async () => {
     },
   });
   live = [];
+  records = [];
   fundingTickers = 0;
   const reader = readRecording(await openRecording(session));
   for await (const batch of reader.batches()) {
     for (const record of batch) {
+      records.push(record);
       if (record.k === 'private' && record.d.type === 'funding_payment') live.push(record.d);
       if (record.k === 'ticker' && record.d.funding_rate !== undefined) fundingTickers++;
     }
@@ -130,5 +137,60 @@ describe('funding live and in replay', () => {
           .plus(liveTotal),
       ),
     ).toBe(true);
+  });
+
+  it('settles each funding time in the replay venue exactly as live did', async () => {
+    const recording = await openRecording(session);
+    const clock = new VirtualClock(SESSION_START);
+    const venue = new ReplayVenue({
+      clock,
+      markets: recording.manifest.markets,
+      bookDepth: 10,
+      config: parseReplayVenueConfig({}),
+      seed: 1,
+    });
+    const replayed: FundingPaymentEventReading[] = [];
+    venue.exchange.onPrivateEvent((_, event) => {
+      if (event.type === 'funding_payment') replayed.push(event);
+    });
+    let sent: Promise<unknown> | null = null;
+    for (const record of records) {
+      if (record.t > clock.now()) clock.advanceTo(record.t);
+      venue.ingest(record);
+      if (sent === null && record.k === 'trade') {
+        sent = venue.execution.send(
+          venue.execution.prepare({
+            endpoint: 'placeOrder',
+            body: {
+              request_id: 'hold-0001',
+              client_order_id: 'hold-0001',
+              market_id: 'BTC-PERP',
+              side: 'buy',
+              type: 'market',
+              quantity: QUANTITY,
+              leverage: 5,
+              max_slippage_percent: '1',
+            },
+          }),
+        );
+      }
+    }
+    await sent;
+    venue.close();
+    expect(replayed).toHaveLength(3);
+    for (const [index, event] of replayed.entries()) {
+      const recorded = live[index]!;
+      for (const field of [
+        'funding_time',
+        'funding_rate',
+        'mark_price',
+        'quantity',
+        'position_value',
+        'amount',
+      ] as const) {
+        expect(event.data[field]).toBe(recorded.data[field]);
+      }
+      expect(event.data.amount).toBe(expectedFunding(event));
+    }
   });
 });
