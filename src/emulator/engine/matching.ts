@@ -173,11 +173,13 @@ export class MatchingEngine {
   private matchAsTaker(order: OrderState, limit: number, cap: number): boolean {
     const book = order.market.book;
     const policy = this.context.config.self_trade_prevention;
+    // An account whose only active order is this one has nothing resting to trade with.
+    const guard = order.account.activeOrders.size > 1 ? this.isSelfTrade : null;
     let left = cap;
     this.currentTaker = order;
     try {
       for (;;) {
-        left = book.match(order.side, limit, left, this.onTakerFill, this.isSelfTrade);
+        left = book.match(order.side, limit, left, this.onTakerFill, guard);
         const own = this.selfTradeMaker;
         if (own === null) return false;
         this.selfTradeMaker = null;
