@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Order } from '../../../src/protocol/index.ts';
+import { parseReplayVenueConfig } from '../../../src/replay/venue/config.ts';
 import { harness, limit } from './helpers.ts';
 
 async function crossOwnAsk(config: Parameters<typeof harness>[0]) {
@@ -35,5 +36,11 @@ describe('self-trade prevention in the replay venue', () => {
     expect(fills).toEqual([]);
     expect(ask).toMatchObject({ status: 'CANCELLED', error: { code: 'SELF_TRADE_PREVENTED' } });
     expect(bid).toMatchObject({ status: 'CANCELLED', error: { code: 'SELF_TRADE_PREVENTED' } });
+  });
+
+  it('refuses an unknown venue.self_trade_prevention with its path', () => {
+    expect(() => parseReplayVenueConfig({ self_trade_prevention: 'decrement' })).toThrow(
+      /self_trade_prevention/,
+    );
   });
 });
