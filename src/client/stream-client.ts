@@ -348,7 +348,8 @@ export class StreamClient {
     filter((event): event is PositionEventReading => event.channel === 'positions'),
   );
   readonly account$: Observable<AccountEventReading> = this.events$.pipe(
-    filter((event): event is AccountEventReading => event.channel === 'account'),
+    // By type: a funding payment travels on the account channel too.
+    filter((event): event is AccountEventReading => event.type === 'account'),
   );
   readonly risk$: Observable<RiskEvent> = this.events$.pipe(
     filter((event): event is RiskEvent => event.channel === 'risk'),

@@ -138,6 +138,14 @@ export const MarketConfig = z
   });
 export type MarketConfig = z.infer<typeof MarketConfig>;
 
+/**
+ * What happens when an account's incoming order would trade with its own resting order:
+ * `cancel_incoming` (Binance's default, EXPIRE_TAKER) cancels the rest of the incoming order,
+ * `cancel_resting` cancels the resting order and matching goes on, `cancel_both` cancels both.
+ */
+export const SelfTradePrevention = z.enum(['cancel_incoming', 'cancel_resting', 'cancel_both']);
+export type SelfTradePrevention = z.infer<typeof SelfTradePrevention>;
+
 export const EmulatorConfig = z
   .strictObject({
     /** Seeds every random choice; the same seed and clock moves replay the same run. */
@@ -159,6 +167,8 @@ export const EmulatorConfig = z
         submit_ms: z.int().min(0).max(60_000).default(20),
       })
       .prefault({}),
+    /** Self-trade prevention: an account never trades with itself (docs/emulator.md, "Orders"). */
+    self_trade_prevention: SelfTradePrevention.default('cancel_incoming'),
     simulation: z
       .strictObject({
         /** False: prices and books stay where they are until driven in-process. */

@@ -12,6 +12,7 @@ export {
   loadEmulatorConfig,
   loadWireProfileFile,
   parseEmulatorConfig,
+  SelfTradePrevention,
 } from './config.ts';
 export type { QuoteLevel } from './engine/driver.ts';
 export { Exchange, type HeldOrder, type KeyRiskLimits } from './engine/exchange.ts';

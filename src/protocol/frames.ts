@@ -200,6 +200,13 @@ export const TickerData = z.strictObject({
   index_price: DecimalString.nullable(),
   last_price: DecimalString.nullable(),
   data_status: MarketDataStatusReading,
+  /**
+   * paperbot's emulator adds the market's funding (as GET /v1/markets/{id} shows it) once it is
+   * published, so a recording carries the rate each funding time was settled at. Optional: the
+   * interface's ticker shows neither.
+   */
+  funding_rate: DecimalString.nullable().optional(),
+  next_funding_time: Rfc3339Utc.nullable().optional(),
 });
 export type TickerData = z.infer<typeof TickerData>;
 
@@ -293,6 +300,28 @@ export type LiquidationData = z.infer<typeof LiquidationData>;
 export const LiquidationEvent = privateEvent('risk', 'liquidation', LiquidationData);
 export type LiquidationEvent = z.infer<typeof LiquidationEvent>;
 
+/**
+ * paperbot's emulator: one open position paid or charged at a funding time. `amount` is what
+ * the account received (negative: paid): −direction × position value at the mark × rate, so a
+ * long pays when the rate is positive. `position_funding_total` sums the position's amounts.
+ */
+export const FundingPaymentData = z.strictObject({
+  market_id: z.string(),
+  position_id: z.string(),
+  side: z.string(),
+  quantity: DecimalString,
+  mark_price: DecimalString,
+  position_value: DecimalString,
+  funding_rate: DecimalString,
+  funding_time: Rfc3339Utc,
+  amount: DecimalString,
+  position_funding_total: DecimalString,
+});
+export type FundingPaymentData = z.infer<typeof FundingPaymentData>;
+
+export const FundingPaymentEvent = privateEvent('account', 'funding_payment', FundingPaymentData);
+export type FundingPaymentEvent = z.infer<typeof FundingPaymentEvent>;
+
 export const PrivateEvent = z.discriminatedUnion('type', [
   OrderStatusEvent,
   FillEvent,
@@ -300,6 +329,7 @@ export const PrivateEvent = z.discriminatedUnion('type', [
   AccountEvent,
   CancelAllAfterTriggeredEvent,
   LiquidationEvent,
+  FundingPaymentEvent,
 ]);
 export type PrivateEvent = z.infer<typeof PrivateEvent>;
 export type PrivateEventType = PrivateEvent['type'];
@@ -312,6 +342,7 @@ export const privateEventChannel: Readonly<Record<PrivateEventType, PrivateChann
   account: 'account',
   'cancel_all_after.triggered': 'risk',
   liquidation: 'risk',
+  funding_payment: 'account',
 };
 
 export const ServerFrame = z.discriminatedUnion('type', [
@@ -330,6 +361,7 @@ export const ServerFrame = z.discriminatedUnion('type', [
   AccountEvent,
   CancelAllAfterTriggeredEvent,
   LiquidationEvent,
+  FundingPaymentEvent,
 ]);
 export type ServerFrame = z.infer<typeof ServerFrame>;
 
@@ -486,6 +518,13 @@ export const LiquidationEventReading = privateEventReading(
 );
 export type LiquidationEventReading = z.infer<typeof LiquidationEventReading>;
 
+export const FundingPaymentEventReading = privateEventReading(
+  'account',
+  'funding_payment',
+  FundingPaymentData.shape,
+);
+export type FundingPaymentEventReading = z.infer<typeof FundingPaymentEventReading>;
+
 /** A known private event as read: the order event exactly as the interface shows it. */
 export const KnownPrivateEventReading = z.discriminatedUnion('type', [
   OrderStatusEvent,
@@ -494,6 +533,7 @@ export const KnownPrivateEventReading = z.discriminatedUnion('type', [
   AccountEventReading,
   CancelAllAfterTriggeredEventReading,
   LiquidationEventReading,
+  FundingPaymentEventReading,
 ]);
 export type KnownPrivateEventReading = z.infer<typeof KnownPrivateEventReading>;
 

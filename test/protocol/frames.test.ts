@@ -289,6 +289,7 @@ describe('private events', () => {
       account: 'account',
       'cancel_all_after.triggered': 'risk',
       liquidation: 'risk',
+      funding_payment: 'account',
     });
   });
 

@@ -95,6 +95,7 @@ describe('the JSON report', () => {
       'unrealized_pnl',
       'gross_pnl_other',
       'fees',
+      'funding',
       'return',
       'sharpe',
       'sortino',
@@ -170,6 +171,7 @@ describe('the JSON report', () => {
         win_rate: report.summary.win_rate,
         realized_pnl: report.summary.realized_pnl,
         final_position: '0',
+        funding: '0',
       },
     ]);
     // Each trade 30 s long, MAE and MFE within the trip's own prices (no price series given).

@@ -10,13 +10,20 @@
  * calls `flush` (set by the exchange to `Persistence.flush`).
  */
 import type { Clock } from '../../core/clock.ts';
-import type { OrderStatus, PrivateEvent, RouteHealth, TickerData } from '../../protocol/index.ts';
+import type {
+  FundingPaymentData,
+  OrderStatus,
+  PrivateEvent,
+  RouteHealth,
+  TickerData,
+} from '../../protocol/index.ts';
 import type { EmulatorConfig } from '../config.ts';
 import type { OrderArchive, OrderRecord, Store } from '../store/store.ts';
 import { ExchangeError } from './errors.ts';
 import {
   EventCodec,
   type FillEntry,
+  FundingEventEntry,
   type PendingEvent,
   type PositionCapture,
   RiskEventEntry,
@@ -197,6 +204,20 @@ export class EngineContext {
         this.nextIdentifier++,
         this.instantNow(),
         type,
+        data,
+      ),
+    );
+  }
+
+  emitFunding(account: AccountState, data: FundingPaymentData): void {
+    this.pushEvent(
+      account,
+      new FundingEventEntry(
+        this.codec,
+        account.id,
+        ++account.sequence,
+        this.nextIdentifier++,
+        this.instantNow(),
         data,
       ),
     );

@@ -16,6 +16,7 @@
  */
 import {
   type Fill,
+  type FundingPaymentData,
   MarketDataStatus,
   OrderStatus,
   type PrivateChannel,
@@ -423,6 +424,29 @@ export class RiskEventEntry extends EventEntry {
 
   protected build(): PrivateEvent {
     return this.wire('risk', this.type, this.data);
+  }
+}
+
+/** A funding payment of one position (account channel); rare, its data built when it happens. */
+export class FundingEventEntry extends EventEntry {
+  constructor(
+    codec: EventCodec,
+    accountId: string,
+    sequence: number,
+    ordinal: number,
+    at: Instant,
+    private readonly data: FundingPaymentData,
+  ) {
+    super(codec, accountId, sequence, ordinal, at);
+  }
+
+  /** Rare, and its data is an object: kept as it is. */
+  pack(): null {
+    return null;
+  }
+
+  protected build(): PrivateEvent {
+    return this.wire('account', 'funding_payment', this.data);
   }
 }
 

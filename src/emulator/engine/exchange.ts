@@ -57,6 +57,7 @@ import {
   type TickerListener,
 } from './context.ts';
 import type { DriverMarket, QuoteLevel, VenueDriver } from './driver.ts';
+import { FundingSettlement } from './funding.ts';
 import { Liquidation } from './liquidation.ts';
 import { MatchingEngine } from './matching.ts';
 import type { BookSide } from './order-book.ts';
@@ -90,6 +91,7 @@ export class Exchange implements VenueDriver {
   private readonly simulation: MarketSimulation | null;
   private readonly commands: Commands;
   private readonly cancelAllAfter: CancelAllAfter;
+  private readonly funding: FundingSettlement;
   private readonly matching: MatchingEngine;
   private readonly liquidation: Liquidation;
   private readonly reads: Reads;
@@ -104,6 +106,7 @@ export class Exchange implements VenueDriver {
     const placement = new OrderPlacement(context, accounting);
     this.matching = new MatchingEngine(context, lifecycle, accounting, placement);
     this.liquidation = new Liquidation(context, accounting, lifecycle);
+    this.funding = new FundingSettlement(context, accounting);
     this.cancelAllAfter = new CancelAllAfter(context, lifecycle);
     this.reads = new Reads(context, accounting);
     this.commands = new Commands(context, lifecycle, placement, this.matching, this.reads);
@@ -414,10 +417,26 @@ export class Exchange implements VenueDriver {
     });
   }
 
+  /**
+   * Publishes a market's funding. A funding time published before and now passed is settled
+   * first, at the rate published for it and the current mark (`funding.ts`).
+   */
   setFunding(marketId: string, rate: string, nextFundingTime: number): void {
-    const market = this.context.marketOf(marketId);
-    market.fundingRate = rate;
-    market.nextFundingTime = nextFundingTime;
+    const context = this.context;
+    const market = context.marketOf(marketId);
+    context.run(() => {
+      if (this.funding.settle(market)) this.liquidation.check(market);
+      if (
+        !market.fundingPublished ||
+        market.fundingRate !== rate ||
+        market.nextFundingTime !== nextFundingTime
+      ) {
+        context.markTicker(market);
+      }
+      market.fundingRate = rate;
+      market.nextFundingTime = nextFundingTime;
+      market.fundingPublished = true;
+    });
   }
 
   replaceQuotes(

@@ -22,10 +22,21 @@ import {
 } from './state.ts';
 import { KIND_ORDER } from './wire.ts';
 
+const SELF_TRADE_INCOMING = {
+  code: 'SELF_TRADE_PREVENTED',
+  message: "the order would have traded with the account's own resting order",
+};
+const SELF_TRADE_RESTING = {
+  code: 'SELF_TRADE_PREVENTED',
+  message: 'an incoming order of the same account would have traded with this order',
+};
+
 export class MatchingEngine {
   private readonly quoters = new Map<string, SyntheticOwner>();
   // The incoming order of the match in progress.
   private currentTaker: OrderState | null = null;
+  // The account's own resting order that stopped the match in progress (self-trade prevention).
+  private selfTradeMaker: OrderState | null = null;
   private syntheticMarket: MarketRuntime | null = null;
   private syntheticSide: BookSide = BUY;
 
@@ -134,15 +145,12 @@ export class MatchingEngine {
       lifecycle.transition(order, 'REJECTED');
       return;
     }
-    this.currentTaker = order;
-    try {
-      market.book.match(order.side, limit, cap, this.onTakerFill);
-    } finally {
-      this.currentTaker = null;
-    }
+    const selfTradeStopped = this.matchAsTaker(order, limit, cap);
     this.accounting.publishTouched();
     if (order.remainingSteps === 0) {
       lifecycle.transition(order, 'FILLED');
+    } else if (selfTradeStopped) {
+      lifecycle.cancelActive(order, SELF_TRADE_INCOMING);
     } else if (order.type === 'market' || order.timeInForce === 'IOC') {
       lifecycle.transition(order, 'CANCELLED');
     } else if (order.reduceOnly && !this.reduceOnlyMayRest(order)) {
@@ -156,6 +164,42 @@ export class MatchingEngine {
       lifecycle.transition(order, order.filledSteps > 0 ? 'PARTIALLY_FILLED' : 'OPEN');
     }
   }
+
+  /**
+   * Matches `order` as the taker for up to `cap` steps. Before each execution against the
+   * account's own resting order, self-trade prevention applies the configured policy; true when
+   * it says the incoming order stops there (its rest is then cancelled by the caller).
+   */
+  private matchAsTaker(order: OrderState, limit: number, cap: number): boolean {
+    const book = order.market.book;
+    const policy = this.context.config.self_trade_prevention;
+    // An account whose only active order is this one has nothing resting to trade with.
+    const guard = order.account.activeOrders.size > 1 ? this.isSelfTrade : null;
+    let left = cap;
+    this.currentTaker = order;
+    try {
+      for (;;) {
+        left = book.match(order.side, limit, left, this.onTakerFill, guard);
+        const own = this.selfTradeMaker;
+        if (own === null) return false;
+        this.selfTradeMaker = null;
+        if (policy !== 'cancel_incoming') this.lifecycle.cancelActive(own, SELF_TRADE_RESTING);
+        if (policy !== 'cancel_resting') return true;
+        if (left === 0) return false;
+      }
+    } finally {
+      this.currentTaker = null;
+      this.selfTradeMaker = null;
+    }
+  }
+
+  // Stops a taker's match before it would trade with a resting order of the same account.
+  private readonly isSelfTrade = (maker: RestingOrder<BookOwner>): boolean => {
+    const owner = maker.owner;
+    if (owner.synthetic || owner.account !== this.currentTaker!.account) return false;
+    this.selfTradeMaker = owner;
+    return true;
+  };
 
   private rest(order: OrderState): void {
     order.bookPriority = this.context.nextBookPriority++;

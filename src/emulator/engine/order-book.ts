@@ -49,6 +49,12 @@ export class PriceLevel<Owner> {
   }
 }
 
+/**
+ * Asked before each execution: true stops the match before `maker` trades (it stays resting,
+ * untouched). Self-trade prevention uses it.
+ */
+export type MatchGuard<Owner> = (maker: RestingOrder<Owner>) => boolean;
+
 /** Called once per execution, after the maker's `remaining` has been lowered. */
 export type FillListener<Owner> = (
   maker: RestingOrder<Owner>,
@@ -140,8 +146,15 @@ export class OrderBook<Owner> {
    * than `limitTicks` (use `Number.POSITIVE_INFINITY` / `0` for an unbounded buy / sell), in
    * price-time priority, each execution at the maker's price. Returns the steps left unfilled.
    * The listener may add or remove other orders; the loop re-reads the best level each time.
+   * A `guard` that answers true for the next maker stops the match there.
    */
-  match(side: BookSide, limitTicks: number, steps: number, onFill: FillListener<Owner>): number {
+  match(
+    side: BookSide,
+    limitTicks: number,
+    steps: number,
+    onFill: FillListener<Owner>,
+    guard: MatchGuard<Owner> | null = null,
+  ): number {
     let left = steps;
     const levels = side === BUY ? this.askLevels : this.bidLevels;
     while (left > 0) {
@@ -150,6 +163,7 @@ export class OrderBook<Owner> {
       const price = level.priceTicks;
       if (side === BUY ? price > limitTicks : price < limitTicks) break;
       const maker = level.head!;
+      if (guard !== null && guard(maker)) break;
       const fill = Math.min(maker.remaining, left);
       maker.remaining -= fill;
       level.totalSteps -= fill;

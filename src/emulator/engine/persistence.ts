@@ -180,6 +180,9 @@ export class Persistence {
         record.margin_mode,
         record.opened_at,
         record.updated_at,
+        record.funding_total === undefined
+          ? 0n
+          : (parseScaled(record.funding_total, MONEY_SCALE) ?? 0n),
       );
       account.positions.set(market, position);
       account.positionsById.set(position.id, position);

@@ -46,6 +46,10 @@ export class MarketRuntime extends MarketPricing {
   lastTradeTicks: number | null = null;
   fundingRate = '0';
   nextFundingTime: number;
+  /** False until a driver first publishes funding: only a published funding time is settled. */
+  fundingPublished = false;
+  /** The latest funding time settled (its positions paid or charged). */
+  settledFundingTime = Number.NEGATIVE_INFINITY;
   feedPaused = false;
   /** Listed for a ticker update at the end of the current unit of work. */
   tickerDue = false;
@@ -118,6 +122,8 @@ export class PositionState implements RecordSource<PositionRecord> {
     readonly marginMode: 'cross' | 'isolated',
     readonly openedAt: number,
     public updatedAt: number,
+    /** Funding received (negative: paid) since the position opened, 10^-18 pUSDC. */
+    public fundingTotal = 0n,
   ) {}
 
   get key(): string {
@@ -137,6 +143,7 @@ export class PositionState implements RecordSource<PositionRecord> {
       margin_mode: this.marginMode,
       opened_at: this.openedAt,
       updated_at: this.updatedAt,
+      ...(this.fundingTotal === 0n ? {} : { funding_total: formatMoney(this.fundingTotal) }),
     };
   }
 }

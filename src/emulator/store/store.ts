@@ -72,6 +72,8 @@ export interface PositionRecord {
   readonly margin_mode: 'cross' | 'isolated';
   readonly opened_at: number;
   readonly updated_at: number;
+  /** Funding received (negative: paid) over the position's life, a decimal string. */
+  readonly funding_total?: string;
 }
 
 /**

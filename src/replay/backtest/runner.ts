@@ -260,6 +260,7 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
     }));
   let kernel: Kernel | null = null;
   let closedOrders: Subscription | undefined;
+  let stopFunding: (() => void) | undefined;
   let stopped = false;
   try {
     kernel = Kernel.create({
@@ -301,6 +302,14 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
           market.price_tick === null ? [] : [[market.market_id, market.price_tick] as const],
         ),
       ),
+    });
+    // Funding payments of the account's positions, to the report apart from fees, after the
+    // fills before them (so the trade they belong to is open in the report).
+    stopFunding = venue.exchange.onPrivateEvent((accountId, event) => {
+      if (accountId === venue.accountId && event.type === 'funding_payment') {
+        reportFills();
+        collector.funding(event.data.market_id, event.data.amount);
+      }
     });
     // The venue's new fills, to the report with the strategy whose order filled.
     let reported = 0;
@@ -434,6 +443,7 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
       shutdown,
     };
   } finally {
+    stopFunding?.();
     closedOrders?.unsubscribe();
     if (kernel !== null && !stopped) kernel.dispose();
     await iterator.return?.();

@@ -102,6 +102,8 @@ interface Group {
   fills: number;
   notional: Decimal;
   fees: Decimal;
+  /** Funding received (negative: paid): kept for the account and per market. */
+  funding: Decimal;
   trades: number;
   winning: number;
   losing: number;
@@ -132,6 +134,7 @@ function newGroup(onClosed: (trip: RoundTrip) => void = () => {}): Group {
     fills: 0,
     notional: ZERO,
     fees: ZERO,
+    funding: ZERO,
     trades: 0,
     winning: 0,
     losing: 0,
@@ -212,6 +215,7 @@ function reportTrade(
     mark_price: mark === null ? null : round(trip.marketId, mark),
     unrealized_pnl: quotient(unrealized),
     fees: quotient(trip.fees),
+    funding: toWire(trip.funding),
     net_pnl: quotient(trip.netPnl.plus(unrealized)),
     duration_ms: (trip.closedAt ?? endMs) - trip.openedAt,
     mae: ratio(excursion.adverse),
@@ -326,6 +330,22 @@ export class ReportCollector {
   order(marketId: string, side: 'buy' | 'sell', t: number, price: string): void {
     const market = this.markets.get(marketId);
     (side === 'buy' ? market?.buyOrders : market?.sellOrders)?.add(t, price);
+  }
+
+  /**
+   * A funding payment of the account's position in `marketId` (`amount` received; negative:
+   * paid): in the account's and the market's funding, and in the trade open in that market.
+   */
+  funding(marketId: string, amount: string): void {
+    const value = parseDecimal(amount);
+    this.account.funding = this.account.funding.plus(value);
+    let marketGroup = this.marketGroups.get(marketId);
+    if (marketGroup === undefined) {
+      marketGroup = newGroup();
+      this.marketGroups.set(marketId, marketGroup);
+    }
+    marketGroup.funding = marketGroup.funding.plus(value);
+    this.account.book.funding(marketId, value);
   }
 
   /** A fill, with the strategy whose order it was and why it traded (when it closes a trade). */
@@ -461,6 +481,7 @@ export class ReportCollector {
       realizedGrossPnl: account.realizedGross.plus(openGross),
       unrealizedPnl: unrealized,
       fees: account.fees,
+      funding: account.funding,
       returnFraction: netPnl.div(this.startingBalance),
       sharpe: figures.sharpe,
       drawdown: figures.drawdown,
@@ -613,6 +634,7 @@ export class ReportCollector {
         ...groupFigures(group),
         open_trades: open.get(marketId) ?? 0,
         final_position: toWire(this.markets.get(marketId)?.quantity ?? ZERO),
+        funding: toWire(group.funding),
       };
     });
   }

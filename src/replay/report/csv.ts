@@ -67,6 +67,7 @@ export const TRADE_HEADS = [
   'unrealized_pnl',
   'fees',
   'net_pnl',
+  'funding',
 ] as const;
 
 export function tradeRow(trade: ReportTrade): Cell[] {
@@ -89,6 +90,7 @@ export function tradeRow(trade: ReportTrade): Cell[] {
     trade.unrealized_pnl,
     trade.fees,
     trade.net_pnl,
+    trade.funding,
   ];
 }
 

@@ -30,10 +30,15 @@ export function summaryFigures(report: BacktestReport): Figure[] {
     },
     {
       label: 'Gross PnL',
-      text: `${money(summary.gross_pnl)} = realized ${summary.realized_gross_pnl} + unrealized ${summary.unrealized_pnl}${/^-?0(?:\.0*)?$/.test(summary.gross_pnl_other) ? '' : ` + other ${summary.gross_pnl_other}`}`,
-      help: 'Net PnL plus fees. Realized: the sum of the trade rows’ gross PnL; unrealized: the open trades marked at the end of the data; other: what the trades do not explain (a liquidation’s loss beyond its margin).',
+      text: `${money(summary.gross_pnl)} = realized ${summary.realized_gross_pnl} + unrealized ${summary.unrealized_pnl}${/^-?0(?:\.0*)?$/.test(summary.funding) ? '' : ` + funding ${summary.funding}`}${/^-?0(?:\.0*)?$/.test(summary.gross_pnl_other) ? '' : ` + other ${summary.gross_pnl_other}`}`,
+      help: 'Net PnL plus fees. Realized: the sum of the trade rows’ gross PnL; unrealized: the open trades marked at the end of the data; funding: what positions received (negative: paid) at funding times; other: what the trades do not explain (a liquidation’s loss beyond its margin).',
     },
     { label: 'Fees', text: money(summary.fees), help: 'Sum of fill fees (negative: rebates).' },
+    {
+      label: 'Funding',
+      text: money(summary.funding),
+      help: 'Funding received (negative: paid) by positions at funding times, apart from fees; per market and per trade in their tables.',
+    },
     { label: 'Return', text: percentText(summary.return), help: 'Net PnL / starting balance.' },
     {
       label: 'Sharpe',

@@ -89,9 +89,9 @@ function marketsTable(report: BacktestReport): string {
     (market) =>
       `<tr>${cell(market.market_id, 'text')}${groupCells(market)
         .map((value) => cell(value))
-        .join('')}${cell(market.final_position)}</tr>`,
+        .join('')}${cell(market.final_position)}${cell(market.funding)}</tr>`,
   );
-  return `<table class="markets">${headRow(['Market', ...GROUP_HEADS, 'Final position'])}${rows.join('')}</table>`;
+  return `<table class="markets">${headRow(['Market', ...GROUP_HEADS, 'Final position', 'Funding'])}${rows.join('')}</table>`;
 }
 
 /** The data's gaps, one row each (the JSON report has the order ids). */
@@ -145,6 +145,7 @@ function tradesTable(report: BacktestReport): string {
     'Gross PnL',
     'Unrealized',
     'Fees',
+    'Funding',
     'Net PnL',
   ]);
   const rows = report.trades.slice(0, MAX_TRADE_ROWS).map((trade, index) => {
@@ -156,7 +157,7 @@ function tradesTable(report: BacktestReport): string {
           : /^0(?:\.0*)?$/.test(trade.net_pnl)
             ? 'even'
             : 'win';
-    return `<tr class="${result}">${cell(index + 1)}${cell(trade.market_id, 'text')}${cell(trade.direction, 'text')}${cell(trade.opened_at, 'text')}${cell(trade.closed_at ?? 'open', 'text')}${cell(exitReasonText(trade.exit_reason), 'text')}${cell(durationText(trade.duration_ms))}${cell(trade.opened_quantity)}${cell(trade.entry_price)}${cell(trade.exit_price)}${cell(trade.mark_price)}${cell(percentText(trade.mae))}${cell(percentText(trade.mfe))}${cell(trade.gross_pnl)}${cell(trade.unrealized_pnl)}${cell(trade.fees)}${cell(trade.net_pnl, 'pnl')}</tr>`;
+    return `<tr class="${result}">${cell(index + 1)}${cell(trade.market_id, 'text')}${cell(trade.direction, 'text')}${cell(trade.opened_at, 'text')}${cell(trade.closed_at ?? 'open', 'text')}${cell(exitReasonText(trade.exit_reason), 'text')}${cell(durationText(trade.duration_ms))}${cell(trade.opened_quantity)}${cell(trade.entry_price)}${cell(trade.exit_price)}${cell(trade.mark_price)}${cell(percentText(trade.mae))}${cell(percentText(trade.mfe))}${cell(trade.gross_pnl)}${cell(trade.unrealized_pnl)}${cell(trade.fees)}${cell(trade.funding)}${cell(trade.net_pnl, 'pnl')}</tr>`;
   });
   const shown = Math.min(report.trades.length, MAX_TRADE_ROWS);
   const more =

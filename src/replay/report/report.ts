@@ -56,7 +56,9 @@ export interface ReportTrade {
   /** An open trade: what it still holds marked at `mark_price`; "0" for a closed one. */
   readonly unrealized_pnl: string;
   readonly fees: string;
-  /** gross_pnl + unrealized_pnl − fees. */
+  /** Funding received (negative: paid) while the trade was open, apart from fees. */
+  readonly funding: string;
+  /** gross_pnl + unrealized_pnl − fees + funding. */
   readonly net_pnl: string;
   /** Closed (or end of run, for an open trip) minus opened. */
   readonly duration_ms: number;
@@ -103,6 +105,8 @@ export interface ReportMarket extends ReportGroup {
   readonly market_id: string;
   /** Signed position at the end (long positive). */
   readonly final_position: string;
+  /** Funding received (negative: paid) by the market's positions, apart from `fees`. */
+  readonly funding: string;
 }
 
 export interface ReportStrategy extends ReportGroup {
@@ -220,7 +224,7 @@ export interface ReportSummary extends ReportTradeFigures {
   readonly starting_balance: string;
   readonly ending_equity: string;
   readonly net_pnl: string;
-  /** Net PnL plus fees: realized_gross_pnl + unrealized_pnl + gross_pnl_other. */
+  /** Net PnL plus fees: realized_gross_pnl + unrealized_pnl + funding + gross_pnl_other. */
   readonly gross_pnl: string;
   /** The sum of the trades' `gross_pnl` (every trade, open ones' realized part included). */
   readonly realized_gross_pnl: string;
@@ -229,6 +233,8 @@ export interface ReportSummary extends ReportTradeFigures {
   /** Gross PnL the trades do not explain (a liquidation's loss beyond its margin); normally 0. */
   readonly gross_pnl_other: string;
   readonly fees: string;
+  /** Funding received (negative: paid) over the run, apart from fees (in net and gross PnL). */
+  readonly funding: string;
   readonly return: string;
   /** Per period (`sharpe_period_ms`), not annualized. */
   readonly sharpe: string | null;
@@ -306,6 +312,8 @@ export type SummaryInput = Omit<BacktestStatistics, 'roundTrips'> & {
   readonly averageTradeDurationMs: number | null;
   readonly realizedGrossPnl: Decimal;
   readonly unrealizedPnl: Decimal;
+  /** Funding received over the run (zero when none was paid). */
+  readonly funding?: Decimal;
 };
 
 export function reportSummary(statistics: SummaryInput): ReportSummary {
@@ -317,9 +325,13 @@ export function reportSummary(statistics: SummaryInput): ReportSummary {
     realized_gross_pnl: quotient(statistics.realizedGrossPnl),
     unrealized_pnl: quotient(statistics.unrealizedPnl),
     gross_pnl_other: quotient(
-      statistics.grossPnl.minus(statistics.realizedGrossPnl).minus(statistics.unrealizedPnl),
+      statistics.grossPnl
+        .minus(statistics.realizedGrossPnl)
+        .minus(statistics.unrealizedPnl)
+        .minus(statistics.funding ?? 0),
     ),
     fees: toWire(statistics.fees),
+    funding: toWire(statistics.funding ?? new Big(0)),
     return: ratio(statistics.returnFraction),
     sharpe: ratioOrNull(statistics.sharpe.ratio),
     sortino: ratioOrNull(statistics.sharpe.sortino),

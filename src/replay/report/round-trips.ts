@@ -62,6 +62,9 @@ export interface RoundTrip {
   readonly grossPnl: Decimal;
   /** Fees paid on the trip's share of its fills. */
   readonly fees: Decimal;
+  /** Funding received (negative: paid) while the trip was open (`RoundTripBook.funding`). */
+  readonly funding: Decimal;
+  /** grossPnl − fees + funding. */
   readonly netPnl: Decimal;
   /**
    * Fills that took part, in order, the first `TRADE_FILL_IDS` of them; a fill that crossed zero
@@ -101,6 +104,7 @@ interface OpenTrip {
   closedNotional: Decimal;
   grossPnl: Decimal;
   fees: Decimal;
+  funding: Decimal;
   readonly fillIds: string[];
   fillCount: number;
   priceLow: string | null;
@@ -138,7 +142,8 @@ function finish(trip: OpenTrip, closedAt: number | null): RoundTrip {
     exitPrice: trip.closedQuantity.gt(0) ? trip.closedNotional.div(trip.closedQuantity) : null,
     grossPnl: trip.grossPnl,
     fees: trip.fees,
-    netPnl: trip.grossPnl.minus(trip.fees),
+    funding: trip.funding,
+    netPnl: trip.grossPnl.minus(trip.fees).plus(trip.funding),
     fillIds: trip.fillIds,
     fillCount: trip.fillCount,
     priceLow: trip.priceLow,
@@ -261,6 +266,14 @@ export class RoundTripBook {
       .map((trip) => finish(trip, null));
   }
 
+  /** A funding payment (received; negative: paid) of the trip open under `key`; false if none. */
+  funding(key: string, amount: Decimal): boolean {
+    const trip = this.trips.get(key);
+    if (trip === undefined) return false;
+    trip.funding = trip.funding.plus(amount);
+    return true;
+  }
+
   private start(
     key: string,
     marketId: string,
@@ -282,6 +295,7 @@ export class RoundTripBook {
       closedNotional: ZERO,
       grossPnl: ZERO,
       fees: fee,
+      funding: ZERO,
       fillIds: [fillId],
       fillCount: 1,
       priceLow: null,

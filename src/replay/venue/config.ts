@@ -18,6 +18,7 @@ import {
   type EmulatorConfigInput,
   loadEmulatorConfig,
   parseEmulatorConfig,
+  SelfTradePrevention,
 } from '../../emulator/index.ts';
 import type { Market } from '../../protocol/index.ts';
 
@@ -107,6 +108,11 @@ export const ReplayVenueConfig = z.strictObject({
    * soon as a recorded trade reaches its price (optimistic, for comparison).
    */
   queue_position: z.boolean().default(true),
+  /**
+   * Self-trade prevention of the replay's engine (`cancel_incoming`, `cancel_resting` or
+   * `cancel_both`, as in the emulator config); null: the emulator config's.
+   */
+  self_trade_prevention: SelfTradePrevention.nullable().default(null),
 });
 export type ReplayVenueConfig = z.infer<typeof ReplayVenueConfig>;
 export type ReplayVenueConfigInput = z.input<typeof ReplayVenueConfig>;
@@ -229,6 +235,7 @@ export function replayEngineConfig(
     fees: base.fees,
     route: base.route,
     latency: { submit_ms: 0 },
+    self_trade_prevention: config.self_trade_prevention ?? base.self_trade_prevention,
     simulation: { enabled: false, step_ms: base.simulation.step_ms },
     retention: { trades: 100, candles: 1 },
     markets: marketInputs,

@@ -53,7 +53,7 @@ import type {
   PublicTrade,
   TickerData,
 } from '../../protocol/index.ts';
-import { TERMINAL_ORDER_STATUSES } from '../../protocol/index.ts';
+import { parseTimestamp, TERMINAL_ORDER_STATUSES } from '../../protocol/index.ts';
 import type { MarketDataVenue } from '../../runtime/streams/market-data.ts';
 import type { Ticker } from '../../runtime/strategy/types.ts';
 import { closedCandleHistory } from '../../runtime/streams/candles.ts';
@@ -414,12 +414,27 @@ export class ReplayVenue implements MarketDataVenue {
 
   private applyMark(market: ReplayMarket, data: TickerData): void {
     market.pendingTicker = null;
-    if (data.mark_price === null) return;
-    const markTicks = market.priceTicks(data.mark_price);
-    if (markTicks === null || markTicks < 1) return;
-    const indexTicks =
-      data.index_price === null ? markTicks : (market.priceTicks(data.index_price) ?? markTicks);
-    this.exchange.setReferencePrices(market.marketId, Math.max(1, indexTicks), markTicks);
+    const markTicks = data.mark_price === null ? null : market.priceTicks(data.mark_price);
+    if (markTicks !== null && markTicks >= 1) {
+      const indexTicks =
+        data.index_price === null ? markTicks : (market.priceTicks(data.index_price) ?? markTicks);
+      this.exchange.setReferencePrices(market.marketId, Math.max(1, indexTicks), markTicks);
+      this.version++;
+    }
+    this.applyFunding(market, data);
+  }
+
+  /**
+   * A recorded ticker with funding (the emulator's carry it) publishes it to the engine, after
+   * the mark as live: a funding time that passed is settled at the rate recorded for it.
+   */
+  private applyFunding(market: ReplayMarket, data: TickerData): void {
+    const rate = data.funding_rate;
+    const next = data.next_funding_time;
+    if (rate === undefined || rate === null || next === undefined || next === null) return;
+    const nextMs = parseTimestamp(next);
+    if (nextMs === null) return;
+    this.exchange.setFunding(market.marketId, rate, nextMs);
     this.version++;
   }
 
