@@ -256,7 +256,9 @@ describe('paperbot doctor on a wire profile', () => {
     );
     expect(stdout).toMatch(/signing input sent \(no secret\):/);
     expect(stdout).toMatch(/signed +"GET \/v1\/account\|/);
-    expect(stdout).toMatch(/-> compare .*venue\.wire\.signature_encoding \(base64url\)/);
+    expect(stdout).toMatch(
+      /-> compare these wire settings .*venue\.wire\.signature_encoding \(base64url\)/,
+    );
     expect(stdout).toMatch(/paperbot doctor: the bot cannot trade/);
     for (const secret of secretForms) {
       expect(stdout).not.toContain(secret);

@@ -77,7 +77,7 @@ export async function checkAccount(context: Context, rest: RestClient): Promise<
     return fail(
       'account',
       `the service refused the signature of GET /v1/account (${said}; ${where})`,
-      `compare with the service's signing rules these settings of venue.wire (or the --wire file): ${description.settingsToCheck.join('; ')}`,
+      `compare these wire settings (venue.wire, or the --wire file) with the service's signing rules: ${description.settingsToCheck.join('; ')}`,
       {
         lines: ['signing input sent (no secret):', ...description.lines],
         details: {
