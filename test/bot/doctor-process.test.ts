@@ -243,7 +243,7 @@ describe('paperbot doctor', () => {
     expect(stdout).toMatch(/target +\/v1\/account/);
     expect(stdout).toMatch(/nonce +[A-Za-z0-9_-]{16,}/);
     expect(stdout).toMatch(
-      /-> compare with the service's signing rules, in venue\.wire: .*signature encoding/,
+      /-> compare these wire settings .*venue\.wire\.signature_encoding \(base64\)/,
     );
     expect(stdout).not.toContain(secret);
   }, 60_000);

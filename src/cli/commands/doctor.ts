@@ -1,6 +1,7 @@
 /**
  * `paperbot doctor`: the first command to run with a real key. It reads the key (`--key`, or
- * the config's `venue.key_file`), then checks in order everything the bot needs from the
+ * the config's `venue.key_file`) and the wire profile to sign with (`--wire`, or the config's
+ * `venue.wire`), then checks in order everything the bot needs from the
  * service, each with a verdict and one line of advice, and places nothing. Exit 0 when the bot
  * could trade, 1 when not; `--json` prints the report for scripts.
  */
@@ -26,6 +27,7 @@ interface DoctorOptions {
   readonly config?: string;
   readonly key?: string;
   readonly caFile?: string;
+  readonly wire?: string;
   readonly market?: string[];
   readonly timeoutMs?: string;
   readonly json?: boolean;
@@ -68,7 +70,7 @@ export async function doctorReport(
   const config: CheckResult = {
     id: 'config',
     verdict: 'ok',
-    summary: `key ${settings.credential.keyId} (scopes ${settings.credential.scopes.join(', ')}) from ${sourceLabel(source)}${settings.transport.ca === undefined ? '' : ', with its CA file'}`,
+    summary: `key ${settings.credential.keyId} (scopes ${settings.credential.scopes.join(', ')}) from ${sourceLabel(source)}${settings.transport.ca === undefined ? '' : ', with its CA file'}; wire profile ${settings.wireSource}`,
     advice: null,
   };
   return reportOf(report.target, [config, ...report.checks]);
@@ -84,9 +86,13 @@ export function registerDoctorCommand(
     .description(
       'Check a key and its service step by step before running the bot (places nothing).',
     )
-    .option('--config <file>', 'bot config: its venue.key_file, venue.ca_file and markets')
+    .option(
+      '--config <file>',
+      'bot config: its venue.key_file, venue.ca_file, venue.wire and markets',
+    )
     .option('--key <file>', 'a key file, without a config')
     .option('--ca-file <file>', 'PEM certificates to trust (overrides venue.ca_file)')
+    .option('--wire <file>', 'a wire profile file to sign with (overrides venue.wire)')
     .option('--market <id>', 'simulate an order on this market (repeatable)', collect)
     .option('--timeout-ms <ms>', 'each network step (default: venue.request_timeout_ms, 10000)')
     .option('--json', 'print the report as JSON')
@@ -109,6 +115,7 @@ export function registerDoctorCommand(
           ...(options.config === undefined ? {} : { config: options.config }),
           ...(options.key === undefined ? {} : { key: options.key }),
           ...(options.caFile === undefined ? {} : { caFile: options.caFile }),
+          ...(options.wire === undefined ? {} : { wire: options.wire }),
           ...(options.market === undefined ? {} : { markets: options.market }),
         },
         timeoutMs,

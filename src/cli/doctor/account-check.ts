@@ -1,23 +1,25 @@
 /**
- * The signed GET /v1/account, sent by the doctor itself so that it knows exactly what it
- * signed: on INVALID_SIGNATURE the report shows that signing input (no secret) and the wire
- * settings to compare. Bounded in time and size like every read.
+ * The signed GET /v1/account, sent by the doctor itself under the configured wire profile so
+ * that it knows exactly what it signed: on INVALID_SIGNATURE the report shows that signing
+ * input (no secret) and the wire settings to compare, with their values. Bounded in time and
+ * size like every read.
  */
 import { request } from 'undici';
 import { createRestDispatcher, type RestClient } from '../../client/index.ts';
 import { boundedReadFailure, deadlineOf, readAtMost } from '../../core/bounded-read.ts';
 import { adviceFor, type Context, errorText, fail, ok } from './check-kit.ts';
 import type { CheckResult } from './report.ts';
-import { describeSigningInput, signProbe } from './signing-input.ts';
+import { describeSentRequest, signProbe } from './signing-input.ts';
 
 const PROBE_MAX_BYTES = 1024 * 1024;
 
 export async function checkAccount(context: Context, rest: RestClient): Promise<CheckResult> {
   const { credential } = context;
+  const { wireProfile, wireSource } = context.settings;
   const base = new URL(credential.apiBaseUrl);
   const target = `${base.pathname.replace(/\/+$/, '')}/v1/account`;
   const offset = rest.clockOffset()?.offsetMs ?? 0;
-  const { headers, sent } = signProbe(credential, {
+  const { headers, sent } = signProbe(credential, wireProfile, {
     method: 'GET',
     target,
     timestampMs: Math.round(context.clock.now() + offset),
@@ -71,12 +73,20 @@ export async function checkAccount(context: Context, rest: RestClient): Promise<
   }
   const said = `${code ?? 'no error code'}${typeof failure.message === 'string' ? `: ${failure.message}` : ''}`;
   if (code === 'INVALID_SIGNATURE') {
-    const description = describeSigningInput(sent);
+    const description = describeSentRequest(wireProfile, wireSource, sent);
     return fail(
       'account',
       `the service refused the signature of GET /v1/account (${said}; ${where})`,
-      `compare with the service's signing rules, in venue.wire: ${description.settingsToCheck.join(', ')}`,
-      { lines: description.lines, details: { code, status, request_id: requestId } },
+      `compare these wire settings (venue.wire, or the --wire file) with the service's signing rules: ${description.settingsToCheck.join('; ')}`,
+      {
+        lines: ['signing input sent (no secret):', ...description.lines],
+        details: {
+          code,
+          status,
+          request_id: requestId,
+          settings_to_check: description.settingsToCheck,
+        },
+      },
     );
   }
   const advice: Record<string, string> = {

@@ -99,6 +99,9 @@ async function runChecks(context: Context): Promise<void> {
     retry: { maxAttempts: 1 },
     clockSync: 'manual',
     transport: context.transport,
+    // The WebSocket auth of the stream check is signed with the same profile (StreamClient
+    // takes it from this client).
+    wireProfile: context.settings.wireProfile,
   });
   context.rest = rest;
 

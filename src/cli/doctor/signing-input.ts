@@ -1,18 +1,20 @@
 /**
- * The signing input of a request, described for a person reading an INVALID_SIGNATURE: each
- * field on its own line with its name, and the wire settings a mismatch comes from. No secret
- * is in it (the key id is an identifier; the signature and the private key are left out).
- *
- * The one place of the doctor that knows how the project signs (SVC1 today, contract section 1,
- * through `src/signing`): when signing becomes configurable (`venue.wire`), `signProbe` and
- * `describeSigningInput` are swapped for the signing module's own, for the configured profile.
+ * The doctor's signed probe, under the configured wire profile, and the description of what it
+ * signed for a person reading an INVALID_SIGNATURE: the exact signing input the signing module
+ * built (`describeSigningInput`), its fields one per line, and the wire settings a mismatch
+ * comes from (`wireSettingsToCheck`), each with its value. No secret is in it (the key id is an
+ * identifier; the signature and the private key are left out).
  */
 import {
   bodySha256Hex,
-  buildCanonicalRequestText,
   type Credential,
-  generateNonce,
-  signRequest,
+  describeParts,
+  describeSigningInput,
+  formatWireTimestamp,
+  generateWireNonce,
+  signRequestWithProfile,
+  type WireProfile,
+  wireSettingsToCheck,
 } from '../../signing/index.ts';
 
 export interface SentRequest {
@@ -26,46 +28,50 @@ export interface SentRequest {
 }
 
 export interface SigningInputDescription {
-  /** The input, one field per line, named. */
+  /** The input exactly as signed, then its fields one per line, named. */
   readonly lines: readonly string[];
-  /** The settings that decide the input and the signature, to compare with the service's. */
+  /** The `venue.wire` settings that decide the input and the signature, with their values. */
   readonly settingsToCheck: readonly string[];
 }
 
-const FIELD_NAMES = ['version', 'method', 'target', 'key id', 'timestamp', 'nonce', 'body sha256'];
-
-export function describeSigningInput(request: SentRequest): SigningInputDescription {
-  const text = buildCanonicalRequestText({
-    method: request.method,
-    target: request.target,
-    keyId: request.keyId,
-    timestampMs: request.timestampMs,
-    nonce: request.nonce,
-    bodySha256: bodySha256Hex(request.body),
-  });
-  const lines = text
-    .split('\n')
-    .map((value, index) => `${(FIELD_NAMES[index] ?? `field ${index + 1}`).padEnd(11)} ${value}`);
+export function describeSentRequest(
+  profile: WireProfile,
+  profileSource: string,
+  request: SentRequest,
+): SigningInputDescription {
+  const bodySha256 = bodySha256Hex(request.body);
+  const text = describeSigningInput(profile, { ...request, bodySha256 });
+  const field = (name: string, value: string): string => `${name.padEnd(11)} ${value}`;
   return {
-    lines: ['signing input (fields joined by "\\n", signed with Ed25519, sent base64):', ...lines],
-    settingsToCheck: [
-      'the fields and their order',
-      'the separator',
-      'the timestamp unit (ms)',
-      'the signature encoding (base64)',
-      'the nonce format',
-      'the header names (SVC-API-KEY, SVC-TIMESTAMP, SVC-NONCE, SVC-SIGNATURE)',
+    lines: [
+      field('profile', profileSource),
+      field('template', describeParts(profile.requestInput)),
+      // JSON string: separators, spaces and line feeds are visible exactly as signed.
+      field('signed', JSON.stringify(text)),
+      field('method', request.method),
+      field('target', request.target),
+      field('key id', request.keyId),
+      field('timestamp', formatWireTimestamp(profile.timestamp, request.timestampMs)),
+      field('nonce', request.nonce),
+      field('body sha256', bodySha256),
+      field(
+        'signature',
+        `Ed25519, sent ${profile.signatureEncoding} in ${profile.headers.signature}`,
+      ),
     ],
+    settingsToCheck: wireSettingsToCheck(profile),
   };
 }
 
-/** Signs the doctor's probe request; returns the headers to send and what was signed. */
+/** Signs the doctor's probe under `profile`; returns the headers to send and what was signed. */
 export function signProbe(
   credential: Credential,
+  profile: WireProfile,
   request: Omit<SentRequest, 'keyId' | 'nonce'>,
 ): { readonly headers: Record<string, string>; readonly sent: SentRequest } {
-  const nonce = generateNonce();
-  const headers = signRequest({
+  // The nonce is made here, not by the signer, so that the description shows the one sent.
+  const nonce = generateWireNonce(profile.nonce.format, profile.nonce.length);
+  const headers = signRequestWithProfile(profile, {
     signer: credential.createSigner('native'),
     keyId: credential.keyId,
     method: request.method,
@@ -74,5 +80,5 @@ export function signProbe(
     timestampMs: request.timestampMs,
     nonce,
   });
-  return { headers: { ...headers }, sent: { ...request, keyId: credential.keyId, nonce } };
+  return { headers, sent: { ...request, keyId: credential.keyId, nonce } };
 }

@@ -152,7 +152,7 @@ export async function checkStream(context: Context, rest: RestClient): Promise<C
   } catch (error) {
     const text = errorText(error);
     const advice = /INVALID_SIGNATURE/.test(text)
-      ? "the WebSocket auth frame is signed differently than the service expects: check venue.wire (the auth frame's fields and signing input)"
+      ? 'the WebSocket auth frame is signed differently than the service expects: check venue.wire.websocket_auth (its fields and signing input) and venue.wire.scopes, in venue.wire or the --wire file'
       : adviceFor(error);
     return fail('stream', `the WebSocket ${stream.url} failed: ${text}`, advice);
   } finally {
