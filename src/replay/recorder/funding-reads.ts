@@ -129,7 +129,8 @@ export class FundingReads {
     if (market.next !== null && time > market.next) market.interval = time - market.next;
     market.next = time;
     // Close enough to the time that no later rate will stand for it.
-    if (now >= time - leadMs) market.recorded = { funding_rate: read.funding_rate, funding_time: timeText };
+    if (now >= time - leadMs)
+      market.recorded = { funding_rate: read.funding_rate, funding_time: timeText };
     if (now < time - leadMs) this.schedule(market, time - leadMs);
     else if (market.interval !== null) this.schedule(market, time + market.interval - leadMs);
     // Otherwise the first ticker at or after `time` reads the next one (`onTicker`).

@@ -7,7 +7,14 @@
 import { filter, map } from 'rxjs';
 import type { RestClient, StreamClient } from '../../client/index.ts';
 import type { Exchange } from '../../emulator/index.ts';
-import type { Book, Candle, Market, PrivateEvent, PublicTrade, TickerData } from '../../protocol/index.ts';
+import type {
+  Book,
+  Candle,
+  Market,
+  PrivateEvent,
+  PublicTrade,
+  TickerData,
+} from '../../protocol/index.ts';
 import type { GapListener, RecorderSource } from './recorder.ts';
 
 export interface ClientSourceOptions {

@@ -5,7 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { VirtualClock } from '../../../src/core/clock.ts';
-import { DEFAULT_EMULATOR_CONFIG_INPUT, type RunningEmulator } from '../../../src/emulator/index.ts';
+import {
+  DEFAULT_EMULATOR_CONFIG_INPUT,
+  type RunningEmulator,
+} from '../../../src/emulator/index.ts';
 import { Market, TickerSnapshotFrame, TickerUpdateFrame } from '../../../src/protocol/index.ts';
 import { publicGet, startTestEmulator, TestHttp, TestSocket } from './helpers.ts';
 
