@@ -200,13 +200,6 @@ export const TickerData = z.strictObject({
   index_price: DecimalString.nullable(),
   last_price: DecimalString.nullable(),
   data_status: MarketDataStatusReading,
-  /**
-   * paperbot's emulator adds the market's funding (as GET /v1/markets/{id} shows it) once it is
-   * published, so a recording carries the rate each funding time was settled at. Optional: the
-   * interface's ticker shows neither.
-   */
-  funding_rate: DecimalString.nullable().optional(),
-  next_funding_time: Rfc3339Utc.nullable().optional(),
 });
 export type TickerData = z.infer<typeof TickerData>;
 

@@ -426,13 +426,7 @@ export class Exchange implements VenueDriver {
     const market = context.marketOf(marketId);
     context.run(() => {
       if (this.funding.settle(market)) this.liquidation.check(market);
-      if (
-        !market.fundingPublished ||
-        market.fundingRate !== rate ||
-        market.nextFundingTime !== nextFundingTime
-      ) {
-        context.markTicker(market);
-      }
+      // No ticker update: the ticker shows no funding (the Market resource does).
       market.fundingRate = rate;
       market.nextFundingTime = nextFundingTime;
       market.fundingPublished = true;

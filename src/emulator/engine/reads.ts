@@ -475,13 +475,6 @@ export class Reads {
       index_price: market.tick.format(market.indexTicks),
       last_price: market.lastTradeTicks === null ? null : market.tick.format(market.lastTradeTicks),
       data_status: market.dataStatus,
-      // Once published, so that a recording carries the rate each funding time settles at.
-      ...(market.fundingPublished
-        ? {
-            funding_rate: market.fundingRate,
-            next_funding_time: this.context.timestamp(market.nextFundingTime),
-          }
-        : {}),
     };
   }
 }

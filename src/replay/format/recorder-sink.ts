@@ -18,7 +18,7 @@ import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Clock, TimerHandle } from '../../core/clock.ts';
 import { isPaperbotError, PaperbotError } from '../../core/errors.ts';
-import type { Book, Market, PrivateEvent, PublicTrade, TickerData } from '../../protocol/index.ts';
+import type { Book, Market, PrivateEvent, PublicTrade } from '../../protocol/index.ts';
 import { EventLogWriter } from './event-log-writer.ts';
 import {
   type Compression,
@@ -35,6 +35,7 @@ import {
   gapRecord,
   privateRecord,
   type RecordedEvent,
+  type RecordedTickerData,
   type RecordedStream,
   tickerRecord,
   tradeRecord,
@@ -143,7 +144,7 @@ export class RecordingSink {
   }
 
   /** `t` defaults to the sink's clock: the time the recorder received the event. */
-  ticker(data: TickerData, t?: number): void {
+  ticker(data: RecordedTickerData, t?: number): void {
     this.append(tickerRecord(this.stamp(t), data));
   }
 

@@ -7,7 +7,8 @@
  * the venue's own timestamps stay untouched inside the payload. `m` is present whenever the
  * record concerns one market (every public record, most private ones). `d` is the wire object
  * exactly as the protocol schemas describe it, so a replay hands the strategy the same objects a
- * live session would have seen.
+ * live session would have seen. The one addition is a ticker's funding (`RecordedTickerData`): the
+ * recorder reads it from the market, since the interface's ticker does not carry it.
  *
  * The types here are plain TypeScript: decoding on the replay hot path is `JSON.parse` (or the
  * binary cache) and nothing else. The zod schema `RecordedEventSchema` is for verification at
@@ -22,6 +23,8 @@ import {
   type PrivateEvent as PrivateEventType,
   PublicTrade,
   type PublicTrade as PublicTradeType,
+  DecimalString,
+  Rfc3339Utc,
   TickerData,
   type TickerData as TickerDataType,
 } from '../../protocol/index.ts';
@@ -46,10 +49,45 @@ interface RecordHeader {
   readonly t: number;
 }
 
+/**
+ * A recorded ticker: the wire ticker, plus the market's funding when the recorder knows it.
+ *
+ * - `funding_rate` and `funding_time`: the rate the market showed (GET /v1/markets/{id}) for the
+ *   funding time `funding_time`, read shortly before that time; the recorder writes them on
+ *   every ticker after the read, so a replay settles `funding_time` at that rate and at the mark
+ *   of the first ticker at or after it (`recorder/funding-reads.ts`).
+ * - `next_funding_time` (with `funding_rate`): recordings made while paperbot's emulator still
+ *   sent funding in its ticker frames; the market's current rate and next time, read as then.
+ */
+export const RecordedTickerData = TickerData.extend({
+  funding_rate: DecimalString.nullable().optional(),
+  funding_time: Rfc3339Utc.optional(),
+  next_funding_time: Rfc3339Utc.nullable().optional(),
+});
+export type RecordedTickerData = z.infer<typeof RecordedTickerData>;
+
+/** The ticker as the interface shows it: a recorded ticker without the recorder's funding. */
+export function wireTickerData(data: RecordedTickerData): TickerDataType {
+  if (
+    data.funding_rate === undefined &&
+    data.funding_time === undefined &&
+    data.next_funding_time === undefined
+  ) {
+    return data;
+  }
+  return {
+    market_id: data.market_id,
+    mark_price: data.mark_price,
+    index_price: data.index_price,
+    last_price: data.last_price,
+    data_status: data.data_status,
+  };
+}
+
 export interface TickerRecord extends RecordHeader {
   readonly k: 'ticker';
   readonly m: string;
-  readonly d: TickerDataType;
+  readonly d: RecordedTickerData;
 }
 
 export interface BookRecord extends RecordHeader {
@@ -98,7 +136,7 @@ export const RecordedEventSchema = z
       ...header,
       k: z.literal('ticker'),
       m: z.string(),
-      d: TickerData,
+      d: RecordedTickerData,
     }),
     z.strictObject({ ...header, k: z.literal('book'), m: z.string(), d: Book }),
     z.strictObject({
@@ -158,7 +196,7 @@ function marketOfPayload(record: RecordedEvent): string | undefined {
   }
 }
 
-export function tickerRecord(t: number, data: TickerDataType): TickerRecord {
+export function tickerRecord(t: number, data: RecordedTickerData): TickerRecord {
   return { v: FORMAT_VERSION, t, k: 'ticker', m: data.market_id, d: data };
 }
 

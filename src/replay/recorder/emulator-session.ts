@@ -144,6 +144,9 @@ export async function recordEmulatorSession(
     tradesIntervalMs: options.tradesIntervalMs,
     privateEvents: accountId !== null,
     tap: marketData,
+    // Virtual time: read each rate 1 ms before its funding time, after the last step before it
+    // (steps fall on whole milliseconds), so the recording has the rate the emulator settles.
+    fundingLeadMs: 1,
   });
 
   const activity: (() => number)[] = [];

@@ -2,7 +2,9 @@
  * The recorder: what `paperbot record` runs. It follows a source's public streams (and private
  * events when the source has an account) and feeds a `RecordingSink`:
  *
- * - tickers as they arrive (the stream's snapshot and updates);
+ * - tickers as they arrive (the stream's snapshot and updates), each with its market's funding
+ *   as last read from the market resource when the source can read markets (`funding-reads.ts`:
+ *   about one read per market per funding interval);
  * - book snapshots by polling the book at the configured depth every `bookIntervalMs`;
  * - public trades by polling the latest trades every `tradesIntervalMs`, each trade once (by
  *   `trade_id`); the first poll only sets the baseline, so history from before the recording
@@ -20,6 +22,7 @@ import type {
   Book,
   Candle,
   CandleInterval,
+  Market,
   PrivateEvent,
   PublicTrade,
   TickerData,
@@ -27,9 +30,15 @@ import type {
 import type { RecordingManifest } from '../format/manifest.ts';
 import type { RecordedStream } from '../format/records.ts';
 import type { RecordingSink } from '../format/recorder-sink.ts';
+import { FundingReads } from './funding-reads.ts';
 
 /** The largest page of trades the service returns. */
 export const MAX_TRADES_PAGE = 500;
+
+/** Funding rates are read this long before their funding time, unless told otherwise. */
+export const DEFAULT_FUNDING_LEAD_MS = 1_000;
+/** A market that shows no funding time to come is read again after this long. */
+export const FUNDING_RETRY_MS = 60_000;
 
 export type GapListener = (stream: RecordedStream, reason: string, marketId?: string) => void;
 
@@ -39,6 +48,8 @@ export interface RecorderSource {
   getBook(marketId: string, depth: number): Promise<Book>;
   /** The latest public trades, newest first. */
   listTrades(marketId: string, limit: number): Promise<PublicTrade[]>;
+  /** The market resource (its funding); absent when the source has none: no funding recorded. */
+  getMarket?(marketId: string): Promise<Market>;
   /** The market's candle history (for `candles.json`); absent when the source has none. */
   listCandles?(marketId: string, interval: CandleInterval, limit: number): Promise<Candle[]>;
   /** The account's private events; absent when the source has no account. */
@@ -66,6 +77,8 @@ export interface RecorderOptions {
   readonly privateEvents: boolean;
   readonly tradesLimit?: number;
   readonly tap?: RecorderTap;
+  /** How long before a funding time its rate is read (default `DEFAULT_FUNDING_LEAD_MS`). */
+  readonly fundingLeadMs?: number;
   /** A poll or write that failed; the recording goes on. */
   readonly onError?: (error: unknown, context: string) => void;
 }
@@ -90,8 +103,22 @@ export class Recorder {
   private readonly inFlight = new Set<Promise<void>>();
   private running = false;
   private stopping: Promise<RecordingManifest> | null = null;
+  private readonly funding: FundingReads | null;
 
   constructor(private readonly options: RecorderOptions) {
+    const { source } = options;
+    this.funding =
+      source.getMarket === undefined
+        ? null
+        : new FundingReads({
+            marketIds: options.marketIds,
+            readMarket: (marketId) => source.getMarket!(marketId),
+            clock: options.clock,
+            leadMs: options.fundingLeadMs ?? DEFAULT_FUNDING_LEAD_MS,
+            retryMs: FUNDING_RETRY_MS,
+            track: (work) => this.track(work),
+            ...(options.onError === undefined ? {} : { onError: options.onError }),
+          });
     this.markets = options.marketIds.map((marketId) => ({
       marketId,
       bookInFlight: false,
@@ -109,7 +136,8 @@ export class Recorder {
       this.unsubscribers.push(
         source.onTicker(market.marketId, (data) =>
           this.write('ticker', () => {
-            sink.ticker(data);
+            const funding = this.funding?.onTicker(market.marketId) ?? null;
+            sink.ticker(funding === null ? data : { ...data, ...funding });
             this.options.tap?.ticker(market.marketId, data, clock.now());
           }),
         ),
@@ -133,6 +161,7 @@ export class Recorder {
     const pollTrades = () => {
       for (const market of this.markets) this.pollTrades(market);
     };
+    this.funding?.start();
     pollBooks();
     pollTrades();
     this.timers.push(clock.setInterval(pollBooks, this.options.bookIntervalMs));
@@ -149,6 +178,7 @@ export class Recorder {
     this.stopping ??= (async () => {
       this.running = false;
       for (const timer of this.timers.splice(0)) this.options.clock.clearInterval(timer);
+      this.funding?.stop();
       for (const unsubscribe of this.unsubscribers.splice(0)) unsubscribe();
       await this.idle();
       return this.options.sink.close();

@@ -1,13 +1,20 @@
 /**
  * Recorder sources. `clientSource` reads a service (or an emulator) through the typed client:
- * tickers from the stream, books and trades from REST, private events from the stream when
+ * tickers from the stream, books, trades and markets (their funding) from REST, private events from the stream when
  * the client has a key. `exchangeSource` reads an emulator running in this process (the same
  * objects its endpoints serve), which is how sample sessions are recorded on virtual time.
  */
 import { filter, map } from 'rxjs';
 import type { RestClient, StreamClient } from '../../client/index.ts';
 import type { Exchange } from '../../emulator/index.ts';
-import type { Book, Candle, PrivateEvent, PublicTrade, TickerData } from '../../protocol/index.ts';
+import type {
+  Book,
+  Candle,
+  Market,
+  PrivateEvent,
+  PublicTrade,
+  TickerData,
+} from '../../protocol/index.ts';
 import type { GapListener, RecorderSource } from './recorder.ts';
 
 export interface ClientSourceOptions {
@@ -30,6 +37,7 @@ export function clientSource(options: ClientSourceOptions): RecorderSource {
     getBook: (marketId, depth): Promise<Book> => rest.getBook({ market_id: marketId }, { depth }),
     listTrades: (marketId, limit): Promise<PublicTrade[]> =>
       rest.listTrades({ market_id: marketId }, { limit }),
+    getMarket: (marketId): Promise<Market> => rest.getMarket({ market_id: marketId }),
     listCandles: (marketId, interval, limit): Promise<Candle[]> =>
       rest.listCandles({ market_id: marketId }, { interval, limit }),
     onGap(listener: GapListener) {
@@ -75,6 +83,7 @@ export function exchangeSource(options: ExchangeSourceOptions): RecorderSource {
     },
     getBook: async (marketId, depth) => exchange.getBook(marketId, depth),
     listTrades: async (marketId, limit) => exchange.listTrades(marketId, limit),
+    getMarket: async (marketId) => exchange.getMarket(marketId),
     listCandles: async (marketId, interval, limit) =>
       exchange.listCandles(marketId, interval, limit),
   };

@@ -51,14 +51,20 @@ import type {
   OrderStatus,
   PrivateEvent,
   PublicTrade,
-  TickerData,
 } from '../../protocol/index.ts';
 import { parseTimestamp, TERMINAL_ORDER_STATUSES } from '../../protocol/index.ts';
 import type { MarketDataVenue } from '../../runtime/streams/market-data.ts';
 import type { Ticker } from '../../runtime/strategy/types.ts';
 import { closedCandleHistory } from '../../runtime/streams/candles.ts';
 import { type CandleHistory, historyCandles } from '../format/candle-history.ts';
-import type { BookRecord, GapRecord, RecordedEvent, TradeRecord } from '../format/records.ts';
+import {
+  type BookRecord,
+  type GapRecord,
+  type RecordedEvent,
+  type RecordedTickerData,
+  type TradeRecord,
+  wireTickerData,
+} from '../format/records.ts';
 import {
   RECORDED_ASKS,
   RECORDED_BIDS,
@@ -172,7 +178,7 @@ function crossedWhenClipped(
 class ReplayMarket {
   readonly queues: MarketQueues;
   /** A ticker whose mark the engine has not had yet (the market is not engaged). */
-  pendingTicker: TickerData | null = null;
+  pendingTicker: RecordedTickerData | null = null;
   /** The latest snapshot's record: its book is built when first read (`BatchOptions.deferred`). */
   bookRecord: BookRecord | null = null;
   /** The latest snapshot parsed (`book`), or null until something reads it. */
@@ -406,13 +412,14 @@ export class ReplayVenue implements MarketDataVenue {
 
   // ------------------------------------------------------------------ records
 
-  private onTicker(market: ReplayMarket, data: TickerData, t: number): void {
-    this.data.ticker(market.marketId, data, t);
+  private onTicker(market: ReplayMarket, data: RecordedTickerData, t: number): void {
+    // Strategies see the ticker as the interface shows it; the funding is the venue's.
+    this.data.ticker(market.marketId, wireTickerData(data), t);
     if (market.engaged) this.applyMark(market, data);
     else market.pendingTicker = data;
   }
 
-  private applyMark(market: ReplayMarket, data: TickerData): void {
+  private applyMark(market: ReplayMarket, data: RecordedTickerData): void {
     market.pendingTicker = null;
     const markTicks = data.mark_price === null ? null : market.priceTicks(data.mark_price);
     if (markTicks !== null && markTicks >= 1) {
@@ -425,16 +432,24 @@ export class ReplayVenue implements MarketDataVenue {
   }
 
   /**
-   * A recorded ticker with funding (the emulator's carry it) publishes it to the engine, after
-   * the mark as live: a funding time that passed is settled at the rate recorded for it.
+   * A recorded ticker's funding (`RecordedTickerData`) is published to the engine after the
+   * mark. `funding_time`, as the recorder writes it: the rate read shortly before that time is
+   * published for it, and once the ticker is at or after the time a second publication settles
+   * it, at that rate and this ticker's mark, where the emulator settled it live (the first
+   * publication settles nothing new: the time before was settled at its own ticker).
+   * `next_funding_time` (older recordings, whose tickers carried the market's current funding):
+   * published as recorded; a time that passed is settled first at the rate recorded for it.
    */
-  private applyFunding(market: ReplayMarket, data: TickerData): void {
+  private applyFunding(market: ReplayMarket, data: RecordedTickerData): void {
     const rate = data.funding_rate;
-    const next = data.next_funding_time;
-    if (rate === undefined || rate === null || next === undefined || next === null) return;
-    const nextMs = parseTimestamp(next);
-    if (nextMs === null) return;
-    this.exchange.setFunding(market.marketId, rate, nextMs);
+    const time = data.funding_time ?? data.next_funding_time;
+    if (rate === undefined || rate === null || time === undefined || time === null) return;
+    const timeMs = parseTimestamp(time);
+    if (timeMs === null) return;
+    this.exchange.setFunding(market.marketId, rate, timeMs);
+    if (data.funding_time !== undefined && this.clock.now() >= timeMs) {
+      this.exchange.setFunding(market.marketId, rate, timeMs);
+    }
     this.version++;
   }
 

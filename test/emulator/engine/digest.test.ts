@@ -27,10 +27,10 @@ import type {
 } from '../../../src/protocol/index.ts';
 
 // Recorded again for issue 30: self-trade prevention (the run crosses an account's own orders;
-// with the prevention switched off in the code the old digest, 39321efd…, came back), then the
-// funding fields of the ticker (without them, 644c19d8… came back; the run passes no funding
-// time).
-const RECORDED_DIGEST = 'fd7f527c9d346bdbad7ea24dd82526850230580a6163d27002f9e3cd928835d0';
+// with the prevention switched off in the code the old digest, 39321efd…, came back). The
+// ticker frames carry exactly the interface's fields (funding is on the Market resource only;
+// with funding in them, fd7f527c… came back).
+const RECORDED_DIGEST = '644c19d89b54ff85d35dcd0236438ab486735afb6770fac7924b832e79f8cb91';
 
 const directories: string[] = [];
 

@@ -14,6 +14,7 @@ import {
 } from '../../../src/emulator/config.ts';
 import {
   type FundingPaymentEvent,
+  type Market,
   parseTimestamp,
   type TickerData,
 } from '../../../src/protocol/index.ts';
@@ -41,9 +42,12 @@ describe('funding', () => {
     });
     const harness = openHarness({ config });
     const { exchange, clock } = harness;
-    const tickers: { at: number; data: TickerData }[] = [];
+    // Each ticker with the market's funding as GET /v1/markets/{id} shows it at that moment.
+    const tickers: { at: number; data: TickerData; market: Market }[] = [];
     exchange.onTicker((marketId, data) => {
-      if (marketId === 'BTC-PERP') tickers.push({ at: clock.now(), data });
+      if (marketId === 'BTC-PERP') {
+        tickers.push({ at: clock.now(), data, market: exchange.getMarket('BTC-PERP') });
+      }
     });
     exchange.start();
     const long = exchange.createAccount({ startingBalance: '100000' });
@@ -67,10 +71,10 @@ describe('funding', () => {
         const at = parseTimestamp(payment.data.funding_time)!;
         expect(payment.data.side).toBe(side);
         expect(payment.channel).toBe('account');
-        // The rate published for this funding time (the last ticker before it) ...
+        // The rate published for this funding time (the market at the last ticker before it) ...
         const before = tickers.filter((ticker) => ticker.at < at).at(-1)!;
-        expect(before.data.next_funding_time).toBe(payment.data.funding_time);
-        expect(payment.data.funding_rate).toBe(before.data.funding_rate);
+        expect(before.market.next_funding_time).toBe(payment.data.funding_time);
+        expect(payment.data.funding_rate).toBe(before.market.funding_rate);
         // ... at the mark of the funding time.
         const atTime = tickers.filter((ticker) => ticker.at === at).at(-1)!;
         expect(payment.data.mark_price).toBe(atTime.data.mark_price);
@@ -121,7 +125,14 @@ describe('funding', () => {
     // Published again without the time moving on: nothing is settled twice.
     exchange.setFunding('BTC-PERP', '-0.0002', START + 2 * INTERVAL);
     expect(fundingOf(harness.eventsOf(taker))).toHaveLength(1);
-    expect(exchange.tickerOf('BTC-PERP')).toMatchObject({ funding_rate: '-0.0002' });
+    expect(exchange.getMarket('BTC-PERP')).toMatchObject({ funding_rate: '-0.0002' });
+    expect(Object.keys(exchange.tickerOf('BTC-PERP')).sort()).toEqual([
+      'data_status',
+      'index_price',
+      'last_price',
+      'mark_price',
+      'market_id',
+    ]);
   });
 
   it("keeps a position's funding total across a restart on the same store", () => {

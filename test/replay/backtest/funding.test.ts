@@ -1,7 +1,8 @@
 /**
  * Funding live and in replay: a strategy buys once and holds across three funding times on the
- * emulator (virtual time, one-minute funding), recorded; the recording carries the funding rate
- * and time in its tickers, and a backtest of the same strategy over it is charged what live was
+ * emulator (virtual time, one-minute funding), recorded; the recorder reads the funding rate and
+ * time from the market resource (the ticker frame has none) and writes them on its recorded
+ * tickers, and a backtest of the same strategy over it is charged what live was
  * charged, to the cent, shown in the report apart from fees (per market and per trade).
  */
 import { join } from 'node:path';
@@ -84,7 +85,7 @@ beforeAll(async () => {
     for (const record of batch) {
       records.push(record);
       if (record.k === 'private' && record.d.type === 'funding_payment') live.push(record.d);
-      if (record.k === 'ticker' && record.d.funding_rate !== undefined) fundingTickers++;
+      if (record.k === 'ticker' && record.d.funding_time !== undefined) fundingTickers++;
     }
   }
 });
