@@ -16,8 +16,10 @@ import { Big } from '../../../src/core/decimal.ts';
 import { openRecording, RecordingReader } from '../../../src/replay/format/index.ts';
 import { ParquetTable } from '../../../src/replay/parquet/table.ts';
 import type { BacktestReport } from '../../../src/replay/report/report.ts';
+import type { EmulatorSessionResult } from '../../../src/replay/recorder/emulator-session.ts';
 import {
   marketMakerDocument,
+  marketMakerTrading,
   recordSession,
   runCommand,
   temporaryFolder,
@@ -25,13 +27,18 @@ import {
 
 let folder: Awaited<ReturnType<typeof temporaryFolder>>;
 let session: string;
+let live: EmulatorSessionResult;
 let duck: DuckDBConnection;
 let instance: DuckDBInstance;
 
 beforeAll(async () => {
   folder = await temporaryFolder('parquet');
   session = join(folder.path, 'session');
-  await recordSession(session, { durationMs: 90_000 });
+  // Recorded while the market maker traded on it, so the account's private events are in it too.
+  live = await recordSession(session, {
+    durationMs: 90_000,
+    trading: { ...(await marketMakerTrading()), epoch: 'live1234' },
+  });
   instance = await DuckDBInstance.create(':memory:');
   duck = await instance.connect();
 });
@@ -257,6 +264,7 @@ describe('paperbot export --parquet', () => {
     expect(result.out).toContain(`${records} records of ${session} exported:\n`);
     expect(counts.trade).toBeGreaterThan(10);
     expect(counts.book).toBeGreaterThan(1000);
+    expect(counts.private).toBeGreaterThan(0);
 
     const files = {
       ticker: 'tickers.parquet',
@@ -286,6 +294,16 @@ describe('paperbot export --parquet', () => {
     );
     expectSameDecimal(books!.quantity, bookQuantity);
     expect(Number(books!.snapshots)).toBeGreaterThan(0);
+    // The account's fills among the private events, their data as JSON.
+    const [fills] = await query(
+      `SELECT count(*) AS n, sum((data->>'fee')::DECIMAL(38,18)) AS fees,
+              sum((data->>'quantity')::DECIMAL(38,18)) AS quantity
+       FROM ${file(join(out, 'private.parquet'))} WHERE type = 'fill'`,
+    );
+    expect(live.fills.length).toBeGreaterThan(0);
+    expect(Number(fills!.n)).toBe(live.fills.length);
+    expectSameDecimal(fills!.fees, sum(live.fills.map((fill) => fill.fee)));
+    expectSameDecimal(fills!.quantity, sum(live.fills.map((fill) => fill.quantity)));
     // Bounded memory: the 500-row groups are there in the file.
     const [groups] = await query(
       `SELECT count(DISTINCT row_group_id) AS n FROM parquet_metadata(${file(join(out, 'books.parquet'))})`,
