@@ -23,6 +23,7 @@ import {
   RecordingReader,
   type RecordKind,
 } from '../format/index.ts';
+import { PaperbotError } from '../../core/errors.ts';
 import { type ParquetColumn, ParquetTable, type ParquetTableOptions } from './table.ts';
 
 const TIME: ParquetColumn = { name: 'time', type: 'timestamp', nullable: false };
@@ -197,6 +198,14 @@ export async function exportRecordingParquet(
   options: ExportOptions = {},
 ): Promise<ExportResult> {
   const recording = await openRecording(resolve(recordingDirectory));
+  const recorded = new Set(recording.manifest.markets.map((market) => market.market_id));
+  const unknown = (options.markets ?? []).filter((market) => !recorded.has(market));
+  if (unknown.length > 0) {
+    throw new PaperbotError(
+      'INVALID_ARGUMENT',
+      `${recordingDirectory} recorded no market ${unknown.join(', ')} (it has ${[...recorded].join(', ')})`,
+    );
+  }
   const reader = new RecordingReader(recording, {
     cache: 'off',
     ...(options.markets === undefined ? {} : { markets: options.markets }),

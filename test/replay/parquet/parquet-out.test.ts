@@ -239,6 +239,15 @@ describe('paperbot export --parquet', () => {
   it("writes each record kind's rows with the recording's counts and sums, in row groups", async () => {
     const out = join(folder.path, 'export');
     const result = await exportCommand(['--parquet', out, '--row-group-rows', '500', session]);
+    // --markets keeps one market's records.
+    const btc = join(folder.path, 'export-btc');
+    expect((await exportCommand(['--parquet', btc, '--markets', 'BTC-PERP', session])).code).toBe(
+      0,
+    );
+    const [btcMarkets] = await query(
+      `SELECT list(DISTINCT market_id) AS markets FROM ${file(join(btc, 'trades.parquet'))}`,
+    );
+    expect(btcMarkets!.markets).toEqual(['BTC-PERP']);
     expect(result.code, result.err).toBe(0);
 
     // What the recording holds, read by paperbot's own reader.
@@ -342,6 +351,17 @@ describe('paperbot export --parquet', () => {
     ]);
     expect(rows.code).toBe(1);
     expect(rows.err).toContain('--row-group-rows 0');
+    const market = await exportCommand([
+      '--parquet',
+      join(folder.path, 'x'),
+      '--markets',
+      'DOGE-PERP',
+      session,
+    ]);
+    expect(market.code).toBe(1);
+    expect(market.err).toContain(
+      `${session} recorded no market DOGE-PERP (it has BTC-PERP, ETH-PERP)`,
+    );
   });
 });
 
