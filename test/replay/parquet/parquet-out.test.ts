@@ -177,6 +177,16 @@ describe('paperbot backtest --parquet', () => {
     );
     expect(Number(equity!.n)).toBe(report.lists.equity_samples);
     expectSameDecimal(equity!.last, summary.ending_equity);
+
+    // Deterministic like the report: the same run writes the same bytes.
+    const again = join(folder.path, 'run-parquet-again');
+    expect((await backtest(['--config', config, '--parquet', again])).code).toBe(0);
+    for (const name of ['trades.parquet', 'fills.parquet', 'equity.parquet']) {
+      expect(
+        (await readFile(join(again, name))).equals(await readFile(join(out, name))),
+        name,
+      ).toBe(true);
+    }
   });
 
   it('writes one row per sweep cell with the figures --json prints', async () => {
@@ -230,7 +240,7 @@ describe('paperbot backtest --parquet', () => {
       '--parquet',
       join(folder.path, 'never'),
     ]);
-    expect(result.code).not.toBe(0);
+    expect(result.code).toBe(2);
     expect(result.err).toContain('--parquet');
   });
 });
