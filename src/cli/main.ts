@@ -89,6 +89,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     summary: 'Check recorded sessions against their manifests without replaying them.',
     load: async () => (await import('./commands/verify.ts')).registerVerifyCommand,
   },
+  {
+    name: 'export',
+    summary:
+      "Write a recorded session's events as Parquet files (one per record kind) for pandas, Polars or DuckDB.",
+    load: async () => (await import('./commands/export.ts')).registerExportCommand,
+  },
 ];
 
 /** Every command exits 2 on a config file it refuses (the file's path is in the message). */

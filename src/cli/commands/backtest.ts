@@ -4,10 +4,11 @@
  *
  * - a backtest: prints the summary (or, with `--json`, the JSON report); `--report FILE` writes
  *   the self-contained HTML page and `--csv DIR` every trade, fill and equity sample as CSV
- *   (written while the run goes: the report itself keeps only the first and last of them), and
- *   the paths written are printed (on stderr with `--json`, so stdout stays one JSON document);
+ *   (written while the run goes: the report itself keeps only the first and last of them),
+ *   `--parquet DIR` the same as Parquet files, and the paths written are printed (on stderr with `--json`, so stdout stays one JSON document);
  * - `--sweep name=a,b,c` (repeatable): the grid of backtests on worker threads, one table row
- *   (or JSON object) per cell; `--report FILE` writes the comparison page;
+ *   (or JSON object) per cell; `--report FILE` writes the comparison page, `--parquet DIR`
+ *   `sweep.parquet`, one row per cell;
  * - `--divergence <session>`: a backtest over the session's public data, compared with the
  *   fills its private events recorded from a live run (`--live-journal` maps them to intents).
  *
@@ -46,6 +47,11 @@ import {
   reportToJson,
   openReportCsv,
   type ReportCsv,
+  openReportParquet,
+  type ReportParquet,
+  type SweepReportRow,
+  teeReportFiles,
+  writeSweepParquet,
 } from '../../replay/report/index.ts';
 import { Journal } from '../../runtime/journal/index.ts';
 import { executeSearch } from './backtest-search.ts';
@@ -90,6 +96,7 @@ interface BacktestOptions {
   readonly json?: boolean;
   readonly report?: string;
   readonly csv?: string;
+  readonly parquet?: string;
   readonly skipMissingMarkets?: boolean;
   readonly sweep?: string[];
   readonly search?: string[];
@@ -224,6 +231,12 @@ async function execute(
         '--search cannot be combined with --sweep or --divergence',
       );
     }
+    if (options.parquet !== undefined) {
+      throw new PaperbotError(
+        'INVALID_ARGUMENT',
+        '--parquet writes one run or the cells of a --sweep; with --search, use --json',
+      );
+    }
     const concurrency = integerOption(options.workers, 'workers', 1);
     await executeSearch(
       {
@@ -311,20 +324,29 @@ async function execute(
     } else {
       dependencies.print(`${formatSweepTable<SweepMetrics>(axes, results, sweepTableRow)}\n`);
     }
+    const rows: SweepReportRow[] = results.map((result) => ({
+      parameters: result.raw,
+      figures: result.status === 'ok' ? result.value : null,
+      error: result.status === 'ok' ? null : `${result.error.code}: ${result.error.message}`,
+    }));
     if (options.report !== undefined) {
       const path = await writePage(
         options.report,
         renderSweepHtml({
           title: `Sweep: ${axes.map((axis) => axis.name).join(' × ')}`,
           axes: axes.map((axis) => axis.name),
-          rows: results.map((result) => ({
-            parameters: result.raw,
-            figures: result.status === 'ok' ? result.value : null,
-            error: result.status === 'ok' ? null : `${result.error.code}: ${result.error.message}`,
-          })),
+          rows,
         }),
       );
       tell(`comparison report written to ${path}\n`);
+    }
+    if (options.parquet !== undefined) {
+      const path = writeSweepParquet(
+        options.parquet,
+        axes.map((axis) => axis.name),
+        rows,
+      );
+      tell(`Parquet written to ${path}\n`);
     }
     if (results.some((result) => result.status === 'error')) {
       throw new PaperbotError('SWEEP_CELLS_FAILED', 'some sweep cells failed (see the table)');
@@ -354,7 +376,10 @@ async function execute(
   let result: BacktestResult;
   // Every fill, trade and equity sample is written while the run goes, not kept for the end.
   const csv: ReportCsv | null = options.csv === undefined ? null : openReportCsv(options.csv);
+  const parquet: ReportParquet | null =
+    options.parquet === undefined ? null : openReportParquet(options.parquet);
   let csvPaths: string[] = [];
+  let parquetPaths: string[] = [];
   const cpuBefore = process.cpuUsage();
   try {
     result = await runBacktest({
@@ -364,11 +389,12 @@ async function execute(
       logger: dependencies.logger(config.logging.level, options.logFormat ?? config.logging.format),
       onProgress: (delivered) => progress.update(delivered),
       skipMissingMarkets: options.skipMissingMarkets === true,
-      reportFiles: csv,
+      reportFiles: teeReportFiles([csv, parquet].filter((files) => files !== null)),
     });
   } finally {
     progress.stop();
     csvPaths = csv?.close() ?? [];
+    parquetPaths = parquet?.close() ?? [];
   }
   // What the sessions' checks found (skipped records, notes such as a version 1 recording):
   // on stderr, so a JSON report on stdout stays one document; the report holds the damage too.
@@ -382,6 +408,7 @@ async function execute(
     written.push(`report written to ${path}`);
   }
   if (csv !== null) written.push(`CSV written to ${csvPaths.join(', ')}`);
+  if (parquet !== null) written.push(`Parquet written to ${parquetPaths.join(', ')}`);
   if (options.divergence !== undefined) {
     const journal =
       options.liveJournal === undefined ? null : liveOrderIdsFrom(options.liveJournal);
@@ -434,6 +461,10 @@ export function registerBacktestCommand(
       'write the HTML report here (with --sweep: the comparison of every cell)',
     )
     .option('--csv <dir>', 'write trades.csv, fills.csv and equity.csv into this folder')
+    .option(
+      '--parquet <dir>',
+      'write trades.parquet, fills.parquet and equity.parquet (with --sweep: sweep.parquet) into this folder',
+    )
     .option(
       '--skip-missing-markets',
       'run without strategies whose markets the data lacks (named in the report) instead of refusing',

@@ -2,6 +2,7 @@
 export * from './charts.ts';
 export * from './collector.ts';
 export * from './csv.ts';
+export * from './parquet.ts';
 export * from './divergence.ts';
 export * from './excursions.ts';
 export * from './figures.ts';
