@@ -35,6 +35,7 @@ import {
 import { deadmanSettings, embeddedEmulatorOptions, type LoadedBotConfig } from './config.ts';
 import { type BotHttpServer, type HealthReport, startBotHttpServer } from './http.ts';
 import { intentLogFields } from '../logging.ts';
+import { startJournalRetention } from './journal-retention.ts';
 import { createBotLogger, executionLoggerOf } from './logging.ts';
 import { type BotMetrics, createBotMetrics } from './metrics.ts';
 import { loadVenueKeyFile } from './venue-key.ts';
@@ -460,6 +461,16 @@ export class Bot {
 
     await kernel.start();
     checkAborted();
+    // Retention of the journal, in the background: settled rows older than the window leave.
+    resources.cleanups.push(
+      startJournalRetention({
+        journal: resources.journal,
+        clock,
+        logger: logger.child({ component: 'journal' }),
+        settings: config.journal.retention,
+        liveOrderIds: () => kernel.status().openOrders.map((order) => order.order_id),
+      }),
+    );
     this.phaseValue = 'running';
     this.startedAt = clock.now();
     // The session's PnL counts from the equity the start-up reconciliation read.

@@ -24,6 +24,7 @@ import {
   invalidConfigError,
   readConfigDocument,
 } from '../../runtime/config-file.ts';
+import { JournalRetentionSection } from '../../runtime/journal/retention-config.ts';
 import {
   type DeadmanConfig,
   deadmanConfigIssues,
@@ -122,6 +123,8 @@ const JournalSection = z.strictObject({
   path: z.string().min(1).default('data/journal.sqlite'),
   /** `normal` survives a crash of the process but not of the machine. */
   durability: z.enum(['full', 'normal']).default('full'),
+  /** Settled rows older than a window leave the live journal (docs/operations.md). */
+  retention: JournalRetentionSection.prefault({}),
 });
 
 const MetricsSection = z.strictObject({
