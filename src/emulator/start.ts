@@ -201,7 +201,13 @@ export async function startEmulator(options: StartEmulatorOptions = {}): Promise
   let adminTokenFile: string | null = null;
   if (dataDir !== null) {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-    store = new SqliteStore(join(dataDir, DATABASE_FILE), options.storeWindows ?? {});
+    store = new SqliteStore(join(dataDir, DATABASE_FILE), {
+      retainedEvents: config.retention.store_events,
+      retainedFills: config.retention.store_fills,
+      retainedIdempotency: config.retention.store_idempotency,
+      retainedTerminalOrders: config.retention.store_terminal_orders,
+      ...options.storeWindows,
+    });
     if (options.adminToken === undefined) {
       adminToken = adminTokenIn(dataDir);
       adminTokenFile = join(dataDir, ADMIN_TOKEN_FILE);
