@@ -35,6 +35,7 @@ import {
 import { deadmanSettings, embeddedEmulatorOptions, type LoadedBotConfig } from './config.ts';
 import { type BotHttpServer, type HealthReport, startBotHttpServer } from './http.ts';
 import { intentLogFields } from '../logging.ts';
+import { IntentLogVolume } from './intent-log-volume.ts';
 import { startJournalRetention } from './journal-retention.ts';
 import { createBotLogger, executionLoggerOf } from './logging.ts';
 import { type BotMetrics, createBotMetrics } from './metrics.ts';
@@ -394,6 +395,8 @@ export class Bot {
       startAfterSequence: resumeAfterSequence ?? 'latest',
     });
     metrics.attachStream(resources.stream);
+    const journal = resources.journal;
+    metrics.attachJournal(() => (journal.isOpen ? journal.retention.stats() : null));
     resources.subscriptions.push(
       resources.stream.state$.pipe(filter((state) => state !== 'idle')).subscribe((state) => {
         const level = state === 'failed' ? 'error' : state === 'backoff' ? 'warn' : 'info';
@@ -499,6 +502,14 @@ export class Bot {
   /** The bot's own log lines: one per intent that reached the venue, and one per fill. */
   private subscribeLogs(kernel: Kernel): void {
     const logger = this.logger.child({ component: 'bot' });
+    // Beyond `logging.intent_lines_max_per_minute`, intent lines go to debug; a summary each hour.
+    const volume = new IntentLogVolume({
+      clock: this.clock,
+      logger,
+      maxPerMinute: this.loaded.config.logging.intent_lines_max_per_minute,
+      summaryEveryMs: this.loaded.config.logging.summary_every,
+    });
+    this.resources.cleanups.push(volume.start());
     this.resources.subscriptions.push(
       kernel.outcomes$.subscribe((outcome) => {
         const intent = outcome.intent;
@@ -512,10 +523,13 @@ export class Bot {
         };
         switch (outcome.status) {
           case 'accepted':
-            logger.info({ ...fields, order_id: outcome.orderId }, 'intent submitted');
+            logger[volume.levelOf('accepted', 'info')](
+              { ...fields, order_id: outcome.orderId },
+              'intent submitted',
+            );
             break;
           case 'rejected':
-            logger.warn(
+            logger[volume.levelOf('rejected', 'warn')](
               {
                 ...fields,
                 code: outcome.code,
@@ -526,16 +540,19 @@ export class Bot {
             );
             break;
           case 'unknown':
-            logger.warn({ ...fields, reason: outcome.reason }, 'intent submitted');
+            logger[volume.levelOf('unknown', 'warn')](
+              { ...fields, reason: outcome.reason },
+              'intent submitted',
+            );
             break;
           case 'resolved':
-            logger.info(
+            logger[volume.levelOf('resolved', 'info')](
               { ...fields, resolution: outcome.resolution, order_id: outcome.orderId },
               'intent resolved',
             );
             break;
           case 'filled':
-            logger.info(
+            logger[volume.levelOf('filled', 'info')](
               {
                 ...fields,
                 order_id: outcome.orderId,
@@ -546,12 +563,18 @@ export class Bot {
             );
             break;
           case 'denied':
-            logger.debug({ ...fields, denials: outcome.denials }, 'intent denied');
+            logger[volume.levelOf('denied', 'debug')](
+              { ...fields, denials: outcome.denials },
+              'intent denied',
+            );
             break;
         }
       }),
       kernel.fills$.subscribe((fill) =>
-        logger.info({ event: 'fill', ...fillFields(fill) }, fillTitle(fill)),
+        logger[volume.levelOf('fill', 'info')](
+          { event: 'fill', ...fillFields(fill) },
+          fillTitle(fill),
+        ),
       ),
     );
   }

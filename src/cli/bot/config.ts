@@ -24,7 +24,7 @@ import {
   invalidConfigError,
   readConfigDocument,
 } from '../../runtime/config-file.ts';
-import { JournalRetentionSection } from '../../runtime/journal/retention-config.ts';
+import { DurationMs, JournalRetentionSection } from '../../runtime/journal/retention-config.ts';
 import {
   type DeadmanConfig,
   deadmanConfigIssues,
@@ -141,6 +141,10 @@ const LoggingSection = z
     format: z.enum(LOG_FORMATS).optional(),
     /** The older name: `true` is `format: pretty`, `false` is `format: json`. */
     pretty: z.boolean().optional(),
+    /** Intent lines per minute at info; beyond it, the rest of the minute at debug. null: all. */
+    intent_lines_max_per_minute: PositiveInteger.nullable().default(120),
+    /** The summary line (intents, fills, lines at debug) every this long, at info. */
+    summary_every: DurationMs.default(3_600_000),
   })
   .superRefine((value, context) => {
     if (value.format !== undefined && value.pretty !== undefined) {
@@ -151,10 +155,25 @@ const LoggingSection = z
       });
     }
   })
-  .transform(({ level, format, pretty }): { level: LogLevel; format: LogFormat } => ({
-    level,
-    format: format ?? (pretty === undefined ? 'auto' : pretty ? 'pretty' : 'json'),
-  }));
+  .transform(
+    ({
+      level,
+      format,
+      pretty,
+      intent_lines_max_per_minute,
+      summary_every,
+    }): {
+      level: LogLevel;
+      format: LogFormat;
+      intent_lines_max_per_minute: number | null;
+      summary_every: number;
+    } => ({
+      level,
+      format: format ?? (pretty === undefined ? 'auto' : pretty ? 'pretty' : 'json'),
+      intent_lines_max_per_minute,
+      summary_every,
+    }),
+  );
 
 const MarketDataSection = z.strictObject({
   /** Markets whose books and trades are read; null: every market the venue lists. */
