@@ -251,6 +251,7 @@ export class Journal implements IntentJournal {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.retention.flushManifest();
     this.database.close();
   }
 

@@ -39,7 +39,7 @@ export const JournalRetentionSection = z.strictObject({
   /** null: the journal's path with `.archive` appended. */
   archive_dir: z.string().min(1).nullable().default(null),
   /** Rows per table moved in one step (one short transaction). */
-  batch_rows: z.int().min(1).max(10_000).default(500),
+  batch_rows: z.int().min(1).max(10_000).default(200),
   /** Between two passes. */
   interval: DurationMs.default(60_000),
   /** Between two steps of a pass, so order flow runs in between. */

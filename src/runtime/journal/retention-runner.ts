@@ -101,6 +101,7 @@ export class RetentionRunner {
       if (step.done) break;
       await this.pause();
     }
+    journal.retention.flushManifest();
     let freePagesLeft = 0;
     const moved = totals.intents + totals.orderEvents + totals.fills + totals.internalCommands;
     if (moved > 0 && journal.isOpen && !this.stopped) {

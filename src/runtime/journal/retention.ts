@@ -92,6 +92,13 @@ export class JournalRetention {
   private readonly fillsKept: BetterSqlite3.Statement;
   private readonly keepSequences: BetterSqlite3.Statement;
   private readonly runInTransaction: BetterSqlite3.Transaction<(work: () => void) => void>;
+  /** Archived counts not yet in the manifest (`flushManifest`). */
+  private readonly pendingManifest: {
+    directory: string;
+    name: string;
+    now: number;
+    counts: (readonly [PrunedTable, number])[];
+  }[] = [];
 
   constructor(
     private readonly database: BetterSqlite3.Database,
@@ -314,6 +321,11 @@ export class JournalRetention {
     const file = join(directory, name);
     this.database.prepare('ATTACH DATABASE ? AS archive').run(file);
     try {
+      // The archive commits by WAL and syncs at checkpoints only: a step's commit is then no
+      // heavier than the live journal's own (rows lost from it by a power cut are copied again,
+      // since they leave the live journal in the same transaction).
+      this.database.pragma('archive.journal_mode = WAL');
+      this.database.pragma('archive.synchronous = NORMAL');
       this.runInTransaction(() => {
         for (const [table, rowids] of batches) {
           this.database.exec(
@@ -335,15 +347,30 @@ export class JournalRetention {
     } finally {
       this.database.exec('DETACH DATABASE archive');
     }
-    this.noteInManifest(directory, name, now, batches);
+    this.pendingManifest.push({
+      directory,
+      name,
+      now,
+      counts: batches.map(([t, r]) => [t, r.length]),
+    });
     return file;
+  }
+
+  /**
+   * Writes what the steps since the last call archived into the manifest (`manifest.json`,
+   * written whole and renamed into place). Called at the end of a pass, not at every step.
+   */
+  flushManifest(): void {
+    for (const entry of this.pendingManifest.splice(0)) {
+      this.noteInManifest(entry.directory, entry.name, entry.now, entry.counts);
+    }
   }
 
   private noteInManifest(
     directory: string,
     name: string,
     now: number,
-    batches: readonly [PrunedTable, number[]][],
+    counts: readonly (readonly [PrunedTable, number])[],
   ): void {
     const path = join(directory, MANIFEST);
     let manifest: Manifest = {
@@ -368,7 +395,7 @@ export class JournalRetention {
       manifest.files.push(entry);
     }
     entry.updated_at = isoTimestamp(now);
-    for (const [table, rowids] of batches) entry.rows[table] += rowids.length;
+    for (const [table, count] of counts) entry.rows[table] += count;
     const temporary = `${path}.tmp`;
     writeFileSync(temporary, `${JSON.stringify(manifest, null, 2)}\n`);
     renameSync(temporary, path);

@@ -135,6 +135,7 @@ describe('journal retention', () => {
     clock.advanceBy(2 * HOUR);
     const rules = policy(path, { mode: 'archive' });
     pruneAll(journal, rules);
+    journal.retention.flushManifest();
     const manifest = JSON.parse(readFileSync(join(rules.archiveDir, 'manifest.json'), 'utf8')) as {
       files: { file: string; rows: Record<string, number> }[];
     };
