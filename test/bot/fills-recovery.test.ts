@@ -332,7 +332,7 @@ describe('fills across a SIGKILL right after a retention pass (a short window)',
     runs.push(first);
     await first.waitFor((record) => record.event === 'bot.started', 'the start line');
     await until(() => (restingOrders(accountId).length === 4 ? true : undefined), '4 resting');
-    await takeResting(accountId, 3, 'live');
+    await takeResting(accountId, 3, 'retention-live');
     await until(() => (fillLines(first).length === 3 ? true : undefined), 'three fill lines');
     await first.waitFor(
       (record) => record.event === 'journal.retention' && Number(record.fills) > 0,
@@ -343,7 +343,7 @@ describe('fills across a SIGKILL right after a retention pass (a short window)',
     expect(archivedFillIds(archiveDir).length).toBeGreaterThan(0);
 
     // Down: two more bids are taken.
-    await takeResting(accountId, 2, 'down');
+    await takeResting(accountId, 2, 'retention-down');
     const down = venueFills(accountId).slice(0, 2);
 
     const second = spawnBot(configPath);
