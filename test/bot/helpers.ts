@@ -99,10 +99,15 @@ export async function writeEmulatorKey(
   return { path, accountId: credential.accountId };
 }
 
-/** Writes a bot config as YAML and returns its path. */
+/**
+ * Writes a bot config as YAML and returns its path. Tests follow the bot by its intent lines,
+ * so `logging.intent_lines_max_per_minute` is off (null) unless the config sets it.
+ */
 export function writeBotConfig(directory: string, config: Record<string, unknown>): string {
   const path = join(directory, 'bot.yaml');
-  writeFileSync(path, stringify(config));
+  const logging = (config.logging ?? {}) as Record<string, unknown>;
+  const withLines = { ...config, logging: { intent_lines_max_per_minute: null, ...logging } };
+  writeFileSync(path, stringify(withLines));
   return path;
 }
 

@@ -17,7 +17,7 @@ function capture() {
 }
 
 describe('intent log volume', () => {
-  it('moves intent lines past the rate to debug until the minute turns; unknown stays warn', () => {
+  it('moves intent lines past the rate to debug until the minute turns; unknown and fills stay', () => {
     const clock = new VirtualClock(0);
     const { logger } = capture();
     const volume = new IntentLogVolume({
@@ -26,10 +26,19 @@ describe('intent log volume', () => {
       maxPerMinute: 3,
       summaryEveryMs: 3_600_000,
     });
-    const levels = ['accepted', 'accepted', 'fill', 'accepted', 'rejected', 'unknown'].map((kind) =>
+    const levels = [
+      'accepted',
+      'accepted',
+      'fill',
+      'accepted',
+      'accepted',
+      'rejected',
+      'unknown',
+      'fill',
+    ].map((kind) =>
       volume.levelOf(kind, kind === 'rejected' || kind === 'unknown' ? 'warn' : 'info'),
     );
-    expect(levels).toEqual(['info', 'info', 'info', 'debug', 'debug', 'warn']);
+    expect(levels).toEqual(['info', 'info', 'info', 'info', 'debug', 'debug', 'warn', 'info']);
     clock.advanceBy(60_000);
     expect(volume.levelOf('accepted', 'info')).toBe('info');
   });
@@ -58,7 +67,7 @@ describe('intent log volume', () => {
       intents: 3,
       outcomes: { accepted: 2, rejected: 1 },
       fills: 1,
-      intent_lines_at_debug: 3,
+      intent_lines_at_debug: 2,
     });
     // A new period starts empty.
     clock.advanceBy(3_600_000);

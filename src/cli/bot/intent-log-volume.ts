@@ -1,7 +1,7 @@
 /**
  * How many intent lines a long run writes at info: up to `maxPerMinute` in each minute of the
- * clock, then the rest of that minute at debug (an unknown outcome stays a warning whatever the
- * rate), so a month of logs at info stays readable; and a summary line every `summaryEveryMs`
+ * clock, then the rest of that minute at debug (an unknown outcome stays a warning and a fill
+ * line stays at info, whatever the rate), so a month of logs at info stays readable; and a summary line every `summaryEveryMs`
  * (an hour by default) with what the period brought, the lines moved to debug included.
  */
 import type { Logger } from 'pino';
@@ -42,7 +42,9 @@ export class IntentLogVolume {
   levelOf(kind: string, level: IntentLineLevel): IntentLineLevel {
     if (kind === 'fill') this.fills += 1;
     else this.period.set(kind, (this.period.get(kind) ?? 0) + 1);
-    if (level === 'debug' || kind === 'unknown' || this.options.maxPerMinute === null) return level;
+    // Fill lines are the account's money, not intent lines: they stay (and so does an unknown).
+    if (level === 'debug' || kind === 'unknown' || kind === 'fill') return level;
+    if (this.options.maxPerMinute === null) return level;
     const minute = Math.floor(this.options.clock.now() / MINUTE_MS);
     if (minute !== this.minute) {
       this.minute = minute;
