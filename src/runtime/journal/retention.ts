@@ -92,6 +92,13 @@ export class JournalRetention {
   private readonly fillsKept: BetterSqlite3.Statement;
   private readonly keepSequences: BetterSqlite3.Statement;
   private readonly runInTransaction: BetterSqlite3.Transaction<(work: () => void) => void>;
+  /** Where each table's walk goes on from (the last rowid looked at; 0: the oldest). */
+  private readonly cursors: Record<PrunedTable, number> = {
+    intents: 0,
+    order_events: 0,
+    seen_fills: 0,
+    internal_commands: 0,
+  };
   /** Archived counts not yet in the manifest (`flushManifest`). */
   private readonly pendingManifest: {
     directory: string;
@@ -147,15 +154,17 @@ export class JournalRetention {
     const cutoff = now - policy.windowMs;
     const limit = policy.batchRows;
     const intents = this.intentsToPrune(cutoff, limit, isLiveOrder);
-    const events = this.oldRows(this.scanEvents, cutoff, limit, () => true);
+    const events = this.oldRows('order_events', this.scanEvents, cutoff, limit, () => true);
     const kept = this.fillsKept.get() as { newest: number | null; stop_fill_id: string | null };
     const fills = this.oldRows(
+      'seen_fills',
       this.scanFills,
       cutoff,
       limit,
       (row) => row.rowid !== kept.newest && row.fill_id !== kept.stop_fill_id,
     );
     const internal = this.oldRows(
+      'internal_commands',
       this.scanInternal,
       cutoff,
       limit,
@@ -248,51 +257,70 @@ export class JournalRetention {
   ): { rowids: number[]; requestIds: string[]; done: boolean } {
     const rowids: number[] = [];
     const requestIds: string[] = [];
-    let after = 0;
-    let scanned = 0;
-    while (rowids.length < limit && scanned < limit * SCAN_FACTOR) {
-      const rows = this.scanIntents.all(after, limit) as IntentCandidate[];
-      if (rows.length === 0) return { rowids, requestIds, done: true };
-      for (const row of rows) {
-        // Rows are written in time order: from the first one made after the cutoff, none is old.
-        if (row.created_at >= cutoff) return { rowids, requestIds, done: true };
-        after = row.rowid;
-        scanned += 1;
-        const stays =
-          OPEN_STATES.has(row.state) ||
-          row.updated_at >= cutoff ||
-          (row.order_id !== null && isLiveOrder(row.order_id));
-        if (stays) continue;
-        rowids.push(row.rowid);
-        requestIds.push(row.request_id);
-        if (rowids.length >= limit) break;
-      }
-    }
-    return { rowids, requestIds, done: false };
+    const done = this.walk('intents', this.scanIntents, limit, (row: IntentCandidate) => {
+      // Rows are written in time order: from the first one made after the cutoff, none is old.
+      if (row.created_at >= cutoff) return 'stop';
+      const stays =
+        OPEN_STATES.has(row.state) ||
+        row.updated_at >= cutoff ||
+        (row.order_id !== null && isLiveOrder(row.order_id));
+      if (stays) return 'keep';
+      rowids.push(row.rowid);
+      requestIds.push(row.request_id);
+      return rowids.length >= limit ? 'full' : 'take';
+    });
+    return { rowids, requestIds, done };
   }
 
   private oldRows(
+    table: PrunedTable,
     scan: BetterSqlite3.Statement,
     cutoff: number,
     limit: number,
     mayLeave: (row: { rowid: number; at: number; fill_id?: string; state?: string }) => boolean,
   ): { rowids: number[]; done: boolean } {
     const rowids: number[] = [];
-    let after = 0;
+    const done = this.walk(table, scan, limit, (row: { rowid: number; at: number }) => {
+      if (row.at >= cutoff) return 'stop';
+      if (!mayLeave(row)) return 'keep';
+      rowids.push(row.rowid);
+      return rowids.length >= limit ? 'full' : 'take';
+    });
+    return { rowids, done };
+  }
+
+  /**
+   * Walks `table` by rowid from where the last step stopped (rows kept stay behind the cursor,
+   * so they are read once per pass, not once per step), at most `limit` x SCAN_FACTOR rows.
+   * True when the walk reached the first row too new to go (or the end): the next step starts
+   * from the oldest row again.
+   */
+  private walk<Row extends { rowid: number }>(
+    table: PrunedTable,
+    scan: BetterSqlite3.Statement,
+    limit: number,
+    visit: (row: Row) => 'stop' | 'keep' | 'take' | 'full',
+  ): boolean {
     let scanned = 0;
-    while (rowids.length < limit && scanned < limit * SCAN_FACTOR) {
-      const rows = scan.all(after, limit) as { rowid: number; at: number }[];
-      if (rows.length === 0) return { rowids, done: true };
+    while (scanned < limit * SCAN_FACTOR) {
+      const rows = scan.all(this.cursors[table], limit) as Row[];
+      if (rows.length === 0) break;
       for (const row of rows) {
-        if (row.at >= cutoff) return { rowids, done: true };
-        after = row.rowid;
+        const verdict = visit(row);
+        if (verdict === 'stop') {
+          this.cursors[table] = 0;
+          return true;
+        }
+        this.cursors[table] = row.rowid;
         scanned += 1;
-        if (!mayLeave(row)) continue;
-        rowids.push(row.rowid);
-        if (rowids.length >= limit) break;
+        if (verdict === 'full') return false;
       }
     }
-    return { rowids, done: false };
+    if (scanned < limit * SCAN_FACTOR) {
+      this.cursors[table] = 0;
+      return true;
+    }
+    return false;
   }
 
   private remove(batches: readonly [PrunedTable, number[]][], intentRowids: number[]): void {

@@ -118,6 +118,26 @@ describe('journal retention', () => {
     expect(count('SELECT COUNT(*) FROM seen_fills')).toBe(10);
   });
 
+  it('walks past many kept rows: a step goes on where the last one stopped', () => {
+    const { path, clock, journal } = setup();
+    // 100 old intents still open (journaled, never sent), then 50 settled ones.
+    for (let sequence = 1; sequence <= 100; sequence++)
+      journal.recordIntent(stamp(limitBuy(), sequence));
+    trade(journal, 101, 50, { next: 1 });
+    clock.advanceBy(2 * HOUR);
+    const rules = policy(path, { batchRows: 10 });
+    let moved = 0;
+    let steps = 0;
+    for (; steps < 100; steps++) {
+      const step = journal.pruneStep(rules, () => false);
+      moved += step.intents;
+      if (step.done) break;
+    }
+    expect(moved).toBe(50);
+    expect(steps).toBeLessThan(20);
+    expect(journal.openIntents()).toHaveLength(100);
+  });
+
   it('never prunes the only strategy rows so a sequence would start over', () => {
     const { path, clock, journal } = setup();
     trade(journal, 1, 20, { next: 1 });
