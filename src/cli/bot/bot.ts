@@ -36,7 +36,7 @@ import { deadmanSettings, embeddedEmulatorOptions, type LoadedBotConfig } from '
 import { type BotHttpServer, type HealthReport, startBotHttpServer } from './http.ts';
 import { intentLogFields } from '../logging.ts';
 import { IntentLogVolume } from './intent-log-volume.ts';
-import { startJournalRetention } from './journal-retention.ts';
+import { startJournalRetention, storeFileSizes } from './journal-retention.ts';
 import { createBotLogger, executionLoggerOf } from './logging.ts';
 import { type BotMetrics, createBotMetrics } from './metrics.ts';
 import { loadVenueKeyFile } from './venue-key.ts';
@@ -397,6 +397,8 @@ export class Bot {
     metrics.attachStream(resources.stream);
     const journal = resources.journal;
     metrics.attachJournal(() => (journal.isOpen ? journal.retention.stats() : null));
+    const storeDir = resources.emulator?.dataDir ?? null;
+    if (storeDir !== null) metrics.attachStore(() => storeFileSizes(storeDir));
     resources.subscriptions.push(
       resources.stream.state$.pipe(filter((state) => state !== 'idle')).subscribe((state) => {
         const level = state === 'failed' ? 'error' : state === 'backoff' ? 'warn' : 'info';

@@ -1,10 +1,13 @@
 /**
  * The bot's side of journal retention: starts the background runner with the configured policy
  * (`journal.retention`), reads live orders from the kernel, and logs each pass that moved rows.
+ * Also the embedded emulator's store size, for the metrics.
  */
-import { resolve } from 'node:path';
+import { statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import type { Clock } from '../../core/clock.ts';
+import { DATABASE_FILE } from '../../emulator/index.ts';
 import type { Journal } from '../../runtime/journal/index.ts';
 import type { JournalRetentionSection } from '../../runtime/journal/retention-config.ts';
 import { RetentionRunner } from '../../runtime/journal/retention-runner.ts';
@@ -60,4 +63,17 @@ export function startJournalRetention(options: JournalRetentionOptions): () => v
   return () => {
     void runner.stop();
   };
+}
+
+/** The embedded emulator's store files in `dataDir`, bytes by file (`main`, `wal`). */
+export function storeFileSizes(dataDir: string): Readonly<Record<string, number>> {
+  const size = (path: string) => {
+    try {
+      return statSync(path).size;
+    } catch {
+      return 0;
+    }
+  };
+  const main = join(dataDir, DATABASE_FILE);
+  return { main: size(main), wal: size(`${main}-wal`) };
 }

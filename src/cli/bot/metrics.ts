@@ -94,6 +94,8 @@ export interface BotMetrics {
   attachStream(stream: StreamStateSource): void;
   /** Starts reading the journal's disk use and row counts (null once it is closed). */
   attachJournal(read: () => JournalSizes | null): void;
+  /** Starts reading the embedded emulator's store size on disk (bytes by file). */
+  attachStore(read: () => Readonly<Record<string, number>>): void;
   /** Unsubscribes from everything (the registry keeps its last values). */
   dispose(): void;
 }
@@ -116,6 +118,7 @@ export function createBotMetrics(options: BotMetricsOptions): BotMetrics {
   let kernel: MetricsSource | null = null;
   let stream: StreamStateSource | null = null;
   let journalSizes: (() => JournalSizes | null) | null = null;
+  let storeSizes: (() => Readonly<Record<string, number>>) | null = null;
   const status = (): MetricsStatus | null => (kernel === null ? null : kernel.status());
   const counter = <Label extends string>(name: string, help: string, labelNames: Label[]) =>
     new Counter({ name, help, labelNames, registers });
@@ -267,10 +270,23 @@ export function createBotMetrics(options: BotMetricsOptions): BotMetrics {
     },
   });
 
+  new Gauge({
+    name: 'paperbot_emulator_store_bytes',
+    help: "Disk use of the embedded emulator's store (with a data dir) by file (main, wal).",
+    labelNames: ['file'],
+    registers,
+    collect() {
+      for (const [file, bytes] of Object.entries(storeSizes?.() ?? {})) this.set({ file }, bytes);
+    },
+  });
+
   return {
     registry,
     attachJournal(read) {
       journalSizes = read;
+    },
+    attachStore(read) {
+      storeSizes = read;
     },
     attachKernel(source) {
       kernel = source;
