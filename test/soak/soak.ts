@@ -60,6 +60,11 @@ export interface SoakSample {
 }
 
 type Figure = Exclude<keyof SoakSample, 'minute'>;
+/** What is trended: the sample's figures, the journal and the store per unit of intent rate. */
+type TrendedFigure =
+  | Exclude<Figure, 'journalMb' | 'storeMb' | 'walMb' | 'intentsPerSecond' | 'logLinesPerMinute'>
+  | 'journalMbPerRate'
+  | 'storeMbPerRate';
 
 /**
  * The trend bounds: a figure fails when the growth its least-squares line predicts over the
@@ -67,13 +72,13 @@ type Figure = Exclude<keyof SoakSample, 'minute'>;
  * `absolute` (in its own unit). Memory, handles and sizes must be flat; lag and tick to place
  * are noisy on a shared machine and may not double.
  */
-export const BOUNDS: Readonly<Partial<Record<Figure, { relative: number; absolute: number }>>> = {
+export const BOUNDS: Readonly<Record<TrendedFigure, { relative: number; absolute: number }>> = {
   rssMb: { relative: 0.1, absolute: 10 },
   heapMb: { relative: 0.25, absolute: 5 },
   handles: { relative: 0.2, absolute: 5 },
   lagP99Ms: { relative: 1, absolute: 20 },
-  journalMb: { relative: 0.25, absolute: 1 },
-  storeMb: { relative: 0.25, absolute: 1 },
+  journalMbPerRate: { relative: 0.25, absolute: 0.02 },
+  storeMbPerRate: { relative: 0.25, absolute: 0.02 },
   tickToPlaceP50Ms: { relative: 1, absolute: 10 },
   tickToPlaceP99Ms: { relative: 1, absolute: 50 },
 };
@@ -81,7 +86,7 @@ export const BOUNDS: Readonly<Partial<Record<Figure, { relative: number; absolut
 export interface SoakResult {
   readonly samples: readonly SoakSample[];
   readonly trends: readonly {
-    figure: Figure;
+    figure: TrendedFigure;
     growth: number;
     bound: number;
     ok: boolean;
@@ -251,11 +256,17 @@ export function tableRow(sample: SoakSample): string {
   return `| ${COLUMNS.map(([, cell]) => cell(sample)).join(' | ')} |`;
 }
 
+/** The journal's retention window and pass interval of a run this long. */
+export function soakRetention(minutes: number): { windowMs: number; intervalMs: number } {
+  const windowMs = Math.min(5 * 60_000, Math.max(20_000, Math.round((minutes * 60_000) / 6)));
+  return { windowMs, intervalMs: Math.max(5_000, Math.round(windowMs / 4)) };
+}
+
 export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   const folder = mkdtempSync(join(tmpdir(), 'paperbot-soak-'));
   const out = options.out;
   const durationMs = options.minutes * 60_000;
-  const windowMs = Math.min(5 * 60_000, Math.max(20_000, Math.round(durationMs / 6)));
+  const { windowMs, intervalMs } = soakRetention(options.minutes);
   const children: ChildProcess[] = [];
   const closers: (() => void)[] = [];
   try {
@@ -339,11 +350,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       deadman: { timeout_seconds: 60 },
       journal: {
         path: join(folder, 'journal.sqlite'),
-        retention: {
-          window: windowMs,
-          mode: 'archive',
-          interval: Math.max(5_000, Math.round(windowMs / 4)),
-        },
+        retention: { window: windowMs, mode: 'archive', interval: intervalMs },
       },
       metrics: { host: '127.0.0.1', port: 0 },
       logging: { level: 'info', format: 'json' },
@@ -406,61 +413,121 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     }
 
     // 4. Trends after the warm-up, and the rate.
-    const measured = samples.filter((sample) => sample.minute > options.warmupMinutes);
-    const failures: string[] = [];
-    const trends: SoakResult['trends'][number][] = [];
-    for (const [figure, bound] of Object.entries(BOUNDS) as [
-      Figure,
-      { relative: number; absolute: number },
-    ][]) {
-      const points = measured
-        .map((sample) => [sample.minute, sample[figure]] as const)
-        .filter((point): point is readonly [number, number] => point[1] !== null);
-      if (points.length < 3) continue;
-      const mean = points.reduce((sum, [, y]) => sum + y, 0) / points.length;
-      const span = (points[points.length - 1]?.[0] ?? 0) - (points[0]?.[0] ?? 0);
-      const growth = slope(points) * span;
-      const limit = bound.relative * mean + bound.absolute;
-      const ok = growth <= limit;
-      trends.push({ figure, growth, bound: limit, ok });
-      if (!ok) {
-        failures.push(
-          `${figure} trends up: +${growth.toFixed(2)} over the run, bound ${limit.toFixed(2)}`,
-        );
-      }
-    }
-    if (measured.length < 3) failures.push('fewer than 3 samples after the warm-up');
-    const intentsPerSecond =
-      measured.reduce((sum, sample) => sum + sample.intentsPerSecond, 0) /
-      Math.max(1, measured.length);
-    const target = DEMO_INTENTS_PER_SECOND * RATE_FACTOR;
-    if (intentsPerSecond < target) {
-      failures.push(
-        `intent rate ${intentsPerSecond.toFixed(1)}/s is below ${RATE_FACTOR} x the demo's (${target.toFixed(1)}/s)`,
-      );
-    }
-    out(
-      `fitted growth after the ${options.warmupMinutes} min warm-up (bound): ${trends
-        .map(
-          (trend) =>
-            `${trend.figure} ${trend.growth.toFixed(2)} (${trend.bound.toFixed(2)})${trend.ok ? '' : ' FAIL'}`,
-        )
-        .join(', ')}`,
-    );
-    out(
-      `intent rate ${intentsPerSecond.toFixed(1)}/s (${(intentsPerSecond / DEMO_INTENTS_PER_SECOND).toFixed(1)} x the demo's ${DEMO_INTENTS_PER_SECOND.toFixed(2)}/s)`,
-    );
-    out(
-      failures.length === 0
-        ? 'soak: no trend beyond its bound'
-        : `soak FAILED: ${failures.join('; ')}`,
-    );
+    const verdict = analyze(samples, options.warmupMinutes, (windowMs + intervalMs) / 60_000);
+    for (const line of verdict.lines) out(line);
+    const { trends, intentsPerSecond, failures } = verdict;
     return { samples, trends, intentsPerSecond, failures };
   } finally {
     for (const child of children.reverse()) await stop(child);
     for (const close of closers) close();
     if (options.keep !== true) rmSync(folder, { recursive: true, force: true });
   }
+}
+
+/**
+ * The verdict on a run's samples: a least-squares line per figure after the warm-up, its
+ * predicted growth over that span against the figure's bound, and the intent rate against 10x
+ * the demo's. The journal and the store hold rate x window, so their sizes are trended per
+ * unit of rate: MB / (intents a second, averaged over the `retainedMinutes` before the sample),
+ * and a rate that rises during the run does not pass for a leak.
+ */
+export function analyze(
+  samples: readonly SoakSample[],
+  warmupMinutes: number,
+  retainedMinutes: number,
+): {
+  trends: SoakResult['trends'][number][];
+  intentsPerSecond: number;
+  failures: string[];
+  lines: string[];
+} {
+  const trailingRate = (index: number) => {
+    const at = samples[index]?.minute ?? 0;
+    const recent = samples
+      .slice(0, index + 1)
+      .filter((sample) => sample.minute > at - retainedMinutes);
+    return recent.reduce((sum, sample) => sum + sample.intentsPerSecond, 0) / recent.length;
+  };
+  const measured = samples
+    .map((sample, index) => ({ sample, rate: trailingRate(index) }))
+    .filter(({ sample }) => sample.minute > warmupMinutes);
+  const valueOf = (sample: SoakSample, rate: number, figure: TrendedFigure): number | null =>
+    figure === 'journalMbPerRate'
+      ? sample.journalMb / Math.max(rate, 0.1)
+      : figure === 'storeMbPerRate'
+        ? sample.storeMb / Math.max(rate, 0.1)
+        : sample[figure];
+  const failures: string[] = [];
+  const trends: SoakResult['trends'][number][] = [];
+  for (const [figure, bound] of Object.entries(BOUNDS) as [
+    TrendedFigure,
+    { relative: number; absolute: number },
+  ][]) {
+    const points = measured
+      .map(({ sample, rate }) => [sample.minute, valueOf(sample, rate, figure)] as const)
+      .filter((point): point is readonly [number, number] => point[1] !== null);
+    if (points.length < 3) continue;
+    const mean = points.reduce((sum, [, y]) => sum + y, 0) / points.length;
+    const span = (points[points.length - 1]?.[0] ?? 0) - (points[0]?.[0] ?? 0);
+    const growth = slope(points) * span;
+    const limit = bound.relative * mean + bound.absolute;
+    const ok = growth <= limit;
+    trends.push({ figure, growth, bound: limit, ok });
+    if (!ok) {
+      failures.push(
+        `${figure} trends up: +${growth.toFixed(3)} over the run, bound ${limit.toFixed(3)}`,
+      );
+    }
+  }
+  if (measured.length < 3) failures.push('fewer than 3 samples after the warm-up');
+  const intentsPerSecond =
+    measured.reduce((sum, { sample }) => sum + sample.intentsPerSecond, 0) /
+    Math.max(1, measured.length);
+  const target = DEMO_INTENTS_PER_SECOND * RATE_FACTOR;
+  if (intentsPerSecond < target) {
+    failures.push(
+      `intent rate ${intentsPerSecond.toFixed(1)}/s is below ${RATE_FACTOR} x the demo's (${target.toFixed(1)}/s)`,
+    );
+  }
+  const lines = [
+    `fitted growth after the ${warmupMinutes} min warm-up (bound): ${trends
+      .map(
+        (trend) =>
+          `${trend.figure} ${trend.growth.toFixed(3)} (${trend.bound.toFixed(3)})${trend.ok ? '' : ' FAIL'}`,
+      )
+      .join(', ')}`,
+    `intent rate ${intentsPerSecond.toFixed(1)}/s (${(intentsPerSecond / DEMO_INTENTS_PER_SECOND).toFixed(1)} x the demo's ${DEMO_INTENTS_PER_SECOND.toFixed(2)}/s)`,
+    failures.length === 0
+      ? 'soak: no trend beyond its bound'
+      : `soak FAILED: ${failures.join('; ')}`,
+  ];
+  return { trends, intentsPerSecond, failures, lines };
+}
+
+/** Samples back from a printed table (`--analyze FILE` of a run's output). */
+export function samplesFromTable(text: string): SoakSample[] {
+  const samples: SoakSample[] = [];
+  for (const line of text.split('\n')) {
+    const cells = line.split('|').map((cell) => cell.trim());
+    if (cells.length !== COLUMNS.length + 2 || !/^\d/.test(cells[1] ?? '')) continue;
+    const number = (index: number) => Number(cells[index + 1]);
+    const optional = (index: number) => (cells[index + 1] === '-' ? null : number(index));
+    samples.push({
+      minute: number(0),
+      rssMb: number(1),
+      heapMb: number(2),
+      handles: number(3),
+      lagP99Ms: number(4),
+      journalMb: number(5),
+      walMb: number(6),
+      storeMb: number(7),
+      intentsPerSecond: number(8),
+      logLinesPerMinute: number(9),
+      tickToPlaceP50Ms: optional(10),
+      tickToPlaceP99Ms: optional(11),
+    });
+  }
+  return samples;
 }
 
 function writeYaml(path: string, value: unknown): void {
