@@ -45,7 +45,9 @@ if (names.length === 0 || names.includes(SOAK)) {
     minutes: 2,
     sampleSeconds: 10,
     warmupMinutes: 0.5,
-    out: (line) => process.stdout.write(`    ${line}\n`),
+    out: (text) => {
+      for (const line of text.split('\n')) process.stdout.write(`    ${line}\n`);
+    },
   });
   process.stdout.write(
     `${SOAK}: ${soak.failures.length === 0 ? 'no trend' : soak.failures.join('; ')}\n`,
