@@ -189,6 +189,13 @@ export const EmulatorConfig = z
         trades: z.int().min(1).max(100_000).default(500),
         /** Candles kept per market and interval (the candles endpoint serves at most 1000). */
         candles: z.int().min(1).max(100_000).default(1000),
+        /** With a data dir: the newest events and fills kept per account (docs/emulator.md). */
+        store_events: z.int().min(1).max(100_000_000).default(100_000),
+        store_fills: z.int().min(1).max(100_000_000).default(100_000),
+        /** With a data dir: the newest idempotency records kept, all accounts together. */
+        store_idempotency: z.int().min(1).max(100_000_000).default(100_000),
+        /** With a data dir: the newest terminal orders kept per account (active ones always). */
+        store_terminal_orders: z.int().min(1).max(100_000_000).default(100_000),
       })
       .prefault({}),
     /** Transport bounds: what one client can hold open or make the emulator buffer. */

@@ -50,7 +50,7 @@ import { DEFAULT_CHALLENGE_TTL_MS, WebSocketGateway } from './server/ws.ts';
 import { createTransport, type EmulatorTls } from './server/transport.ts';
 import { sharedSignaturePool } from './server/signature-pool.ts';
 import { MemoryStore } from './store/memory-store.ts';
-import { SqliteStore } from './store/sqlite-store.ts';
+import { SqliteStore, type SqliteStoreOptions } from './store/sqlite-store.ts';
 import type { Store } from './store/store.ts';
 
 export const DEFAULT_HOST = '127.0.0.1';
@@ -66,6 +66,8 @@ export interface StartEmulatorOptions {
   readonly config?: EmulatorConfig | EmulatorConfigInput | string;
   /** SQLite persistence in this folder (created with mode 0700); memory only when absent. */
   readonly dataDir?: string | null;
+  /** The data dir's windows (events, fills, idempotency records, terminal orders kept). */
+  readonly storeWindows?: SqliteStoreOptions;
   /** Default 127.0.0.1. */
   readonly host?: string;
   /** Default 0 (a free port); the CLI defaults to 8787. */
@@ -227,7 +229,13 @@ export async function startEmulator(options: StartEmulatorOptions = {}): Promise
   let adminTokenFile: string | null = null;
   if (dataDir !== null) {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-    store = new SqliteStore(join(dataDir, DATABASE_FILE));
+    store = new SqliteStore(join(dataDir, DATABASE_FILE), {
+      retainedEvents: config.retention.store_events,
+      retainedFills: config.retention.store_fills,
+      retainedIdempotency: config.retention.store_idempotency,
+      retainedTerminalOrders: config.retention.store_terminal_orders,
+      ...options.storeWindows,
+    });
     if (options.adminToken === undefined) {
       adminToken = adminTokenIn(dataDir);
       adminTokenFile = join(dataDir, ADMIN_TOKEN_FILE);

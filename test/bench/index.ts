@@ -14,7 +14,7 @@ const only = args.filter(
   (word, index) => !word.startsWith('--') && !args[index - 1]?.startsWith('--'),
 );
 // Long benches (minutes) run only when named in full (`replay-long`).
-const LONG = ['replay-long.bench.ts'];
+const LONG = ['replay-long.bench.ts', 'journal-startup.bench.ts'];
 const files = readdirSync(here)
   .filter((name) => name.endsWith('.bench.ts'))
   .filter((name) =>

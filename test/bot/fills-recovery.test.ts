@@ -12,7 +12,7 @@
  * Last, a rejected simulation: the venue's issues reach the bot's log line and the journal.
  */
 import Database from 'better-sqlite3';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -270,6 +270,105 @@ describe('fills across bot crashes (SIGKILL while orders rest, fills made while 
         );
       }
     });
+  }, 90_000);
+});
+
+/** Fill ids in the archive files of `folder` (journal retention, mode archive). */
+function archivedFillIds(folder: string): string[] {
+  if (!existsSync(folder)) return [];
+  const ids: string[] = [];
+  for (const name of readdirSync(folder).filter((file) => file.endsWith('.sqlite'))) {
+    const archive = new Database(join(folder, name), { readonly: true });
+    try {
+      ids.push(...(archive.prepare('SELECT fill_id FROM seen_fills').pluck().all() as string[]));
+    } finally {
+      archive.close();
+    }
+  }
+  return ids;
+}
+
+describe('fills across a SIGKILL right after a retention pass (a short window)', () => {
+  it('lands every venue fill once in the log lines and once in the journal or its archive', async () => {
+    const folder = join(directory, 'retention');
+    mkdirSync(folder, { recursive: true });
+    const key = await writeEmulatorKey(paced.emulator, folder);
+    const accountId = key.accountId;
+    const journalPath = join(folder, 'journal.sqlite');
+    const archiveDir = join(folder, 'archive');
+    const configPath = writeBotConfig(folder, {
+      venue: { key_file: key.path },
+      strategies_dir: FIXTURE_STRATEGIES,
+      strategies: [
+        {
+          id: 'rester',
+          name: 'steady-submitter',
+          params: { marketId: 'BTC-PERP', intervalMs: 40, maxOpen: 4, churn: false },
+        },
+      ],
+      risk: {
+        max_orders_per_second: 100,
+        max_orders_per_minute: 6000,
+        kill_switch: { file: null, signal: null },
+      },
+      journal: {
+        path: journalPath,
+        durability: 'normal',
+        retention: {
+          window: '300ms',
+          interval: '200ms',
+          pause: '1ms',
+          mode: 'archive',
+          archive_dir: archiveDir,
+        },
+      },
+      metrics: { enabled: false },
+      market_data: { markets: ['BTC-PERP'] },
+    });
+    const runs: BotChild[] = [];
+
+    // Run 1: three bids taken while the bot watches; killed right after a pass moved fills.
+    const first = spawnBot(configPath);
+    runs.push(first);
+    await first.waitFor((record) => record.event === 'bot.started', 'the start line');
+    await until(() => (restingOrders(accountId).length === 4 ? true : undefined), '4 resting');
+    await takeResting(accountId, 3, 'retention-live');
+    await until(() => (fillLines(first).length === 3 ? true : undefined), 'three fill lines');
+    await first.waitFor(
+      (record) => record.event === 'journal.retention' && Number(record.fills) > 0,
+      'a retention pass that moved fills',
+    );
+    first.process.kill('SIGKILL');
+    expect(await first.exited).toBe('SIGKILL');
+    expect(archivedFillIds(archiveDir).length).toBeGreaterThan(0);
+
+    // Down: two more bids are taken.
+    await takeResting(accountId, 2, 'retention-down');
+    const down = venueFills(accountId).slice(0, 2);
+
+    const second = spawnBot(configPath);
+    runs.push(second);
+    for (const fill of down) {
+      await second.waitFor(
+        (record) => record.event === 'fill' && record.fill_id === fill.fill_id,
+        `the fill line of ${fill.fill_id}`,
+      );
+    }
+    await until(() => (restingOrders(accountId).length === 4 ? true : undefined), '4 resting');
+    await delay(500);
+    second.process.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+
+    const fills = venueFills(accountId).map((fill) => fill.fill_id);
+    expect(fills).toHaveLength(5);
+    // Each fill logged once over both runs: none pruned and then taken for a new one.
+    expect(runs.flatMap(fillLines).sort()).toEqual([...fills].sort());
+    const live = readJournal(journalPath, (journal) =>
+      fills.filter((fillId) => journal.fill(fillId) !== undefined),
+    );
+    const kept = new Set([...live, ...archivedFillIds(archiveDir)]);
+    expect([...kept].sort()).toEqual([...fills].sort());
+    expect(readJournal(journalPath, (journal) => journal.openIntents())).toEqual([]);
   }, 90_000);
 });
 

@@ -99,16 +99,21 @@ export async function writeEmulatorKey(
   return { path, accountId: credential.accountId };
 }
 
-/** Writes a bot config as YAML and returns its path. */
+/**
+ * Writes a bot config as YAML and returns its path. Tests follow the bot by its intent lines,
+ * so `logging.intent_lines_max_per_minute` is off (null) unless the config sets it.
+ */
 export function writeBotConfig(directory: string, config: Record<string, unknown>): string {
   const path = join(directory, 'bot.yaml');
   // The project's bots read the emulator strictly, so that it cannot drift (contract section
   // 7), unless the config says how to read.
   const venue = config.venue ?? {};
   const section = typeof venue === 'object' && venue !== null && !Array.isArray(venue);
+  const logging = (config.logging ?? {}) as Record<string, unknown>;
+  const withLines = { ...config, logging: { intent_lines_max_per_minute: null, ...logging } };
   writeFileSync(
     path,
-    stringify(section ? { ...config, venue: { reading: 'strict', ...venue } } : config),
+    stringify(section ? { ...withLines, venue: { reading: 'strict', ...venue } } : withLines),
   );
   return path;
 }

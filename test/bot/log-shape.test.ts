@@ -206,10 +206,10 @@ describe('logging.format in the bot config', () => {
   it('defaults to auto and reads the older logging.pretty as a format', async () => {
     const formatOf = async (logging: Record<string, unknown>) =>
       (await resolveBotConfig({ strategies, logging })).config.logging;
-    expect(await formatOf({})).toEqual({ level: 'info', format: 'auto' });
-    expect(await formatOf({ format: 'json' })).toEqual({ level: 'info', format: 'json' });
-    expect(await formatOf({ pretty: true })).toEqual({ level: 'info', format: 'pretty' });
-    expect(await formatOf({ pretty: false })).toEqual({ level: 'info', format: 'json' });
+    expect(await formatOf({})).toMatchObject({ level: 'info', format: 'auto' });
+    expect(await formatOf({ format: 'json' })).toMatchObject({ level: 'info', format: 'json' });
+    expect(await formatOf({ pretty: true })).toMatchObject({ level: 'info', format: 'pretty' });
+    expect(await formatOf({ pretty: false })).toMatchObject({ level: 'info', format: 'json' });
   });
 
   it('refuses both names at once, and an unknown format with a suggestion', async () => {

@@ -35,6 +35,8 @@ import {
 import { deadmanSettings, embeddedEmulatorOptions, type LoadedBotConfig } from './config.ts';
 import { type BotHttpServer, type HealthReport, startBotHttpServer } from './http.ts';
 import { intentLogFields } from '../logging.ts';
+import { IntentLogVolume } from './intent-log-volume.ts';
+import { startJournalRetention, storeFileSizes } from './journal-retention.ts';
 import { createBotLogger, executionLoggerOf } from './logging.ts';
 import { type BotMetrics, createBotMetrics } from './metrics.ts';
 import { logReadingNotices } from './reading-log.ts';
@@ -449,6 +451,10 @@ export class Bot {
       startAfterSequence: resumeAfterSequence ?? 'latest',
     });
     metrics.attachStream(resources.stream);
+    const journal = resources.journal;
+    metrics.attachJournal(() => (journal.isOpen ? journal.retention.stats() : null));
+    const storeDir = resources.emulator?.dataDir ?? null;
+    if (storeDir !== null) metrics.attachStore(() => storeFileSizes(storeDir));
     resources.subscriptions.push(
       resources.stream.state$.pipe(filter((state) => state !== 'idle')).subscribe((state) => {
         const level = state === 'failed' ? 'error' : state === 'backoff' ? 'warn' : 'info';
@@ -554,6 +560,16 @@ export class Bot {
 
     await kernel.start();
     checkAborted();
+    // Retention of the journal, in the background: settled rows older than the window leave.
+    resources.cleanups.push(
+      startJournalRetention({
+        journal: resources.journal,
+        clock,
+        logger: logger.child({ component: 'journal' }),
+        settings: config.journal.retention,
+        liveOrderIds: () => kernel.status().openOrders.map((order) => order.order_id),
+      }),
+    );
     this.phaseValue = 'running';
     this.startedAt = clock.now();
     // The session's PnL counts from the equity the start-up reconciliation read.
@@ -582,6 +598,14 @@ export class Bot {
   /** The bot's own log lines: one per intent that reached the venue, and one per fill. */
   private subscribeLogs(kernel: Kernel): void {
     const logger = this.logger.child({ component: 'bot' });
+    // Beyond `logging.intent_lines_max_per_minute`, intent lines go to debug; a summary each hour.
+    const volume = new IntentLogVolume({
+      clock: this.clock,
+      logger,
+      maxPerMinute: this.loaded.config.logging.intent_lines_max_per_minute,
+      summaryEveryMs: this.loaded.config.logging.summary_every,
+    });
+    this.resources.cleanups.push(volume.start());
     this.resources.subscriptions.push(
       kernel.outcomes$.subscribe((outcome) => {
         const intent = outcome.intent;
@@ -595,10 +619,13 @@ export class Bot {
         };
         switch (outcome.status) {
           case 'accepted':
-            logger.info({ ...fields, order_id: outcome.orderId }, 'intent submitted');
+            logger[volume.levelOf('accepted', 'info')](
+              { ...fields, order_id: outcome.orderId },
+              'intent submitted',
+            );
             break;
           case 'rejected':
-            logger.warn(
+            logger[volume.levelOf('rejected', 'warn')](
               {
                 ...fields,
                 code: outcome.code,
@@ -609,16 +636,19 @@ export class Bot {
             );
             break;
           case 'unknown':
-            logger.warn({ ...fields, reason: outcome.reason }, 'intent submitted');
+            logger[volume.levelOf('unknown', 'warn')](
+              { ...fields, reason: outcome.reason },
+              'intent submitted',
+            );
             break;
           case 'resolved':
-            logger.info(
+            logger[volume.levelOf('resolved', 'info')](
               { ...fields, resolution: outcome.resolution, order_id: outcome.orderId },
               'intent resolved',
             );
             break;
           case 'filled':
-            logger.info(
+            logger[volume.levelOf('filled', 'info')](
               {
                 ...fields,
                 order_id: outcome.orderId,
@@ -629,12 +659,18 @@ export class Bot {
             );
             break;
           case 'denied':
-            logger.debug({ ...fields, denials: outcome.denials }, 'intent denied');
+            logger[volume.levelOf('denied', 'debug')](
+              { ...fields, denials: outcome.denials },
+              'intent denied',
+            );
             break;
         }
       }),
       kernel.fills$.subscribe((fill) =>
-        logger.info({ event: 'fill', ...fillFields(fill) }, fillTitle(fill)),
+        logger[volume.levelOf('fill', 'info')](
+          { event: 'fill', ...fillFields(fill) },
+          fillTitle(fill),
+        ),
       ),
     );
   }

@@ -26,6 +26,7 @@ import {
   invalidConfigError,
   readConfigDocument,
 } from '../../runtime/config-file.ts';
+import { DurationMs, JournalRetentionSection } from '../../runtime/journal/retention-config.ts';
 import {
   type DeadmanConfig,
   deadmanConfigIssues,
@@ -151,6 +152,8 @@ const JournalSection = z.strictObject({
   path: z.string().min(1).default('data/journal.sqlite'),
   /** `normal` survives a crash of the process but not of the machine. */
   durability: z.enum(['full', 'normal']).default('full'),
+  /** Settled rows older than a window leave the live journal (docs/operations.md). */
+  retention: JournalRetentionSection.prefault({}),
 });
 
 const MetricsSection = z.strictObject({
@@ -172,6 +175,10 @@ const LoggingSection = z
     format: z.enum(LOG_FORMATS).optional(),
     /** The older name: `true` is `format: pretty`, `false` is `format: json`. */
     pretty: z.boolean().optional(),
+    /** Intent lines per minute at info; beyond it, the rest of the minute at debug. null: all. */
+    intent_lines_max_per_minute: PositiveInteger.nullable().default(120),
+    /** The summary line (intents, fills, lines at debug) every this long, at info. */
+    summary_every: DurationMs.default(3_600_000),
   })
   .superRefine((value, context) => {
     if (value.format !== undefined && value.pretty !== undefined) {
@@ -182,10 +189,25 @@ const LoggingSection = z
       });
     }
   })
-  .transform(({ level, format, pretty }): { level: LogLevel; format: LogFormat } => ({
-    level,
-    format: format ?? (pretty === undefined ? 'auto' : pretty ? 'pretty' : 'json'),
-  }));
+  .transform(
+    ({
+      level,
+      format,
+      pretty,
+      intent_lines_max_per_minute,
+      summary_every,
+    }): {
+      level: LogLevel;
+      format: LogFormat;
+      intent_lines_max_per_minute: number | null;
+      summary_every: number;
+    } => ({
+      level,
+      format: format ?? (pretty === undefined ? 'auto' : pretty ? 'pretty' : 'json'),
+      intent_lines_max_per_minute,
+      summary_every,
+    }),
+  );
 
 const MarketDataSection = z.strictObject({
   /** Markets whose books and trades are read; null: every market the venue lists. */

@@ -49,6 +49,15 @@ export interface IntentLatency {
   readonly placeMs: number;
 }
 
+/** The journal's disk use and rows per table, as the metrics read them. */
+export interface JournalSizes {
+  readonly fileBytes: number;
+  readonly walBytes: number;
+  readonly freePages: number;
+  readonly pageSize: number;
+  readonly rows: Readonly<Record<string, number>>;
+}
+
 /** The stream client as the metrics see it. */
 export interface StreamStateSource {
   readonly state: string;
@@ -86,6 +95,10 @@ export interface BotMetrics {
   attachStream(stream: StreamStateSource): void;
   /** Counts the venue's fields the project does not know (tolerant reading). */
   attachReading(monitor: ReadingMonitor): void;
+  /** Starts reading the journal's disk use and row counts (null once it is closed). */
+  attachJournal(read: () => JournalSizes | null): void;
+  /** Starts reading the embedded emulator's store size on disk (bytes by file). */
+  attachStore(read: () => Readonly<Record<string, number>>): void;
   /** Unsubscribes from everything (the registry keeps its last values). */
   dispose(): void;
 }
@@ -107,6 +120,8 @@ export function createBotMetrics(options: BotMetricsOptions): BotMetrics {
   const subscriptions: Subscription[] = [];
   let kernel: MetricsSource | null = null;
   let stream: StreamStateSource | null = null;
+  let journalSizes: (() => JournalSizes | null) | null = null;
+  let storeSizes: (() => Readonly<Record<string, number>>) | null = null;
   const status = (): MetricsStatus | null => (kernel === null ? null : kernel.status());
   const counter = <Label extends string>(name: string, help: string, labelNames: Label[]) =>
     new Counter({ name, help, labelNames, registers });
@@ -235,6 +250,40 @@ export function createBotMetrics(options: BotMetricsOptions): BotMetrics {
       for (const state of STREAM_STATES) this.set({ state }, state === current ? 1 : 0);
     },
   });
+  new Gauge({
+    name: 'paperbot_journal_bytes',
+    help: 'Disk use of the journal by file (main, wal; free: pages the main file holds unused).',
+    labelNames: ['file'],
+    registers,
+    collect() {
+      const sizes = journalSizes?.() ?? null;
+      if (sizes === null) return;
+      this.set({ file: 'main' }, sizes.fileBytes);
+      this.set({ file: 'wal' }, sizes.walBytes);
+      this.set({ file: 'free' }, sizes.freePages * sizes.pageSize);
+    },
+  });
+  new Gauge({
+    name: 'paperbot_journal_rows',
+    help: 'Rows of the journal by table (large tables: the span of their row ids, exact while rows leave oldest first).',
+    labelNames: ['table'],
+    registers,
+    collect() {
+      const sizes = journalSizes?.() ?? null;
+      if (sizes === null) return;
+      for (const [table, rows] of Object.entries(sizes.rows)) this.set({ table }, rows);
+    },
+  });
+
+  new Gauge({
+    name: 'paperbot_emulator_store_bytes',
+    help: "Disk use of the embedded emulator's store (with a data dir) by file (main, wal).",
+    labelNames: ['file'],
+    registers,
+    collect() {
+      for (const [file, bytes] of Object.entries(storeSizes?.() ?? {})) this.set({ file }, bytes);
+    },
+  });
 
   const unknownFields = counter(
     'paperbot_venue_unknown_fields_total',
@@ -252,6 +301,12 @@ export function createBotMetrics(options: BotMetricsOptions): BotMetrics {
           }
         }),
       );
+    },
+    attachJournal(read) {
+      journalSizes = read;
+    },
+    attachStore(read) {
+      storeSizes = read;
     },
     attachKernel(source) {
       kernel = source;

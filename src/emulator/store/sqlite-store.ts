@@ -18,7 +18,24 @@ import type {
   Store,
   StoredState,
 } from './store.ts';
+import { TERMINAL_ORDER_STATUSES } from '../../protocol/primitives.ts';
+import {
+  DEFAULT_RETAINED_EVENTS,
+  DEFAULT_RETAINED_FILLS,
+  DEFAULT_RETAINED_IDEMPOTENCY,
+} from './memory-store.ts';
 import { DEFAULT_RETAINED_ORDERS } from './store.ts';
+
+/** Terminal orders per account the file keeps (the newest; active orders always stay). */
+export const DEFAULT_STORED_TERMINAL_ORDERS = 100_000;
+/** Commits between two pruning steps. */
+const PRUNE_EVERY_COMMITS = 256;
+/** Rows per table and account one pruning step deletes at most. */
+const PRUNE_BATCH_ROWS = 2_000;
+/** Free pages one pruning step gives back (a file made with incremental auto-vacuum). */
+const RECLAIM_PAGES = 256;
+
+const TERMINAL_SQL = [...TERMINAL_ORDER_STATUSES].map((status) => `'${status}'`).join(', ');
 
 const SCHEMA_VERSION = 1;
 
@@ -50,6 +67,33 @@ CREATE TABLE IF NOT EXISTS idempotency (
 export interface SqliteStoreOptions {
   /** Terminal orders per account the exchange keeps in memory (the rest are read from here). */
   readonly retainedOrders?: number;
+  /**
+   * Windows of the file, as the MemoryStore's (docs/emulator.md, Persistence): the newest
+   * events and fills per account (100,000 each), idempotency records of all accounts (100,000)
+   * and terminal orders per account (100,000). Older rows are deleted a batch at a time.
+   */
+  readonly retainedEvents?: number;
+  readonly retainedFills?: number;
+  readonly retainedIdempotency?: number;
+  readonly retainedTerminalOrders?: number;
+  /** Commits between two pruning steps (default 256). */
+  readonly pruneEveryCommits?: number;
+}
+
+/** Rows one pruning step deleted, per table. */
+export interface StorePruneReport {
+  readonly events: number;
+  readonly fills: number;
+  readonly orders: number;
+  readonly idempotency: number;
+}
+
+function positiveInteger(value: number | undefined, fallback: number, name: string): number {
+  const chosen = value ?? fallback;
+  if (!Number.isSafeInteger(chosen) || chosen < 1) {
+    throw new RangeError(`${name} must be a positive integer, got ${chosen}`);
+  }
+  return chosen;
 }
 
 export class SqliteStore implements Store, OrderArchive {
@@ -60,6 +104,15 @@ export class SqliteStore implements Store, OrderArchive {
   private readonly commitTransaction: (changes: ChangeSet) => void;
   /** One transaction wrapper, built once (better-sqlite3 builds several functions per wrapper). */
   private readonly runAtomically: (work: () => unknown) => unknown;
+  private readonly windows: {
+    readonly events: number;
+    readonly fills: number;
+    readonly idempotency: number;
+    readonly terminalOrders: number;
+  };
+  private readonly prune;
+  private commitsSincePrune = 0;
+  private readonly pruneEveryCommits: number;
 
   constructor(
     readonly path: string,
@@ -70,7 +123,32 @@ export class SqliteStore implements Store, OrderArchive {
       throw new RangeError(`retainedOrders must be a positive integer, got ${retainedOrders}`);
     }
     this.retainedOrders = retainedOrders;
+    this.windows = {
+      events: positiveInteger(options.retainedEvents, DEFAULT_RETAINED_EVENTS, 'retainedEvents'),
+      fills: positiveInteger(options.retainedFills, DEFAULT_RETAINED_FILLS, 'retainedFills'),
+      idempotency: positiveInteger(
+        options.retainedIdempotency,
+        DEFAULT_RETAINED_IDEMPOTENCY,
+        'retainedIdempotency',
+      ),
+      terminalOrders: positiveInteger(
+        options.retainedTerminalOrders,
+        DEFAULT_STORED_TERMINAL_ORDERS,
+        'retainedTerminalOrders',
+      ),
+    };
+    this.pruneEveryCommits = positiveInteger(
+      options.pruneEveryCommits,
+      PRUNE_EVERY_COMMITS,
+      'pruneEveryCommits',
+    );
     this.database = new Database(path);
+    // A new file gives the pages pruning frees back to the disk, a few at a time.
+    const tables = this.database
+      .prepare("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'")
+      .pluck()
+      .get() as number;
+    if (tables === 0) this.database.pragma('auto_vacuum = INCREMENTAL');
     this.database.pragma('journal_mode = WAL');
     // NORMAL keeps WAL commits durable across a process crash (not an OS crash), at a fraction
     // of FULL's cost.
@@ -170,6 +248,35 @@ export class SqliteStore implements Store, OrderArchive {
         'SELECT record FROM idempotency WHERE account_id = ? AND request_id = ?',
       ),
     };
+    this.prune = {
+      accounts: database.prepare('SELECT account_id FROM accounts ORDER BY ordinal').pluck(),
+      events: database.prepare(
+        `DELETE FROM events WHERE rowid IN (SELECT rowid FROM events WHERE account_id = @account
+           AND sequence <= (SELECT MAX(sequence) FROM events WHERE account_id = @account) - @keep
+           ORDER BY sequence LIMIT @batch)`,
+      ),
+      fills: database.prepare(
+        `DELETE FROM fills WHERE rowid IN (SELECT rowid FROM fills WHERE account_id = @account
+           AND ordinal <= (SELECT MAX(ordinal) FROM fills WHERE account_id = @account) - @keep
+           ORDER BY ordinal LIMIT @batch)`,
+      ),
+      // The ordinal below which an account's terminal orders may go: the @keep-th newest order's.
+      orderFloor: database
+        .prepare(
+          `SELECT ordinal FROM orders WHERE account_id = @account ORDER BY ordinal DESC
+             LIMIT 1 OFFSET @keep`,
+        )
+        .pluck(),
+      orders: database.prepare(
+        `DELETE FROM orders WHERE rowid IN (SELECT rowid FROM orders WHERE account_id = @account
+           AND ordinal <= @floor AND json_extract(record, '$.status') IN (${TERMINAL_SQL})
+           ORDER BY ordinal LIMIT @batch)`,
+      ),
+      idempotency: database.prepare(
+        `DELETE FROM idempotency WHERE rowid IN (SELECT rowid FROM idempotency
+           WHERE rowid <= (SELECT MAX(rowid) FROM idempotency) - @keep ORDER BY rowid LIMIT @batch)`,
+      ),
+    };
     this.runAtomically = this.database.transaction((work: () => unknown) => work());
     this.commitTransaction = this.database.transaction((changes: ChangeSet) => {
       const s = this.statements;
@@ -214,6 +321,52 @@ export class SqliteStore implements Store, OrderArchive {
 
   commit(changes: ChangeSet): void {
     this.commitTransaction(changes);
+    this.commitsSincePrune += 1;
+    this.maybePrune();
+  }
+
+  /** A pruning step once enough commits went by, outside any transaction (its own is short). */
+  private maybePrune(): void {
+    if (this.commitsSincePrune < this.pruneEveryCommits || this.database.inTransaction) return;
+    this.commitsSincePrune = 0;
+    this.pruneStep();
+  }
+
+  /**
+   * Deletes at most a batch of rows per table and account beyond the windows (oldest first),
+   * then gives a few free pages back. Runs every so many commits; a test may call it.
+   */
+  pruneStep(batch = PRUNE_BATCH_ROWS): StorePruneReport {
+    const p = this.prune;
+    const w = this.windows;
+    let events = 0;
+    let fills = 0;
+    let orders = 0;
+    const idempotency = this.database.transaction(() => {
+      for (const account of p.accounts.all() as string[]) {
+        events += p.events.run({ account, keep: w.events, batch }).changes;
+        fills += p.fills.run({ account, keep: w.fills, batch }).changes;
+        const floor = p.orderFloor.get({ account, keep: w.terminalOrders }) as number | undefined;
+        if (floor !== undefined) orders += p.orders.run({ account, floor, batch }).changes;
+      }
+      return p.idempotency.run({ keep: w.idempotency, batch }).changes;
+    })();
+    if (events + fills + orders + idempotency > 0 && this.path !== ':memory:') {
+      this.database.pragma(`incremental_vacuum(${RECLAIM_PAGES})`);
+    }
+    return { events, fills, orders, idempotency };
+  }
+
+  /** Rows per table (the soak and the metrics read the store's size). */
+  rowCounts(): Readonly<Record<'orders' | 'events' | 'fills' | 'idempotency', number>> {
+    const count = (table: string) =>
+      this.database.prepare(`SELECT COUNT(*) FROM ${table}`).pluck().get() as number;
+    return {
+      orders: count('orders'),
+      events: count('events'),
+      fills: count('fills'),
+      idempotency: count('idempotency'),
+    };
   }
 
   findOrder(accountId: string, orderId: string): OrderRecord | undefined {
@@ -268,7 +421,9 @@ export class SqliteStore implements Store, OrderArchive {
 
   atomically<T>(work: () => T): T {
     // Commits inside (the engine's) become savepoints of this one transaction.
-    return (this.runAtomically as (work: () => T) => T)(work);
+    const result = (this.runAtomically as (work: () => T) => T)(work);
+    this.maybePrune();
+    return result;
   }
 
   saveIdempotency(accountId: string, requestId: string, record: unknown): void {

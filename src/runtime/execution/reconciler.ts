@@ -389,7 +389,6 @@ export class Reconciler {
       return this.failedReport(reason, startedAt, settlement, error);
     }
 
-    const known = this.journal.knownOrderIds();
     const epochMarker = `:${this.journal.epoch}:`;
     const missingLocally: OrderSummary[] = [];
     const foreign: Order[] = [];
@@ -400,11 +399,10 @@ export class Reconciler {
       const local = this.tracker.order(order.order_id);
       if (local === undefined) {
         missingLocally.push(summary(order));
+        // Indexed lookups per order, not every id the journal ever held (start-up stays flat).
         const ours =
-          known.orderIds.has(order.order_id) ||
-          (order.client_order_id !== null &&
-            (known.clientOrderIds.has(order.client_order_id) ||
-              order.client_order_id.includes(epochMarker)));
+          this.journal.isKnownOrder(order.order_id, order.client_order_id) ||
+          (order.client_order_id !== null && order.client_order_id.includes(epochMarker));
         if (!ours) foreign.push(order);
         continue;
       }

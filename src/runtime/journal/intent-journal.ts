@@ -86,6 +86,9 @@ export interface IntentJournal {
     readonly clientOrderIds: ReadonlySet<string>;
   };
 
+  /** Whether an intent made this order or used this client order id (an indexed lookup). */
+  isKnownOrder(orderId: string, clientOrderId: string | null): boolean;
+
   /** Records a simulation attempt (its own request id) before it is sent. */
   recordSimulation(requestId: string, simulateRequestId: string, attempt: number): void;
   /**

@@ -55,6 +55,7 @@ import {
   migrate,
   OPEN_INTENT_STATES,
 } from './schema.ts';
+import { JournalRetention, type PruneStep, type RetentionPolicy } from './retention.ts';
 import { prepareStatements, type Statements } from './statements.ts';
 
 /** What `writeCommand` records in the same statement as the bytes: nothing, or the next step. */
@@ -169,6 +170,8 @@ export class Journal implements IntentJournal {
   private readonly runInTransaction: Database.Transaction<(work: () => unknown) => unknown>;
   /** The emulated exits' table (`./exits.ts`). */
   readonly exits: JournalExits;
+  /** Retention and maintenance (`./retention.ts`): old settled rows leave, space comes back. */
+  readonly retention: JournalRetention;
 
   private constructor(
     path: string,
@@ -184,6 +187,7 @@ export class Journal implements IntentJournal {
     this.sql = prepareStatements(database);
     this.runInTransaction = database.transaction((work: () => unknown) => work());
     this.exits = new JournalExits(database);
+    this.retention = new JournalRetention(database, path, epoch);
   }
 
   /**
@@ -201,6 +205,11 @@ export class Journal implements IntentJournal {
     const database = new Database(path, { timeout: 0 });
     try {
       database.pragma('locking_mode = EXCLUSIVE');
+      // A new journal gives pages freed by retention back in small steps (`incremental_vacuum`);
+      // the mode can only be chosen before the first table (and the WAL header) exists.
+      if ((database.pragma('user_version', { simple: true }) as number) === 0) {
+        database.pragma('auto_vacuum = INCREMENTAL');
+      }
       if (path !== ':memory:') {
         const mode = database.pragma('journal_mode = WAL', { simple: true });
         if (mode !== 'wal') {
@@ -242,6 +251,7 @@ export class Journal implements IntentJournal {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.retention.flushManifest();
     this.database.close();
   }
 
@@ -450,6 +460,34 @@ export class Journal implements IntentJournal {
       };
     }
     return this.knownIds;
+  }
+
+  /**
+   * Whether an order is one of ours: an intent made it, or used its client order id. One index
+   * probe each, whatever the history (the reconciler asks per venue order it does not track).
+   */
+  isKnownOrder(orderId: string, clientOrderId: string | null): boolean {
+    if (this.knownIds !== null) {
+      return (
+        this.knownIds.orderIds.has(orderId) ||
+        (clientOrderId !== null && this.knownIds.clientOrderIds.has(clientOrderId))
+      );
+    }
+    if (this.sql.knowsOrderId.get(orderId) !== undefined) return true;
+    return clientOrderId !== null && this.sql.knowsClientOrderId.get(clientOrderId) !== undefined;
+  }
+
+  /**
+   * One retention step (`./retention.ts`): at most `policy.batchRows` rows per table older than
+   * the window leave, in one short transaction. An intent whose order `isLiveOrder` names stays.
+   */
+  pruneStep(policy: RetentionPolicy, isLiveOrder: (orderId: string) => boolean): PruneStep {
+    const step = this.retention.step(policy, this.now(), isLiveOrder);
+    if (step.prunedRequestIds.length > 0) {
+      for (const requestId of step.prunedRequestIds) this.recentIntents.delete(requestId);
+      this.knownIds = null;
+    }
+    return step;
   }
 
   /**

@@ -404,6 +404,13 @@ export class ReplayJournal implements IntentJournal {
     return { orderIds: this.byOrderId.ids, clientOrderIds: this.byClientOrderId.ids };
   }
 
+  isKnownOrder(orderId: string, clientOrderId: string | null): boolean {
+    return (
+      this.byOrderId.ids.has(orderId) ||
+      (clientOrderId !== null && this.byClientOrderId.ids.has(clientOrderId))
+    );
+  }
+
   recordSimulation(requestId: string, simulateRequestId: string, attempt: number): void {
     const slot = this.slotOf(requestId);
     requireInteger(attempt, 'a simulation attempt');

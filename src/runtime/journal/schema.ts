@@ -8,7 +8,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { PaperbotError } from '../../core/errors.ts';
 import { EMULATED_EXITS_SCHEMA } from './exits.ts';
 
-export const JOURNAL_SCHEMA_VERSION = 3;
+export const JOURNAL_SCHEMA_VERSION = 4;
 
 /** Every state an intent can be in; the terminal ones never change again. */
 export const INTENT_STATES = [
@@ -178,6 +178,11 @@ CREATE TABLE fill_read_back (
 ) STRICT;
 `;
 
+/** Version 4: the runtime's own commands still `sending`, found without a scan (retention). */
+const version4 = `
+CREATE INDEX internal_commands_sending ON internal_commands (state) WHERE state = 'sending';
+`;
+
 export type Migration = (database: BetterSqlite3.Database) => void;
 
 export const migrations: readonly Migration[] = [
@@ -190,6 +195,11 @@ export const migrations: readonly Migration[] = [
   // The emulated exits (`./exits.ts`).
   (database) => {
     database.exec(EMULATED_EXITS_SCHEMA);
+  },
+  // Version 4: start-up reads of the runtime's own commands use an index, not a table scan
+  // (`abandonOpenInternalCommands` runs at every start, whatever the history).
+  (database) => {
+    database.exec(version4);
   },
 ];
 

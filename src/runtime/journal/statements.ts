@@ -75,6 +75,9 @@ export function prepareStatements(database: Database.Database) {
     clientOrderIds: prepare(
       'SELECT client_order_id FROM intents WHERE client_order_id IS NOT NULL',
     ).pluck(),
+    // Whether an order (or client order id) is one of ours: one index probe, not a set of all.
+    knowsOrderId: prepare('SELECT 1 FROM intents WHERE order_id = ? LIMIT 1').pluck(),
+    knowsClientOrderId: prepare('SELECT 1 FROM intents WHERE client_order_id = ? LIMIT 1').pluck(),
     hasCommand: prepare(
       'SELECT command_endpoint IS NOT NULL AS has_command FROM intents WHERE request_id = ?',
     ),
@@ -192,7 +195,8 @@ export function prepareStatements(database: Database.Database) {
       'SELECT request_id FROM internal_commands WHERE purpose = ? ORDER BY rowid',
     ).pluck(),
     abandonInternalCommands: prepare(
-      `UPDATE internal_commands SET state = 'abandoned', updated_at = ? WHERE state = 'sending'`,
+      `UPDATE internal_commands INDEXED BY internal_commands_sending SET state = 'abandoned',
+         updated_at = ? WHERE state = 'sending'`,
     ),
     readMeta: prepare('SELECT value FROM meta WHERE key = ?'),
     writeMeta: prepare(
