@@ -212,26 +212,17 @@ export class Reads {
   ): Candle[] {
     const context = this.context;
     const market = context.marketOf(marketId);
-    const live = market.candles.latest(interval, limit);
+    // One more than served: if the live series holds more than `limit`, the past is not reached.
+    const live = market.candles.latest(interval, limit + 1);
     let bars: CandleBar[] = [...live];
-    if (live.length < limit || live.length === 0) {
+    if (live.length <= limit) {
       const firstLive = live[0];
-      const earlier = past.candles(
-        market,
-        interval,
-        limit - live.length + 1,
-        Number.POSITIVE_INFINITY,
-      );
-      const kept = earlier.filter(
-        (bar) => firstLive === undefined || bar.openTime <= firstLive.openTime,
-      );
-      const shared = kept[kept.length - 1];
-      if (
-        firstLive !== undefined &&
-        shared !== undefined &&
-        shared.openTime === firstLive.openTime
-      ) {
-        kept[kept.length - 1] = {
+      const earlier = past
+        .candles(market, interval, limit - live.length + 1, Number.POSITIVE_INFINITY)
+        .filter((bar) => firstLive === undefined || bar.openTime <= firstLive.openTime);
+      const shared = earlier[earlier.length - 1];
+      if (firstLive !== undefined && shared?.openTime === firstLive.openTime) {
+        earlier[earlier.length - 1] = {
           openTime: shared.openTime,
           open: shared.open,
           high: Math.max(shared.high, firstLive.high),
@@ -239,9 +230,9 @@ export class Reads {
           close: firstLive.close,
           volumeSteps: shared.volumeSteps + firstLive.volumeSteps,
         };
-        bars = [...kept, ...live.slice(1)];
+        bars = [...earlier, ...live.slice(1)];
       } else {
-        bars = [...kept, ...live];
+        bars = [...earlier, ...live];
       }
     }
     return bars.slice(Math.max(0, bars.length - limit)).map((bar) => ({
