@@ -58,6 +58,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import('./commands/record.ts')).registerRecordCommand,
   },
   {
+    name: 'download',
+    summary:
+      "Download a service's candles and trades into a recording (events and candles.json) for backtests and warm-up.",
+    load: async () => (await import('./commands/download.ts')).registerDownloadCommand,
+  },
+  {
     name: 'backtest',
     summary:
       'Replay recorded sessions through the strategies, risk gate and executor on virtual time, and report.',

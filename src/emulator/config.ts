@@ -198,6 +198,19 @@ export const EmulatorConfig = z
         store_terminal_orders: z.int().min(1).max(100_000_000).default(100_000),
       })
       .prefault({}),
+    /**
+     * The seeded past: one-minute candles and trades for this long before the emulator started,
+     * made from the seed when read (docs/emulator.md, "History"). 0: no past.
+     */
+    history: z
+      .strictObject({
+        length_minutes: z
+          .int()
+          .min(0)
+          .max(30 * 1440)
+          .default(3 * 1440),
+      })
+      .prefault({}),
     /** Transport bounds: what one client can hold open or make the emulator buffer. */
     limits: z
       .strictObject({

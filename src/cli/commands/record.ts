@@ -235,6 +235,14 @@ async function recordVirtual(
       tradesIntervalMs: parseDuration(options.tradesInterval ?? '1s', 'trades-interval'),
       compression: options.gzip === true ? 'gzip' : 'none',
       onProgress: (t) => progress.update(t - startMs),
+      candleHistory: {
+        intervals: historyIntervals(options.candleHistory),
+        limit: positiveInteger(
+          options.candleHistoryLimit,
+          'candle-history-limit',
+          MAX_CANDLE_HISTORY,
+        ),
+      },
     });
     return result.manifest;
   } finally {

@@ -66,6 +66,7 @@ import { type KeyRiskLimits, OrderPlacement } from './placement.ts';
 import { Persistence } from './persistence.ts';
 import type { HeldOrder } from './state.ts';
 import { type FillListQuery, type OrderListQuery, type PositionListQuery, Reads } from './reads.ts';
+import { SeededPast } from './seeded-past.ts';
 
 export type { CreateAccountOptions } from './commands.ts';
 export { SIMULATION_VALIDITY_MS } from './commands.ts';
@@ -96,6 +97,8 @@ export class Exchange implements VenueDriver {
   private readonly liquidation: Liquidation;
   private readonly reads: Reads;
   private readonly persistence: Persistence;
+  /** History before the exchange opened, made when read (`seeded-past.ts`). */
+  private readonly past: SeededPast;
   private running = false;
 
   private constructor(options: ExchangeOptions) {
@@ -109,6 +112,12 @@ export class Exchange implements VenueDriver {
     this.funding = new FundingSettlement(context, accounting);
     this.cancelAllAfter = new CancelAllAfter(context, lifecycle);
     this.reads = new Reads(context, accounting);
+    this.past = new SeededPast({
+      seed: String(options.config.seed),
+      openedAt: context.clock.now(),
+      minutes: options.config.history.length_minutes,
+      stepMs: options.config.simulation.step_ms,
+    });
     this.commands = new Commands(context, lifecycle, placement, this.matching, this.reads);
     const persistence = new Persistence(
       context,
@@ -203,6 +212,16 @@ export class Exchange implements VenueDriver {
   /** Oldest first; only intervals that saw a trade. */
   listCandles(marketId: string, interval: CandleInterval, limit: number): Candle[] {
     return this.reads.listCandles(marketId, interval, limit);
+  }
+
+  /** Newest first: the live trades, then the seeded past's (what the trades endpoint serves). */
+  listTradesWithPast(marketId: string, limit: number): PublicTrade[] {
+    return this.reads.listTradesWithPast(marketId, limit, this.past);
+  }
+
+  /** Oldest first: the seeded past's candles, then the live ones (the candles endpoint's). */
+  listCandlesWithPast(marketId: string, interval: CandleInterval, limit: number): Candle[] {
+    return this.reads.listCandlesWithPast(marketId, interval, limit, this.past);
   }
 
   tickerOf(marketId: string): TickerData {

@@ -27,9 +27,11 @@ import {
 import type { OrderRecord } from '../store/store.ts';
 import { formatMoney } from './fixed.ts';
 import type { Accounting } from './accounting.ts';
+import type { CandleBar } from './candles.ts';
 import type { EngineContext } from './context.ts';
 import { ExchangeError, invalidRequest } from './errors.ts';
 import { BUY, SELL } from './order-book.ts';
+import type { SeededPast } from './seeded-past.ts';
 import {
   type AccountState,
   type HeldOrder,
@@ -42,6 +44,7 @@ import {
 import {
   accountToWire,
   KIND_ORDER,
+  KIND_PAST_TRADE,
   KIND_TRADE,
   orderRecordToWire,
   orderToWire,
@@ -161,6 +164,78 @@ export class Reads {
     const context = this.context;
     const market = context.marketOf(marketId);
     return market.candles.latest(interval, limit).map((bar) => ({
+      market_id: market.id,
+      route_id: ROUTE_ID,
+      interval,
+      open_time: context.timestamp(bar.openTime),
+      open: market.tick.format(bar.open),
+      high: market.tick.format(bar.high),
+      low: market.tick.format(bar.low),
+      close: market.tick.format(bar.close),
+      volume: market.step.format(bar.volumeSteps),
+    }));
+  }
+
+  /**
+   * The live trades followed by the seeded past's (before the exchange opened), newest first:
+   * what the trades endpoint serves. `listTrades` alone is the live engine's.
+   */
+  listTradesWithPast(marketId: string, limit: number, past: SeededPast): PublicTrade[] {
+    const trades = this.listTrades(marketId, limit);
+    if (trades.length >= limit) return trades;
+    const context = this.context;
+    const market = context.marketOf(marketId);
+    const before = market.trades.length > 0 ? market.trades[0]!.at : Number.POSITIVE_INFINITY;
+    for (const trade of past.trades(market, limit - trades.length, before)) {
+      trades.push({
+        trade_id: context.format.uuid(KIND_PAST_TRADE, trade.ordinal),
+        market_id: market.id,
+        route_id: ROUTE_ID,
+        price: market.tick.format(trade.priceTicks),
+        quantity: market.step.format(trade.steps),
+        side: trade.side,
+        occurred_at: context.timestamp(trade.at),
+      });
+    }
+    return trades;
+  }
+
+  /**
+   * The seeded past's candles followed by the live ones, oldest first: what the candles endpoint
+   * serves. A bucket that holds both (an hour the exchange opened in) is one candle.
+   */
+  listCandlesWithPast(
+    marketId: string,
+    interval: CandleInterval,
+    limit: number,
+    past: SeededPast,
+  ): Candle[] {
+    const context = this.context;
+    const market = context.marketOf(marketId);
+    // One more than served: if the live series holds more than `limit`, the past is not reached.
+    const live = market.candles.latest(interval, limit + 1);
+    let bars: CandleBar[] = [...live];
+    if (live.length <= limit) {
+      const firstLive = live[0];
+      const earlier = past
+        .candles(market, interval, limit - live.length + 1, Number.POSITIVE_INFINITY)
+        .filter((bar) => firstLive === undefined || bar.openTime <= firstLive.openTime);
+      const shared = earlier[earlier.length - 1];
+      if (firstLive !== undefined && shared?.openTime === firstLive.openTime) {
+        earlier[earlier.length - 1] = {
+          openTime: shared.openTime,
+          open: shared.open,
+          high: Math.max(shared.high, firstLive.high),
+          low: Math.min(shared.low, firstLive.low),
+          close: firstLive.close,
+          volumeSteps: shared.volumeSteps + firstLive.volumeSteps,
+        };
+        bars = [...earlier, ...live.slice(1)];
+      } else {
+        bars = [...earlier, ...live];
+      }
+    }
+    return bars.slice(Math.max(0, bars.length - limit)).map((bar) => ({
       market_id: market.id,
       route_id: ROUTE_ID,
       interval,

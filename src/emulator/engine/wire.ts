@@ -36,6 +36,8 @@ export const KIND_EVENT = 3;
 export const KIND_POSITION = 4;
 export const KIND_TRADE = 5;
 export const KIND_ACCOUNT = 6;
+/** Trades of the seeded past (before the exchange opened): a space of their own. */
+export const KIND_PAST_TRADE = 7;
 
 const DAY_MS = 86_400_000;
 /** "00" to "99", for the two-digit fields of a time of day. */

@@ -113,11 +113,11 @@ export function createEndpointHandlers(services: EndpointServices): EndpointHand
     },
     listTrades: ({ params, query }) => {
       checkRoute(exchange, params.market_id, query.route_id);
-      return exchange.listTrades(params.market_id, query.limit);
+      return exchange.listTradesWithPast(params.market_id, query.limit);
     },
     listCandles: ({ params, query }) => {
       checkRoute(exchange, params.market_id, query.route_id);
-      return exchange.listCandles(params.market_id, query.interval, query.limit);
+      return exchange.listCandlesWithPast(params.market_id, query.interval, query.limit);
     },
     getAccount: (context) => exchange.getAccount(accountOf(context)),
     listAccounts: (context) => exchange.listVenueAccounts(accountOf(context)),

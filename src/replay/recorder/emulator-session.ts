@@ -17,7 +17,7 @@ import {
   MemoryStore,
   parseEmulatorConfig,
 } from '../../emulator/index.ts';
-import type { Fill, Market } from '../../protocol/index.ts';
+import type { CandleInterval, Fill, Market } from '../../protocol/index.ts';
 import type { OrderTrackerConfig, ReconcilerConfig } from '../../runtime/execution/index.ts';
 import type { ExecutorConfig } from '../../runtime/execution/executor.ts';
 import { Journal } from '../../runtime/journal/index.ts';
@@ -32,6 +32,7 @@ import { ReplayClock, TimeDriver } from '../backtest/loop.ts';
 import type { Compression, RecordingManifest } from '../format/manifest.ts';
 import { RecordingSink } from '../format/recorder-sink.ts';
 import type { OrderIds } from '../report/divergence.ts';
+import { recordCandleHistory } from './candle-history.ts';
 import { ExchangeExecutionVenue } from '../venue/exchange-venue.ts';
 import { LatencyModel, type LatencySettings } from '../venue/latency.ts';
 import { RecordedMarketData } from '../venue/market-data.ts';
@@ -72,6 +73,14 @@ export interface EmulatorSessionOptions {
   readonly trading?: EmulatorTrading;
   /** Called with the virtual time as the run goes (for a progress bar). */
   readonly onProgress?: (t: number) => void;
+  /**
+   * Candle history kept in `candles.json` (the emulator's seeded past at the start), as
+   * `paperbot record --candle-history` does; none when omitted.
+   */
+  readonly candleHistory?: {
+    readonly intervals: readonly CandleInterval[];
+    readonly limit: number;
+  };
 }
 
 export interface EmulatorSessionResult {
@@ -192,6 +201,16 @@ export async function recordEmulatorSession(
   const driver = new TimeDriver(clock, activity);
   const end = options.startMs + options.durationMs;
   let stopped = false;
+  if (options.candleHistory !== undefined) {
+    await recordCandleHistory({
+      source: exchangeSource({ exchange, accountId: null }),
+      directory: options.directory,
+      clock,
+      marketIds: markets.map((market) => market.market_id),
+      intervals: options.candleHistory.intervals,
+      limit: options.candleHistory.limit,
+    });
+  }
   try {
     exchange.start();
     recorder.start();

@@ -82,10 +82,10 @@ export function exchangeSource(options: ExchangeSourceOptions): RecorderSource {
       });
     },
     getBook: async (marketId, depth) => exchange.getBook(marketId, depth),
-    listTrades: async (marketId, limit) => exchange.listTrades(marketId, limit),
+    listTrades: async (marketId, limit) => exchange.listTradesWithPast(marketId, limit),
     getMarket: async (marketId) => exchange.getMarket(marketId),
     listCandles: async (marketId, interval, limit) =>
-      exchange.listCandles(marketId, interval, limit),
+      exchange.listCandlesWithPast(marketId, interval, limit),
   };
   if (accountId === null) return source;
   return {
