@@ -131,6 +131,17 @@ function bookedMarkets(source: ReplaySource): ReadonlySet<string> | null {
   return booked;
 }
 
+/** The markets of sessions imported from candles, with the candles' interval. */
+function candleIntervals(source: ReplaySource): ReadonlyMap<string, number> {
+  const intervals = new Map<string, number>();
+  for (const recording of source.recordings) {
+    const interval = recording.manifest.settings.candle_interval_ms;
+    if (interval === undefined) continue;
+    for (const market of recording.manifest.markets) intervals.set(market.market_id, interval);
+  }
+  return intervals;
+}
+
 function outcomeKey(outcome: IntentOutcome): string[] {
   switch (outcome.status) {
     case 'denied':
@@ -273,6 +284,7 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
     seed: config.seed,
     candleHistory: source.candleHistory,
     bookedMarkets: bookedMarkets(source),
+    candleIntervals: candleIntervals(source),
   });
   const journal = ReplayJournal.open({
     now: () => clock.now(),

@@ -92,6 +92,11 @@ export interface ReplayVenueOptions {
    * takes the taker model for the others. Null (unknown): the book model everywhere.
    */
   readonly bookedMarkets?: ReadonlySet<string> | null;
+  /**
+   * Markets imported from candles, with their interval: the taker model fills there at each
+   * candle's open (its first trade) only.
+   */
+  readonly candleIntervals?: ReadonlyMap<string, number>;
 }
 
 /** Orders that ended without a fill because nothing was there to trade against. */
@@ -208,6 +213,9 @@ class ReplayMarket {
   hasPosition = false;
   /** Market orders that ended unfilled, and found nothing to trade against. */
   untraded = 0;
+  /** Candle data: the interval, and the first trade's time (a candle's open) once seen. */
+  candleIntervalMs: number | null = null;
+  firstTradeT: number | null = null;
 
   constructor(
     readonly marketId: string,
@@ -300,6 +308,10 @@ export class ReplayVenue implements MarketDataVenue {
       );
     }
     this.taker = new TakerPricing(options.config.fill_model.taker);
+    for (const [marketId, interval] of options.candleIntervals ?? []) {
+      const market = this.byId.get(marketId);
+      if (market !== undefined) market.candleIntervalMs = interval;
+    }
     if ([...this.byId.values()].some((market) => market.model === 'taker')) {
       // Takers of those markets wait, accepted, for the next recorded trade (`takeAtTrade`).
       this.exchange.holdSubmissions((marketId) => this.byId.get(marketId)?.model === 'taker');
@@ -564,6 +576,11 @@ export class ReplayVenue implements MarketDataVenue {
    */
   private takeAtTrade(market: ReplayMarket, record: TradeRecord): void {
     const marketId = market.marketId;
+    if (market.candleIntervalMs !== null) {
+      // Candles: a candle's open is its first trade, on the grid of the first candle.
+      market.firstTradeT ??= record.t;
+      if ((record.t - market.firstTradeT) % market.candleIntervalMs !== 0) return;
+    }
     if (this.exchange.heldSubmissionCount(marketId) === 0) return;
     const tradeTicks = market.priceTicks(record.d.price);
     const tradeSteps = market.steps(record.d.quantity);
@@ -771,7 +788,7 @@ export class ReplayVenue implements MarketDataVenue {
     if (TERMINAL.has(to)) {
       this.gapLog.orderEnded(orderId, this.clock.now(), this.filledOrderIds.has(orderId));
       if (to === 'CANCELLED' && info.priceTicks === null && !this.filledOrderIds.has(orderId)) {
-        market.untraded++;
+        if (this.foundNothing(orderId)) market.untraded++;
       }
       market.queues.remove(orderId);
       market.activeOrders--;
@@ -792,6 +809,14 @@ export class ReplayVenue implements MarketDataVenue {
         displayedAt(side, info.side, info.priceTicks),
       );
     }
+  }
+
+  /**
+   * Whether a market order that ended unfilled found nothing to trade against: not one stopped
+   * by self-trade prevention (it found the account's own order) or by another refusal.
+   */
+  private foundNothing(orderId: string): boolean {
+    return this.exchange.getOrder(this.accountId, orderId).error === null;
   }
 
   /** A new order's market, side and price, as the engine holds it (its wire object if not). */

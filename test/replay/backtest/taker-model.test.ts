@@ -257,4 +257,72 @@ describe('the taker model on an imported trade file', () => {
     expect(warning.count).toBeGreaterThan(0);
     expect(warning.markets).toEqual([MARKET]);
   }, 180_000);
+
+  it('fills at the next candle open on a candles import', async () => {
+    // A random walk of one-minute candles: each becomes four trades (open, low/high, close).
+    let state = 42;
+    const next = (): number => {
+      state = (Math.imul(state, 1_103_515_245) + 12_345) >>> 0;
+      return state / 2 ** 32;
+    };
+    const lines = ['timestamp,open,high,low,close,volume'];
+    const opens = new Map<number, number>();
+    let open = 1000;
+    for (let index = 0; index < 240; index++) {
+      const close = open + Math.floor(next() * 9) - 4;
+      const high = Math.max(open, close) + Math.floor(next() * 3);
+      const low = Math.min(open, close) - Math.floor(next() * 3);
+      const time = START_MS + index * 60_000;
+      opens.set(time, open);
+      const text = (ticks: number): string => (ticks / 10).toFixed(1);
+      lines.push(`${time},${text(open)},${text(high)},${text(low)},${text(close)},1.000`);
+      open = close;
+    }
+    const file = join(folder.path, 'candles.csv');
+    await writeFile(file, `${lines.join('\n')}\n`);
+    const candleSession = join(folder.path, 'candle-session');
+    const imported = await paperbot([
+      'import',
+      '--out',
+      candleSession,
+      '--market',
+      MARKET,
+      '--tick',
+      '0.1',
+      '--step',
+      '0.001',
+      '--min-qty',
+      '0.001',
+      '--candles',
+      file,
+      '--candle-interval',
+      '60000',
+    ]);
+    expect(imported.code, imported.err).toBe(0);
+    const config = join(folder.path, 'candles.yaml');
+    const csv = join(folder.path, 'candles-csv');
+    await writeFile(
+      config,
+      stringify({
+        data: [candleSession],
+        seed: 7,
+        strategies_dir: 'test/replay/backtest/fixtures',
+        strategies: [{ id: 'sma', name: 'sma-taker', params: { marketId: MARKET, period: 8 } }],
+        risk: RISK,
+        logging: { level: 'warn' },
+      }),
+    );
+    const run = await paperbot(['backtest', '--config', config, '--json', '--csv', csv]);
+    expect(run.code, run.err).toBe(0);
+    const report = JSON.parse(run.out) as BacktestReport;
+    expect(report.fill_models).toEqual({ [MARKET]: 'taker' });
+    const fills = parseCsv(await readFile(join(csv, 'fills.csv'), 'utf8'));
+    expect(fills.length).toBeGreaterThan(4);
+    for (const fill of fills) {
+      // Signals come on any of a candle's four trades; the fill waits for the next open.
+      const t = Date.parse(fill.occurred_at!);
+      expect(opens.has(t), `${fill.side} at ${fill.occurred_at} is not a candle's open`).toBe(true);
+      expect(Math.round(Number(fill.price) / TICK)).toBe(opens.get(t));
+    }
+  }, 180_000);
 });
