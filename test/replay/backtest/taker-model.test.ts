@@ -229,6 +229,27 @@ describe('the taker model on an imported trade file', () => {
     expect(report.summary.fills).toBe(fills.length);
   }, 180_000);
 
+  it('names the model of each market in the summary', async () => {
+    const config = join(folder.path, 'summary.yaml');
+    await writeFile(
+      config,
+      stringify({
+        data: [session],
+        seed: 7,
+        strategies_dir: 'test/replay/backtest/fixtures',
+        strategies: [{ id: 'sma', name: 'sma-taker', params: { marketId: MARKET } }],
+        risk: RISK,
+        logging: { level: 'warn' },
+      }),
+    );
+    const run = await paperbot(['backtest', '--config', config]);
+    expect(run.code, run.err).toBe(0);
+    expect(run.out).toContain('Fill model: RW-PERP taker.');
+    const fills = /\bFills\W+(\d+)/.exec(run.out);
+    expect(fills, run.out).not.toBeNull();
+    expect(Number(fills![1])).toBeGreaterThan(10);
+  }, 180_000);
+
   it('says in the summary and in one warning when orders found nothing to trade against', async () => {
     const config = join(folder.path, 'book.yaml');
     await writeFile(
