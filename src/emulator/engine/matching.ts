@@ -106,7 +106,8 @@ export class MatchingEngine {
         held = [];
         this.heldSubmissions.set(order.market, held);
       }
-      held.push(order);
+      // Once: `Exchange.start` schedules pending orders again after a stop.
+      if (!held.includes(order)) held.push(order);
       return;
     }
     order.submitTimer = context.clock.setTimeout(() => {
