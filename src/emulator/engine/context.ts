@@ -85,6 +85,11 @@ export class EngineContext {
   routeHealth: RouteHealth = 'ready';
   /** Called with a user order's market before it is matched (`Exchange.beforeMatching`). */
   beforeMatching: ((marketId: string) => void) | null = null;
+  /**
+   * Whether a user order of that market waits to be matched until the driver submits it
+   * (`Exchange.holdSubmissions`): a replay without a book matches takers at the next trade.
+   */
+  holdSubmission: ((marketId: string) => boolean) | null = null;
   /** One counter for every identifier and event ordinal (orders, fills, events, positions, trades). */
   nextIdentifier = 1;
   nextBookPriority = 1;

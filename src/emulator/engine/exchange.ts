@@ -399,6 +399,26 @@ export class Exchange implements VenueDriver {
     this.context.beforeMatching = hook;
   }
 
+  /**
+   * `hook(marketId)` true: a user order of that market is accepted (PENDING) but not matched
+   * until the driver calls `submitHeld` (a replay without a book matches takers at the next
+   * recorded trade). Null removes it.
+   */
+  holdSubmissions(hook: ((marketId: string) => boolean) | null): void {
+    this.context.holdSubmission = hook;
+  }
+
+  /** Matches the held orders of a market on one side, oldest first; the number submitted. */
+  submitHeld(marketId: string, side: BookSide): number {
+    const market = this.context.marketOf(marketId);
+    return this.context.run(() => this.matching.submitHeld(market, side));
+  }
+
+  /** Orders of a market held and still pending. */
+  heldSubmissionCount(marketId: string): number {
+    return this.matching.heldCount(this.context.marketOf(marketId));
+  }
+
   onTicker(listener: TickerListener): () => void {
     const listeners = this.context.tickerListeners;
     listeners.push(listener);

@@ -33,6 +33,8 @@ const SELF_TRADE_RESTING = {
 
 export class MatchingEngine {
   private readonly quoters = new Map<string, SyntheticOwner>();
+  /** User orders waiting for the driver to submit them (`EngineContext.holdSubmission`). */
+  private readonly heldSubmissions = new Map<MarketRuntime, OrderState[]>();
   // The incoming order of the match in progress.
   private currentTaker: OrderState | null = null;
   // The account's own resting order that stopped the match in progress (self-trade prevention).
@@ -97,6 +99,17 @@ export class MatchingEngine {
 
   scheduleSubmission(order: OrderState): void {
     const context = this.context;
+    const hold = context.holdSubmission;
+    if (hold !== null && hold(order.market.id)) {
+      let held = this.heldSubmissions.get(order.market);
+      if (held === undefined) {
+        held = [];
+        this.heldSubmissions.set(order.market, held);
+      }
+      // Once: `Exchange.start` schedules pending orders again after a stop.
+      if (!held.includes(order)) held.push(order);
+      return;
+    }
     order.submitTimer = context.clock.setTimeout(() => {
       order.submitTimer = null;
       context.depth++;
@@ -106,6 +119,34 @@ export class MatchingEngine {
         context.endWork();
       }
     }, context.config.latency.submit_ms);
+  }
+
+  /**
+   * Submits the held orders of a market on one side (`Exchange.submitHeld`), oldest first; those
+   * no longer pending (cancelled meanwhile) are dropped. The number submitted.
+   */
+  submitHeld(market: MarketRuntime, side: BookSide): number {
+    const held = this.heldSubmissions.get(market);
+    if (held === undefined || held.length === 0) return 0;
+    const kept: OrderState[] = [];
+    const due: OrderState[] = [];
+    for (const order of held) {
+      if (order.status !== 'PENDING') continue;
+      if (order.side === side) due.push(order);
+      else kept.push(order);
+    }
+    this.heldSubmissions.set(market, kept);
+    for (const order of due) this.submit(order);
+    return due.length;
+  }
+
+  /** The held orders of a market still pending. */
+  heldCount(market: MarketRuntime): number {
+    const held = this.heldSubmissions.get(market);
+    if (held === undefined) return 0;
+    let count = 0;
+    for (const order of held) if (order.status === 'PENDING') count++;
+    return count;
   }
 
   private submit(order: OrderState): void {

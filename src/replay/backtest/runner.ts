@@ -32,6 +32,7 @@ import type { OrderIds } from '../report/divergence.ts';
 import { ReportCollector, type ReportFiles } from '../report/collector.ts';
 import type { ReportMetadata, StrategyEntry } from '../report/input.ts';
 import type { BacktestReport, ParameterValue } from '../report/report.ts';
+import { untradedNote } from '../report/figures.ts';
 import { reportedGaps } from '../venue/gaps.ts';
 import { ReplayVenue } from '../venue/replay-venue.ts';
 import { executorSettings, reconcilerSettings, trackerSettings } from '../../runtime/config.ts';
@@ -97,6 +98,48 @@ export interface BacktestResult {
 function withDataDamage(report: BacktestReport, damage: readonly DamageReport[]): BacktestReport {
   const lines = damage.filter(isDamaged).flatMap(describeDamage);
   return lines.length === 0 ? report : { ...report, data_damage: lines };
+}
+
+/**
+ * The report with the fill model of each market when one used the taker model, and the orders
+ * that found nothing to trade against when there were some; unchanged otherwise.
+ */
+function withFillModels(report: BacktestReport, venue: ReplayVenue): BacktestReport {
+  const models = venue.fillModels();
+  const untraded = venue.untradedOrders();
+  const anyTaker = Object.values(models).includes('taker');
+  if (!anyTaker && untraded.count === 0) return report;
+  return {
+    ...report,
+    ...(anyTaker ? { fill_models: models } : {}),
+    ...(untraded.count > 0 ? { untraded_orders: untraded } : {}),
+  };
+}
+
+/**
+ * The markets with book snapshots in the sessions' manifests; null when the source has no
+ * manifests (records in memory): the book model then, as before.
+ */
+function bookedMarkets(source: ReplaySource): ReadonlySet<string> | null {
+  if (source.recordings.length === 0) return null;
+  const booked = new Set<string>();
+  for (const recording of source.recordings) {
+    for (const [marketId, counts] of Object.entries(recording.manifest.counts.by_market)) {
+      if (counts.book > 0) booked.add(marketId);
+    }
+  }
+  return booked;
+}
+
+/** The markets of sessions imported from candles, with the candles' interval. */
+function candleIntervals(source: ReplaySource): ReadonlyMap<string, number> {
+  const intervals = new Map<string, number>();
+  for (const recording of source.recordings) {
+    const interval = recording.manifest.settings.candle_interval_ms;
+    if (interval === undefined) continue;
+    for (const market of recording.manifest.markets) intervals.set(market.market_id, interval);
+  }
+  return intervals;
 }
 
 function outcomeKey(outcome: IntentOutcome): string[] {
@@ -240,6 +283,8 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
     config: config.venue,
     seed: config.seed,
     candleHistory: source.candleHistory,
+    bookedMarkets: bookedMarkets(source),
+    candleIntervals: candleIntervals(source),
   });
   const journal = ReplayJournal.open({
     now: () => clock.now(),
@@ -408,15 +453,25 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
     for (const position of await venue.execution.listPositions()) {
       if (position.mark_price !== null) marks.set(position.market_id, position.mark_price);
     }
-    const report = withDataDamage(
-      collector.finish(endMs, {
-        equity: venue.account().total_equity,
-        marks,
-        intents: tally.figures(),
-        gaps: reportedGaps(venue.gaps()),
-      }),
-      options.source.damage(),
+    const report = withFillModels(
+      withDataDamage(
+        collector.finish(endMs, {
+          equity: venue.account().total_equity,
+          marks,
+          intents: tally.figures(),
+          gaps: reportedGaps(venue.gaps()),
+        }),
+        options.source.damage(),
+      ),
+      venue,
     );
+    if (report.untraded_orders !== undefined) {
+      // One warning for the run, not one per order.
+      logger.warn(
+        { count: report.untraded_orders.count, markets: report.untraded_orders.markets },
+        untradedNote(report.untraded_orders),
+      );
+    }
     const orderIds = new Map<string, OrderIds>();
     for (const fill of venue.fills) {
       if (fill.order_id === null || orderIds.has(fill.order_id)) continue;

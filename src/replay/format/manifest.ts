@@ -74,6 +74,11 @@ export const RecordingManifest = z.strictObject({
     book_depth: z.int().min(1),
     book_interval_ms: z.int().min(1),
     private_events: z.boolean(),
+    /**
+     * An import from candles of this interval (each candle four trades, its open first at the
+     * candle's time): the taker model fills at candle opens only. Absent otherwise.
+     */
+    candle_interval_ms: z.int().min(1).optional(),
   }),
   /** The markets recorded, as the service described them when recording started. */
   markets: z.array(Market),
@@ -207,6 +212,8 @@ export interface NewManifestOptions {
   readonly bookIntervalMs: number;
   readonly privateEvents: boolean;
   readonly markets: readonly Market[];
+  /** An import from candles: their interval (`settings.candle_interval_ms`). */
+  readonly candleIntervalMs?: number;
 }
 
 export function newManifest(options: NewManifestOptions): RecordingManifest {
@@ -227,6 +234,9 @@ export function newManifest(options: NewManifestOptions): RecordingManifest {
         book_depth: options.bookDepth,
         book_interval_ms: options.bookIntervalMs,
         private_events: options.privateEvents,
+        ...(options.candleIntervalMs === undefined
+          ? {}
+          : { candle_interval_ms: options.candleIntervalMs }),
       },
       markets: [...options.markets],
       time_range: { first_t: null, last_t: null },

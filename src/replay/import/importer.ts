@@ -134,6 +134,7 @@ async function writeSession(
   }
   const counts = counter.snapshot();
   const depth = options.inputs.find((input) => input.kind === 'book');
+  const candles = options.inputs.find((input) => input.kind === 'candles');
   const manifest = newManifest({
     createdAtMs: counts.firstT ?? 0,
     compression: options.compression,
@@ -145,6 +146,7 @@ async function writeSession(
     bookIntervalMs: depth?.kind === 'book' ? depth.intervalMs : 1000,
     privateEvents: false,
     markets: [marketOf(options.market, counts.firstT ?? 0)],
+    ...(candles?.kind === 'candles' ? { candleIntervalMs: candles.intervalMs } : {}),
   });
   await writeManifest(directory, withIntegrity(manifest, counts, writer.written()));
   return counts;

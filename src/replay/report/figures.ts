@@ -132,7 +132,23 @@ export function skippedStrategyNotes(report: BacktestReport): string[] {
       ),
     // --allow-damaged: what of the data was not replayed, or not as its manifest claims.
     ...(report.data_damage ?? []).map((line) => `Damaged data: ${line}`),
+    ...(report.fill_models === undefined
+      ? []
+      : [
+          `Fill model: ${Object.entries(report.fill_models)
+            .map(([market, model]) => `${market} ${model}`)
+            .join(', ')}.`,
+        ]),
+    ...(report.untraded_orders === undefined ? [] : [untradedNote(report.untraded_orders)]),
   ];
+}
+
+/** Orders that found nothing to trade against, as one sentence (summary and warning). */
+export function untradedNote(untraded: {
+  readonly count: number;
+  readonly markets: readonly string[];
+}): string {
+  return `${untraded.count} ${untraded.count === 1 ? 'order' : 'orders'} found nothing to trade against (${untraded.markets.join(', ')}): no recorded liquidity when they reached the venue, or no trade after them.`;
 }
 
 /** How a trade's exit reason reads in a table. */

@@ -293,6 +293,13 @@ export interface BacktestReport {
   readonly data_damage?: readonly string[];
   /** The data's gaps; present only when the run met one. */
   readonly gaps?: readonly ReportGap[];
+  /**
+   * The fill model of each market (`book` or `taker`, docs/backtesting.md, "Fills without a
+   * book"); present only when a market used the taker model.
+   */
+  readonly fill_models?: Readonly<Record<string, 'book' | 'taker'>>;
+  /** Orders that found nothing to trade against; present only when there were some. */
+  readonly untraded_orders?: { readonly count: number; readonly markets: readonly string[] };
 }
 
 export function ratio(value: Decimal): string {

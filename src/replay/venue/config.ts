@@ -87,6 +87,54 @@ export const LatencyConfig = z.strictObject({
 });
 export type LatencyConfig = z.infer<typeof LatencyConfig>;
 
+const Bps = DecimalText.refine((text) => decimalsOf(text) <= 2, {
+  message: 'at most 2 decimals',
+}).refine((text) => parseDecimal(text).lte(1000), { message: 'at most 1000 basis points' });
+
+/** How a market's orders find liquidity: the recorded book, or the next recorded trade. */
+export const FillModelName = z.enum(['book', 'taker']);
+export type FillModelName = z.infer<typeof FillModelName>;
+
+/** The taker model of data without a book (docs/backtesting.md, "Fills without a book"). */
+export const TakerModelConfig = z.strictObject({
+  /** Half the assumed spread: a buy fills this far above the next trade's price, a sell below. */
+  half_spread_bps: Bps.default('0'),
+  /** Further price impact, in the same direction as the half-spread. */
+  slippage_bps: Bps.default('0'),
+  /** The share of each trade's quantity the account's orders may take together, in (0, 1]. */
+  max_volume_share: DecimalText.refine((text) => decimalsOf(text) <= 6, {
+    message: 'at most 6 decimals',
+  })
+    .refine((text) => parseDecimal(text).gt(0) && parseDecimal(text).lte(1), {
+      message: 'must be above 0 and at most 1',
+    })
+    .default('1'),
+});
+export type TakerModelConfig = z.infer<typeof TakerModelConfig>;
+
+export const FillModelConfig = z.strictObject({
+  /** auto: the book model for a market whose recording has book snapshots, taker otherwise. */
+  model: z.enum(['auto', 'book', 'taker']).default('auto'),
+  /** Per-market choice, by market id, over `model`. */
+  markets: z.record(z.string(), FillModelName).default({}),
+  taker: TakerModelConfig.prefault({}),
+});
+export type FillModelConfig = z.infer<typeof FillModelConfig>;
+
+/**
+ * The fill model of each market: the per-market choice, else `model`, where `auto` is the book
+ * model when the recording has book snapshots of the market (or when that is not known).
+ */
+export function fillModelOf(
+  config: FillModelConfig,
+  marketId: string,
+  bookedMarkets: ReadonlySet<string> | null,
+): FillModelName {
+  const chosen = config.markets[marketId] ?? config.model;
+  if (chosen !== 'auto') return chosen;
+  return bookedMarkets === null || bookedMarkets.has(marketId) ? 'book' : 'taker';
+}
+
 export const ReplayVenueConfig = z.strictObject({
   /** pUSDC the simulated account starts with. */
   starting_balance: DecimalText.refine((text) => parseDecimal(text).gt(0), {
@@ -113,6 +161,8 @@ export const ReplayVenueConfig = z.strictObject({
    * `cancel_both`, as in the emulator config); null: the emulator config's.
    */
   self_trade_prevention: SelfTradePrevention.nullable().default(null),
+  /** Which fill model each market uses, and the taker model's settings. */
+  fill_model: FillModelConfig.prefault({}),
 });
 export type ReplayVenueConfig = z.infer<typeof ReplayVenueConfig>;
 export type ReplayVenueConfigInput = z.input<typeof ReplayVenueConfig>;
@@ -220,6 +270,11 @@ export function replayEngineConfig(
   for (const id of Object.keys(config.markets)) {
     if (!markets.some((market) => market.market_id === id)) {
       problems.push(`venue.markets.${id}: no such market in the recording`);
+    }
+  }
+  for (const id of Object.keys(config.fill_model.markets)) {
+    if (!markets.some((market) => market.market_id === id)) {
+      problems.push(`venue.fill_model.markets.${id}: no such market in the recording`);
     }
   }
   if (marketInputs.length === 0)

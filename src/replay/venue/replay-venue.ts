@@ -68,9 +68,12 @@ import {
 import {
   RECORDED_ASKS,
   RECORDED_BIDS,
+  type FillModelName,
+  fillModelOf,
   type ReplayVenueConfig,
   replayEngineConfig,
 } from './config.ts';
+import { TakerPricing } from './taker.ts';
 import { ExchangeExecutionVenue } from './exchange-venue.ts';
 import { GapLog, type ReplayGap, SUSPENDING_STREAMS } from './gaps.ts';
 import { LatencyModel, latencySettings } from './latency.ts';
@@ -90,6 +93,23 @@ export interface ReplayVenueOptions {
   readonly engineConfig?: EmulatorConfig;
   /** The recording's candle history (`candles.json`), served to strategies' warm-up. */
   readonly candleHistory?: CandleHistory | null;
+  /**
+   * The markets whose recording has book snapshots (the manifests' counts): `fill_model: auto`
+   * takes the taker model for the others. Null (unknown): the book model everywhere.
+   */
+  readonly bookedMarkets?: ReadonlySet<string> | null;
+  /**
+   * Markets imported from candles, with their interval: the taker model fills there at each
+   * candle's open (its first trade) only.
+   */
+  readonly candleIntervals?: ReadonlyMap<string, number>;
+}
+
+/** Orders that ended without a fill because nothing was there to trade against. */
+export interface UntradedOrders {
+  readonly count: number;
+  /** Market ids, sorted. */
+  readonly markets: readonly string[];
 }
 
 // Module-local: under tsx an imported constant is read through a getter at each use.
@@ -197,12 +217,18 @@ class ReplayMarket {
   heldOwnAsk: number | null = null;
   activeOrders = 0;
   hasPosition = false;
+  /** Market orders that ended unfilled, and found nothing to trade against. */
+  untraded = 0;
+  /** Candle data: the interval, and the first trade's time (a candle's open) once seen. */
+  candleIntervalMs: number | null = null;
+  firstTradeT: number | null = null;
 
   constructor(
     readonly marketId: string,
     readonly tick: UnitGrid,
     readonly step: UnitGrid,
     queuePosition: boolean,
+    readonly model: FillModelName,
   ) {
     this.queues = new MarketQueues(queuePosition);
   }
@@ -239,6 +265,7 @@ export class ReplayVenue implements MarketDataVenue {
   private readonly history: CandleHistory | null;
   private readonly clock: Clock;
   private readonly byId = new Map<string, ReplayMarket>();
+  private readonly taker: TakerPricing;
   private readonly orders = new Map<string, OrderInfo>();
   /**
    * The runtime's ids of each order that filled, read when it filled: a store that keeps only
@@ -272,11 +299,28 @@ export class ReplayVenue implements MarketDataVenue {
     this.data = new RecordedMarketData(
       options.markets.filter((market) => engineMarkets.has(market.market_id)),
     );
+    const booked = options.bookedMarkets ?? null;
     for (const market of this.exchange.driverMarkets()) {
+      const model = fillModelOf(options.config.fill_model, market.marketId, booked);
       this.byId.set(
         market.marketId,
-        new ReplayMarket(market.marketId, market.tick, market.step, options.config.queue_position),
+        new ReplayMarket(
+          market.marketId,
+          market.tick,
+          market.step,
+          options.config.queue_position,
+          model,
+        ),
       );
+    }
+    this.taker = new TakerPricing(options.config.fill_model.taker);
+    for (const [marketId, interval] of options.candleIntervals ?? []) {
+      const market = this.byId.get(marketId);
+      if (market !== undefined) market.candleIntervalMs = interval;
+    }
+    if ([...this.byId.values()].some((market) => market.model === 'taker')) {
+      // Takers of those markets wait, accepted, for the next recorded trade (`takeAtTrade`).
+      this.exchange.holdSubmissions((marketId) => this.byId.get(marketId)?.model === 'taker');
     }
     this.accountId = this.exchange.createAccount({
       startingBalance: options.config.starting_balance,
@@ -364,6 +408,30 @@ export class ReplayVenue implements MarketDataVenue {
         // account on the public data.
         return;
     }
+  }
+
+  /** The fill model of each market, by market id. */
+  fillModels(): Readonly<Record<string, FillModelName>> {
+    const models: Record<string, FillModelName> = {};
+    for (const market of this.byId.values()) models[market.marketId] = market.model;
+    return models;
+  }
+
+  /**
+   * Orders that found nothing to trade against: market orders that ended with no fill, and
+   * orders still waiting for a trade when the recording ended (taker model).
+   */
+  untradedOrders(): UntradedOrders {
+    let count = 0;
+    const markets: string[] = [];
+    for (const market of this.byId.values()) {
+      const waiting =
+        market.model === 'taker' ? this.exchange.heldSubmissionCount(market.marketId) : 0;
+      if (market.untraded + waiting === 0) continue;
+      count += market.untraded + waiting;
+      markets.push(market.marketId);
+    }
+    return { count, markets: markets.sort() };
   }
 
   /** The recording's gaps, in order, with what each affected. */
@@ -506,6 +574,56 @@ export class ReplayVenue implements MarketDataVenue {
 
   private onTrade(market: ReplayMarket, record: TradeRecord): void {
     this.data.tradeRecord(market.marketId, record);
+    if (market.model === 'taker') {
+      this.tradeWithQueues(market, record);
+      this.takeAtTrade(market, record);
+      return;
+    }
+    this.tradeWithQueues(market, record);
+  }
+
+  /**
+   * The taker model: the market's held orders are matched against liquidity made from this
+   * trade, at its price plus (buys) or minus (sells) the half-spread and slippage, up to the
+   * volume share of its quantity for all of them together. Buys first, then sells, each oldest
+   * first; what the liquidity does not cover of a market order is cancelled, a limit that does
+   * not reach the price rests (queue model). The liquidity is withdrawn after.
+   */
+  private takeAtTrade(market: ReplayMarket, record: TradeRecord): void {
+    const marketId = market.marketId;
+    if (market.candleIntervalMs !== null) {
+      // Candles: a candle's open is its first trade, on the grid of the first candle.
+      market.firstTradeT ??= record.t;
+      if ((record.t - market.firstTradeT) % market.candleIntervalMs !== 0) return;
+    }
+    if (this.exchange.heldSubmissionCount(marketId) === 0) return;
+    const tradeTicks = market.priceTicks(record.d.price);
+    const tradeSteps = market.steps(record.d.quantity);
+    if (tradeTicks === null || tradeTicks < 1 || tradeSteps === null) return;
+    this.bringUpToDate(market);
+    let left = this.taker.capSteps(tradeSteps);
+    for (const side of [BUY, SELL] as const) {
+      const priceTicks = this.taker.priceTicks(side, tradeTicks);
+      // Liquidity that would cross the account's own resting orders is not offered.
+      const own = side === BUY ? market.queues.bestBid() : market.queues.bestAsk();
+      const crossesOwn = own !== null && (side === BUY ? own >= priceTicks : own <= priceTicks);
+      const level: QuoteLevel[] = left > 0 && !crossesOwn ? [{ priceTicks, steps: left }] : [];
+      const quoter = side === BUY ? RECORDED_ASKS : RECORDED_BIDS;
+      const before = this.fills.length;
+      this.exchange.batch(() => {
+        if (side === BUY) this.exchange.replaceQuotes(marketId, quoter, [], level);
+        else this.exchange.replaceQuotes(marketId, quoter, level, []);
+        this.exchange.submitHeld(marketId, side);
+        this.exchange.replaceQuotes(marketId, quoter, [], []);
+      });
+      for (let index = before; index < this.fills.length; index++) {
+        left -= market.steps(this.fills[index]!.quantity) ?? 0;
+      }
+    }
+  }
+
+  /** Today's queue model: a recorded trade that reaches the account's resting orders. */
+  private tradeWithQueues(market: ReplayMarket, record: TradeRecord): void {
     if (market.queues.size === 0) return;
     const trade = record.d;
     const aggressor = trade.side === 'buy' ? BUY : trade.side === 'sell' ? SELL : null;
@@ -684,6 +802,9 @@ export class ReplayVenue implements MarketDataVenue {
     const market = info.market;
     if (TERMINAL.has(to)) {
       this.gapLog.orderEnded(orderId, this.clock.now(), this.filledOrderIds.has(orderId));
+      if (to === 'CANCELLED' && info.priceTicks === null && !this.filledOrderIds.has(orderId)) {
+        if (this.foundNothing(orderId)) market.untraded++;
+      }
       market.queues.remove(orderId);
       market.activeOrders--;
       this.orders.delete(orderId);
@@ -703,6 +824,14 @@ export class ReplayVenue implements MarketDataVenue {
         displayedAt(side, info.side, info.priceTicks),
       );
     }
+  }
+
+  /**
+   * Whether a market order that ended unfilled found nothing to trade against: not one stopped
+   * by self-trade prevention (it found the account's own order) or by another refusal.
+   */
+  private foundNothing(orderId: string): boolean {
+    return this.exchange.getOrder(this.accountId, orderId).error === null;
   }
 
   /** A new order's market, side and price, as the engine holds it (its wire object if not). */
