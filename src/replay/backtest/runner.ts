@@ -72,6 +72,11 @@ export interface BacktestRunOptions {
   readonly skipMissingMarkets?: boolean;
   /** Where every fill, trade and equity sample of the report goes as it happens (`--csv`). */
   readonly reportFiles?: ReportFiles | null;
+  /**
+   * Each intent a strategy emits, with its strategy and the virtual time (the robustness
+   * report's look-ahead check compares them between runs on cut data).
+   */
+  readonly onIntent?: (strategyId: string, intent: OrderIntent, t: number) => void;
 }
 
 export interface BacktestResult {
@@ -255,6 +260,7 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
       definition: countingDefinition(strategy.definition, (intent) => {
         intents++;
         tally.emittedIntent(intent);
+        options.onIntent?.(strategy.id, intent, clock.now());
       }),
       params: { ...strategy.rawParams, ...options.paramOverrides?.[strategy.id] },
     }));
