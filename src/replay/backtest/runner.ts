@@ -77,6 +77,11 @@ export interface BacktestRunOptions {
    * report's look-ahead check compares them between runs on cut data).
    */
   readonly onIntent?: (strategyId: string, intent: OrderIntent, t: number) => void;
+  /**
+   * After the last record, virtual time goes on to this point (timers fire, equity is sampled)
+   * before the shutdown: a run on data cut at a point lives up to it, as the whole data's run.
+   */
+  readonly replayUntilMs?: number;
 }
 
 export interface BacktestResult {
@@ -399,6 +404,9 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
       await deliver(next.value);
     }
 
+    if (options.replayUntilMs !== undefined && options.replayUntilMs > clock.now()) {
+      await driver.advanceTo(options.replayUntilMs, nextSampleAt, sample);
+    }
     options.onPhase?.('stopping');
     const shutdown = await driver.runUntil(
       running.stop('backtest finished'),

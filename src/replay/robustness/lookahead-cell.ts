@@ -56,6 +56,7 @@ export async function runLookaheadCell(
       },
     },
     skipMissingMarkets: input.skipMissingMarkets === true,
+    ...(cell.cutMs === null ? {} : { replayUntilMs: cell.cutMs - 1 }),
     onPhase: (phase) => {
       replaying = phase === 'replaying';
     },

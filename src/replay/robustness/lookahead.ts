@@ -1,8 +1,8 @@
 /**
  * The look-ahead check: the strategy is replayed on the whole data and on the data cut at
- * several points; every intent it emitted before a cut (strictly before the last record the cut
- * keeps, so the run's end and shutdown are out of it) must be emitted identically, in the same
- * order, with the data after the cut removed. A strategy that differs saw something after the
+ * several points; every intent it emitted before a cut (the cut run goes on in virtual time,
+ * without records, up to the cut; its shutdown is after) must be emitted
+ * identically, at the same time and in the same order, with the data after the cut removed. A strategy that differs saw something after the
  * cut: it is named with the first intent that differs.
  *
  * Only what the cut can change is detected: a strategy reading a copy of the data the cut does
@@ -90,12 +90,12 @@ export async function checkLookahead(
   const compared: number[] = [];
   cuts.forEach((cutMs, index) => {
     const cutRun = cutRuns[index]!;
-    const before = cutRun.lastT ?? range.firstT;
-    let limit = before;
-    // A capped list is complete only up to its last intent.
+    // The cut run lives on (without records) up to the cut, as the whole data's run does.
+    let limit = cutMs - 1;
+    // A capped list is complete only before its last intent's time.
     for (const list of [full!, cutRun]) {
       if (list.truncated && list.intents.length > 0) {
-        limit = Math.min(limit, list.intents[list.intents.length - 1]!.t);
+        limit = Math.min(limit, list.intents[list.intents.length - 1]!.t - 1);
       }
     }
     const expected = byStrategy(full!.intents, limit);
