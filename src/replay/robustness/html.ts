@@ -18,7 +18,7 @@ function number(value: number | null, digits = 4): string {
 }
 
 function percent(value: number): string {
-  return `${(value * 100).toFixed(2)} %`;
+  return `${Number((value * 100).toPrecision(3))} %`;
 }
 
 function lineChart(
@@ -34,7 +34,7 @@ function lineChart(
   const values = all.map((point) => point[1]);
   const [t0, t1] = [Math.min(...times), Math.max(...times)];
   const [v0, v1] = [Math.min(...values, 0), Math.max(...values, 0)];
-  const x = (t: number) => (((t - t0) / Math.max(1, t1 - t0)) * (WIDTH - 20) + 10).toFixed(1);
+  const x = (t: number) => (((t - t0) / (t1 - t0 || 1)) * (WIDTH - 20) + 10).toFixed(1);
   const y = (v: number) => (HEIGHT - 10 - ((v - v0) / (v1 - v0 || 1)) * (HEIGHT - 20)).toFixed(1);
   const lines = series.map(
     (entry) =>
@@ -140,7 +140,7 @@ export function renderRobustnessHtml(report: RobustnessReport): string {
     '<h2>Walk-forward</h2>',
     `<p class="meta">${escapeHtml(wf.mode)} windows, ${wf.folds.length} folds, ranked by ${escapeHtml(wf.metric)}. Efficiency (out-of-sample PnL per hour over in-sample PnL per hour): ${number(wf.efficiency, 3)}. It tells how much of the in-sample result survived on data the choice had not seen; it cannot tell whether the next period will be like these, and with few folds or few trades per fold it is noise.</p>`,
     `<table class="folds"><tr><th>Fold</th><th>In-sample</th><th>Out-of-sample</th><th>Best parameters</th><th>In-sample ${escapeHtml(wf.metric)}</th><th>Out-of-sample ${escapeHtml(wf.metric)}</th><th>In-sample net PnL</th><th>Out-of-sample net PnL</th></tr>${folds.join('')}</table>`,
-    '<h3>Stitched equity (PnL, each fold continuing from the previous)</h3>',
+    '<h3>Stitched PnL, fold after fold (each continuing from the previous; across: the folds, each over its own window)</h3>',
     lineChart([
       { name: 'out-of-sample', colour: '#2e7d32', points: wf.outOfSampleEquity },
       { name: 'in-sample (same choices)', colour: '#9e9e9e', points: wf.inSampleEquity },

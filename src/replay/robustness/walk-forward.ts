@@ -10,7 +10,7 @@
  * - `anchored`: each in-sample period starts at the start of the data and grows.
  */
 import { PaperbotError } from '../../core/errors.ts';
-import type { SweepCellFigures } from '../report/sweep-html.ts';
+import type { ChartPoint } from '../report/report.ts';
 import type { Coerce } from '../sweep/grid.ts';
 import { objectiveOf, type SearchMetric } from '../search/objective.ts';
 import { type Evaluate, runSearch, type SearchMethod, type TimeWindow } from '../search/search.ts';
@@ -51,9 +51,12 @@ export interface WalkForwardOutcome {
   readonly mode: WalkForwardMode;
   readonly metric: SearchMetric;
   readonly folds: readonly WalkForwardFold[];
-  /** The out-of-sample runs' equity, each continuing from where the previous one ended. */
+  /**
+   * The out-of-sample runs' PnL, each continuing from where the previous one ended, as
+   * [fold + share of its window elapsed, PnL].
+   */
   readonly outOfSampleEquity: readonly (readonly [number, number])[];
-  /** The in-sample runs of the same choices, stitched the same way. */
+  /** The in-sample runs of the same choices, stitched the same way (x over their windows). */
   readonly inSampleEquity: readonly (readonly [number, number])[];
   /** Out-of-sample net PnL per hour over in-sample net PnL per hour (null without both). */
   readonly efficiency: number | null;
@@ -89,16 +92,24 @@ export function walkForwardWindows(
   });
 }
 
-/** Chains equity curves: each starts where the previous ended (PnL carried over). */
+/**
+ * Chains equity curves fold after fold: x is the fold's number plus the share of its window
+ * elapsed (rolling in-sample windows overlap in time), y the PnL carried over from the folds
+ * before.
+ */
 function stitch(
-  curves: readonly (readonly SweepCellFigures['equity'][number][])[],
+  curves: readonly { window: TimeWindow; fold: number; points: readonly ChartPoint[] }[],
 ): [number, number][] {
   const stitched: [number, number][] = [];
   let carried = 0;
-  for (const curve of curves) {
-    if (curve.length === 0) continue;
-    const base = Number(curve[0]![1]);
-    for (const [t, value] of curve) stitched.push([t, carried + Number(value) - base]);
+  for (const { window, fold, points } of curves) {
+    if (points.length === 0) continue;
+    const base = Number(points[0]![1]);
+    const span = Math.max(1, window.toMs - window.fromMs);
+    for (const [t, value] of points) {
+      const share = Math.min(1, Math.max(0, (t - window.fromMs) / span));
+      stitched.push([fold + share, carried + Number(value) - base]);
+    }
     carried = stitched[stitched.length - 1]![1];
   }
   return stitched;
@@ -112,8 +123,9 @@ export async function runWalkForward(options: WalkForwardOptions): Promise<WalkF
     options.inSampleShare,
   );
   const folds: WalkForwardFold[] = [];
-  const inCurves: SweepCellFigures['equity'][number][][] = [];
-  const outCurves: SweepCellFigures['equity'][number][][] = [];
+  type Curve = { window: TimeWindow; fold: number; points: readonly ChartPoint[] };
+  const inCurves: Curve[] = [];
+  const outCurves: Curve[] = [];
   let inPnl = 0;
   let inMs = 0;
   let outPnl = 0;
@@ -141,8 +153,8 @@ export async function runWalkForward(options: WalkForwardOptions): Promise<WalkF
           ? best.heldOut.error.message
           : null;
     if (inside !== null && outside !== null) {
-      inCurves.push([...inside.equity]);
-      outCurves.push([...outside.equity]);
+      inCurves.push({ window: search.inSample, fold, points: inside.equity });
+      outCurves.push({ window: search.heldOut, fold, points: outside.equity });
       inPnl += Number(inside.net_pnl);
       inMs += search.inSample.toMs - search.inSample.fromMs;
       outPnl += Number(outside.net_pnl);

@@ -141,11 +141,17 @@ describe('walk-forward', () => {
     const first = await run();
     expect(first.folds).toHaveLength(2);
     expect(first.folds.every((fold) => fold.error === null && fold.parameters !== null)).toBe(true);
-    // The stitched out-of-sample curve runs from the first fold's out-of-sample start.
-    expect(first.outOfSampleEquity[0]![0]).toBeGreaterThanOrEqual(
-      first.folds[0]!.outOfSample.fromMs,
-    );
-    expect(first.outOfSampleEquity[0]![1]).toBe(0);
+    // The stitched out-of-sample PnL starts at 0 in fold 0 and ends in the last fold, at the
+    // sum of the folds' out-of-sample net PnLs.
+    const [x0, y0] = first.outOfSampleEquity[0]!;
+    expect(x0).toBeGreaterThanOrEqual(0);
+    expect(x0).toBeLessThan(0.1);
+    expect(y0).toBe(0);
+    const last = first.outOfSampleEquity.at(-1)!;
+    expect(last[0]).toBeGreaterThan(1);
+    expect(last[0]).toBeLessThanOrEqual(2);
+    const total = first.folds.reduce((sum, fold) => sum + Number(fold.outOfSampleNetPnl), 0);
+    expect(last[1]).toBeCloseTo(total, 6);
     expect(await run()).toEqual(first);
   }, 240_000);
 });
