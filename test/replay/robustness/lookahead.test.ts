@@ -63,12 +63,19 @@ const EXAMPLES = {
 describe('the look-ahead check', () => {
   it('passes the three shipped strategies, comparing their intents before every cut', async () => {
     const document = { ...EXAMPLES, data: [session] };
-    const outcome = await checkLookahead(range, 3, (cuts) =>
-      Promise.all(
+    let full: LookaheadRun | undefined;
+    const outcome = await checkLookahead(range, 3, async (cuts) => {
+      const runs = await Promise.all(
         cuts.map((cutMs) =>
           runLookaheadCell({ cutMs }, { document, source: '(test)', data: null, parameters: {} }),
         ),
-      ),
+      );
+      full = runs[0];
+      return runs;
+    });
+    // Each of the three emitted intents to compare.
+    expect(new Set(full!.intents.map((intent) => intent.strategyId))).toEqual(
+      new Set(['mm', 'trend', 'grid']),
     );
     expect(outcome.differences).toEqual([]);
     expect(outcome.passed).toBe(true);

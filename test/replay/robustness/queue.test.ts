@@ -111,4 +111,16 @@ describe('the robustness report on the pool and on the queue', () => {
     worker.kill('SIGTERM');
     await until(() => lines.some((line) => line.includes('worker: stopped')), 'the worker to stop');
   }, 300_000);
+
+  it('refuses bad options before any run, naming the option', async () => {
+    const noSpace = await backtest(['--robustness']);
+    expect(noSpace.code).toBe(2);
+    expect(noSpace.err).toContain('--robustness needs the parameter space');
+    const windows = await backtest([...ARGS.slice(0, 5), '--windows', 'sideways']);
+    expect(windows.code).toBe(2);
+    expect(windows.err).toContain('--windows must be one of rolling, anchored');
+    const ruin = await backtest([...ARGS.slice(0, 5), '--ruin', '2']);
+    expect(ruin.code).toBe(2);
+    expect(ruin.err).toContain('--ruin must be a fraction above 0, at most 1');
+  }, 60_000);
 });
