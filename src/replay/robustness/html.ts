@@ -81,6 +81,11 @@ function distributionTable(
   return `<table class="bootstrap">${head}${body.join('')}</table>`;
 }
 
+/** A grid value and the best cell's: equal as text (choices) or as numbers (`6` and `6.0`). */
+function sameValue(value: string, best: string): boolean {
+  return value === best || (value.trim() !== '' && Number(value) === Number(best));
+}
+
 function heatColour(value: number | null, low: number, high: number): string {
   if (value === null) return '#eeeeee';
   const share = high === low ? 0.5 : (value - low) / (high - low);
@@ -103,8 +108,7 @@ function heatmap(report: RobustnessReport): string {
     const cells = sensitivity.columns.values.map((columnValue, column) => {
       const score = sensitivity.scores[row]![column]!;
       const best =
-        Number(rowValue) === Number(sensitivity.best[0]) &&
-        Number(columnValue) === Number(sensitivity.best[1]);
+        sameValue(rowValue, sensitivity.best[0]) && sameValue(columnValue, sensitivity.best[1]);
       const mark = best ? ' style="outline:2px solid #1a1a1a"' : '';
       return `<td data-score="${score ?? ''}"${mark}><span style="display:block;background:${heatColour(score, low, high)}">${escapeHtml(number(score))}</span></td>`;
     });
