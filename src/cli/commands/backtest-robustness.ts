@@ -1,8 +1,8 @@
 /**
  * `paperbot backtest --robustness --search SPEC...`: the robustness report
- * (src/replay/robustness) over the sweep's runner. Walk-forward and sensitivity cells run on
- * the sweep pool, or as BullMQ jobs with `--queue`; the look-ahead check's runs on cut data
- * run on the pool. Prints a short summary (or the JSON with `--json`); with `--report FILE`
+ * (src/replay/robustness) over the sweep's runner. Every backtest (walk-forward and sensitivity
+ * cells, the look-ahead check's runs on cut data) runs on the sweep pool, or as BullMQ jobs
+ * with `--queue`. Prints a short summary (or the JSON with `--json`); with `--report FILE`
  * writes the HTML page there and the JSON beside it (`FILE` with `.json`). The same data,
  * config and seed print the same bytes.
  */
@@ -171,18 +171,28 @@ export async function executeRobustness(
             ...concurrency,
           }),
     lookahead: async (parameters, cuts) => {
-      const results = (await runSweep({
-        module: LOOKAHEAD_CELL_MODULE,
-        exportName: LOOKAHEAD_CELL_EXPORT,
-        cells: cuts.map((cutMs, index) => ({
-          index,
-          parameters: { cutMs },
-          raw: {},
-          label: cutMs === null ? 'all data' : `cut at ${cutMs}`,
-        })),
-        input: { ...input, parameters } satisfies LookaheadInput,
-        ...concurrency,
-      })) as SweepResult<LookaheadCellResult>[];
+      const cells = cuts.map((cutMs, index) => ({
+        index,
+        parameters: { cutMs },
+        raw: {},
+        label: cutMs === null ? 'all data' : `cut at ${cutMs}`,
+      }));
+      const lookaheadInput = { ...input, parameters } satisfies LookaheadInput;
+      const results = (
+        options.queue !== undefined
+          ? await submitQueuedSweep({
+              url: options.queue,
+              cells,
+              jobOf: await backtestJobs(lookaheadInput, undefined, 'lookahead'),
+            })
+          : await runSweep({
+              module: LOOKAHEAD_CELL_MODULE,
+              exportName: LOOKAHEAD_CELL_EXPORT,
+              cells,
+              input: lookaheadInput,
+              ...concurrency,
+            })
+      ) as SweepResult<LookaheadCellResult>[];
       return results.map((result) => {
         if (result.status === 'error') {
           throw new PaperbotError(

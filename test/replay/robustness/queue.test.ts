@@ -1,7 +1,7 @@
 /**
  * `paperbot backtest --robustness` on the sweep pool and on the BullMQ queue (a real
- * redis-server and a `paperbot worker` process): the same seed gives the same report, and the
- * page and its JSON are written.
+ * redis-server and a `paperbot worker` process, which runs every backtest of it): the same
+ * seed gives the same report, and the page and its JSON are written.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -106,8 +106,13 @@ describe('the robustness report on the pool and on the queue', () => {
     const queued = await backtest([...ARGS, '--queue', redis.url]);
     expect(queued.err).toBe('');
     expect(queued.out).toBe(local.out);
-    // The walk-forward and sensitivity cells went to the worker.
-    expect(lines.filter((line) => /job \w+ started/.test(line)).length).toBeGreaterThanOrEqual(8);
+    // Every backtest went to the worker: per fold 2 in-sample and 2 held-out runs, the
+    // sensitivity grid, and the look-ahead check's run on all the data and on each cut.
+    const sensitivityCells =
+      report.sensitivity!.rows.values.length * report.sensitivity!.columns.values.length;
+    expect(lines.filter((line) => /job \w+ started/.test(line))).toHaveLength(
+      2 * 4 + sensitivityCells + report.lookahead.cuts.length + 1,
+    );
     worker.kill('SIGTERM');
     await until(() => lines.some((line) => line.includes('worker: stopped')), 'the worker to stop');
   }, 300_000);
