@@ -54,6 +54,7 @@ import {
   writeSweepParquet,
 } from '../../replay/report/index.ts';
 import { Journal } from '../../runtime/journal/index.ts';
+import { executeRobustness } from './backtest-robustness.ts';
 import { executeSearch } from './backtest-search.ts';
 import { backtestJobs } from '../../replay/backtest/queue-jobs.ts';
 import { submitQueuedSweep as runQueuedSweep, type SweepResult } from '../../replay/sweep/index.ts';
@@ -104,6 +105,14 @@ interface BacktestOptions {
   readonly method?: string;
   readonly metric?: string;
   readonly holdout?: string;
+  readonly robustness?: boolean;
+  readonly folds?: string;
+  readonly windows?: string;
+  readonly inSample?: string;
+  readonly bootstrap?: string;
+  readonly ruin?: string;
+  readonly cuts?: string;
+  readonly radius?: string;
   readonly workers?: string;
   readonly queue?: string;
   readonly divergence?: string;
@@ -223,6 +232,56 @@ async function execute(
   /** Where written files are named: stdout, or stderr when stdout carries JSON. */
   const tell = (text: string) =>
     options.json === true ? dependencies.printError(text) : dependencies.print(text);
+
+  if (options.robustness === true) {
+    if (options.sweep !== undefined || options.divergence !== undefined) {
+      throw new PaperbotError(
+        'INVALID_ARGUMENT',
+        '--robustness cannot be combined with --sweep or --divergence',
+      );
+    }
+    if (options.search === undefined || options.search.length === 0) {
+      throw new PaperbotError(
+        'INVALID_ARGUMENT',
+        '--robustness needs the parameter space: one --search name=low..high[:step] or name=a,b,c per parameter',
+      );
+    }
+    const concurrency = integerOption(options.workers, 'workers', 1);
+    await executeRobustness(
+      {
+        specs: options.search,
+        ...(options.budget === undefined ? {} : { budget: options.budget }),
+        ...(options.method === undefined ? {} : { method: options.method }),
+        ...(options.metric === undefined ? {} : { metric: options.metric }),
+        ...(options.folds === undefined ? {} : { folds: options.folds }),
+        ...(options.windows === undefined ? {} : { windows: options.windows }),
+        ...(options.inSample === undefined ? {} : { inSample: options.inSample }),
+        ...(options.bootstrap === undefined ? {} : { bootstrap: options.bootstrap }),
+        ...(options.ruin === undefined ? {} : { ruin: options.ruin }),
+        ...(options.cuts === undefined ? {} : { cuts: options.cuts }),
+        ...(options.radius === undefined ? {} : { radius: options.radius }),
+        ...(options.json === undefined ? {} : { json: options.json }),
+        ...(options.report === undefined ? {} : { report: options.report }),
+        ...(concurrency === undefined ? {} : { concurrency }),
+        skipMissingMarkets: options.skipMissingMarkets === true,
+        ...(options.queue === undefined ? {} : { queue: options.queue }),
+      },
+      {
+        loaded,
+        document: {
+          ...(loaded.document as Record<string, unknown>),
+          seed,
+          ...(marketsOverride === null ? {} : { markets: marketsOverride }),
+        },
+        seed,
+        data: dataOverride,
+        markets: config.markets,
+        print: dependencies.print,
+        tell,
+      },
+    );
+    return;
+  }
 
   if (options.search !== undefined && options.search.length > 0) {
     if (options.sweep !== undefined || options.divergence !== undefined) {
@@ -484,6 +543,32 @@ export function registerBacktestCommand(
     .option('--method <method>', 'with --search: random (default) or halving')
     .option('--metric <metric>', 'with --search: sharpe (default), net_pnl or return_over_drawdown')
     .option('--holdout <fraction>', 'with --search: the end of the data held out (default 0.25)')
+    .option(
+      '--robustness',
+      'with --search: the robustness report (walk-forward, bootstrap, sensitivity, look-ahead check); --report FILE writes its page and JSON',
+    )
+    .option('--folds <n>', 'with --robustness: walk-forward folds (default 3)')
+    .option(
+      '--windows <mode>',
+      'with --robustness: rolling (default) or anchored walk-forward windows',
+    )
+    .option(
+      '--in-sample <fraction>',
+      'with --robustness: in-sample share of each rolling fold (default 0.75)',
+    )
+    .option(
+      '--bootstrap <n>',
+      'with --robustness: bootstrap draws of the trade sequence (default 1000)',
+    )
+    .option(
+      '--ruin <fraction>',
+      'with --robustness: loss of the starting balance counted as ruin (default 0.5)',
+    )
+    .option('--cuts <n>', 'with --robustness: cut points of the look-ahead check (default 4)')
+    .option(
+      '--radius <n>',
+      'with --robustness: sensitivity steps either side of the best value (default 2)',
+    )
     .option(
       '--queue <url>',
       'with --sweep or --search: run the cells as BullMQ jobs on this Redis (redis://HOST:PORT) for `paperbot worker`s',

@@ -17,6 +17,7 @@ import type { GridCell } from '../sweep/grid.ts';
 import type { QueuedJob } from '../sweep/queue.ts';
 import { resolveBacktestConfig } from './config.ts';
 import { localDataDirectories } from './remote-data.ts';
+import { type LookaheadInput, runLookaheadCell } from '../robustness/lookahead-cell.ts';
 import { runSweepCell, type SweepInput, withOverrides } from './sweep-run.ts';
 
 export const JOB_FORMAT = 1;
@@ -27,6 +28,11 @@ export interface BacktestJobData {
   readonly input: SweepInput;
   readonly dataChecksum: string;
   readonly codeChecksum: string;
+  /**
+   * `lookahead`: a run of the robustness report's look-ahead check (parameters `{ cutMs }`,
+   * the input's `parameters` the cell's); absent: a sweep cell.
+   */
+  readonly kind?: 'lookahead';
 }
 
 /** Hashes a session file, opened as every user-named file is (a FIFO is refused, not read). */
@@ -112,6 +118,7 @@ async function withLocalData(input: SweepInput, cacheRoot?: string): Promise<Swe
 export async function backtestJobs(
   input: SweepInput,
   cacheRoot?: string,
+  kind?: 'lookahead',
 ): Promise<(cell: GridCell) => QueuedJob> {
   const sums = await checksumsOf(input, cacheRoot);
   return (cell) => {
@@ -121,6 +128,7 @@ export async function backtestJobs(
       input,
       dataChecksum: sums.data,
       codeChecksum: sums.code,
+      ...(kind === undefined ? {} : { kind }),
     };
     const id = createHash('sha256').update(JSON.stringify(data)).digest('hex');
     return { id, data };
@@ -155,5 +163,9 @@ export async function verifyBacktestJob(data: unknown, cacheRoot?: string): Prom
 
 export async function runBacktestJob(data: unknown, cacheRoot?: string): Promise<unknown> {
   const job = jobData(data);
-  return runSweepCell(job.parameters, await withLocalData(job.input, cacheRoot));
+  const input = await withLocalData(job.input, cacheRoot);
+  if (job.kind === 'lookahead') {
+    return runLookaheadCell(job.parameters as { cutMs: number | null }, input as LookaheadInput);
+  }
+  return runSweepCell(job.parameters, input);
 }

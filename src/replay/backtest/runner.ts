@@ -73,6 +73,16 @@ export interface BacktestRunOptions {
   readonly skipMissingMarkets?: boolean;
   /** Where every fill, trade and equity sample of the report goes as it happens (`--csv`). */
   readonly reportFiles?: ReportFiles | null;
+  /**
+   * Each intent a strategy emits, with its strategy and the virtual time (the robustness
+   * report's look-ahead check compares them between runs on cut data).
+   */
+  readonly onIntent?: (strategyId: string, intent: OrderIntent, t: number) => void;
+  /**
+   * After the last record, virtual time goes on to this point (timers fire, equity is sampled)
+   * before the shutdown: a run on data cut at a point lives up to it, as the whole data's run.
+   */
+  readonly replayUntilMs?: number;
 }
 
 export interface BacktestResult {
@@ -300,6 +310,7 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
       definition: countingDefinition(strategy.definition, (intent) => {
         intents++;
         tally.emittedIntent(intent);
+        options.onIntent?.(strategy.id, intent, clock.now());
       }),
       params: { ...strategy.rawParams, ...options.paramOverrides?.[strategy.id] },
     }));
@@ -438,6 +449,9 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
       await deliver(next.value);
     }
 
+    if (options.replayUntilMs !== undefined && options.replayUntilMs > clock.now()) {
+      await driver.advanceTo(options.replayUntilMs, nextSampleAt, sample);
+    }
     options.onPhase?.('stopping');
     const shutdown = await driver.runUntil(
       running.stop('backtest finished'),
