@@ -19,6 +19,7 @@ import {
   type RecordingManifest,
   readManifest,
   withCounts,
+  withIntegrity,
   writeManifest,
 } from './manifest.ts';
 import { type DamagePolicy, type DamageReport, isDamaged, RecordingCheck } from './integrity.ts';
@@ -252,8 +253,9 @@ export function readRecording(
 
 /**
  * Recounts a session from its events file (after an interruption the manifest's counts lag) and
- * optionally rewrites the manifest. `complete` is left as it was: a recount does not make an
- * interrupted recording complete.
+ * optionally rewrites the manifest; a closed recording's `files` entry (bytes, SHA-256) is made
+ * anew from the file too. `complete` is left as it was: a recount does not make an interrupted
+ * recording complete.
  */
 export async function recountRecording(
   directory: string,
@@ -266,9 +268,18 @@ export async function recountRecording(
   const reader = new EventLogReader(recording.eventsPath, recording.manifest.compression, {
     verify: false,
   });
+  reader.enableHashing();
   const counter = new RecordCounter();
   for await (const batch of reader.batches()) for (const record of batch) counter.add(record);
-  const manifest = withCounts(recording.manifest, counter.snapshot(), recording.manifest.complete);
+  // A closed recording's manifest also says what its file is: the recount makes it say so again.
+  const digest = reader.digest();
+  const manifest =
+    recording.manifest.complete && digest !== null
+      ? withIntegrity(recording.manifest, counter.snapshot(), {
+          bytes: digest.size,
+          sha256: digest.sha256,
+        })
+      : withCounts(recording.manifest, counter.snapshot(), recording.manifest.complete);
   if (options.write) await writeManifest(directory, manifest);
   return { manifest, summary: reader.summary! };
 }
