@@ -7,13 +7,9 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { RestClient } from '../../client/index.ts';
 import { type Clock, isoTimestamp, systemClock } from '../../core/clock.ts';
 import { isPaperbotError, PaperbotError } from '../../core/errors.ts';
 import {
-  type EmulatorConfig,
-  loadEmulatorConfig,
-  parseEmulatorConfig,
   type RunningEmulator,
   type StartEmulatorOptions,
   startEmulator,
@@ -25,14 +21,11 @@ import { CANDLE_INTERVALS, isCandleInterval } from '../../runtime/streams/candle
 import {
   BotConfig,
   DEFAULT_BOT_CONFIG_PATH,
-  embeddedEmulatorOptions,
   invalidConfigError,
   readConfigDocument,
-  wireProfileOf,
 } from '../bot/config.ts';
-import { loadVenueKeyFile } from '../bot/venue-key.ts';
-import { venueTransportOf } from '../bot/venue-transport.ts';
 import { parseDuration } from './record.ts';
+import { connectVenue } from '../bot/venue-connection.ts';
 import { commandFailure, printToStderr, printToStdout } from './terminal.ts';
 
 export const DOWNLOAD_EXIT = { ok: 0, failed: 1, invalidArguments: 2 } as const;
@@ -109,37 +102,10 @@ async function download(
   if (!parsed.success) {
     throw invalidConfigError(options.config, configIssuesOf(parsed.error, [], VenueSection));
   }
-  const venue = parsed.data.venue;
-  const wireProfile = wireProfileOf(venue.wire);
-  let emulator: RunningEmulator | null = null;
-  let rest: RestClient | null = null;
+  const connection = await connectVenue(parsed.data.venue, clock, dependencies.startEmulator);
   try {
-    const credential =
-      venue.key_file === null ? null : await loadVenueKeyFile(resolve(venue.key_file));
-    if (credential === null) {
-      const inline = venue.emulator.config;
-      const emulatorConfig: EmulatorConfig | null =
-        inline === null
-          ? null
-          : typeof inline === 'string'
-            ? loadEmulatorConfig(inline)
-            : parseEmulatorConfig(inline);
-      emulator = await dependencies.startEmulator(
-        embeddedEmulatorOptions(venue.emulator, emulatorConfig, clock, wireProfile),
-      );
-    }
-    rest = new RestClient({
-      ...(credential === null ? { baseUrl: emulator!.baseUrl } : { credential, wireProfile }),
-      clock,
-      requestTimeoutMs: venue.request_timeout_ms,
-      transport: await venueTransportOf(venue),
-    });
-    const client = rest;
-    const routes = await client.listRoutes();
-    const kind =
-      emulator !== null || routes.some((route) => route.provider === 'paperbot-emulator')
-        ? 'emulator'
-        : 'live';
+    const client = connection.rest;
+    const kind = await connection.kind();
     return await downloadHistory({
       source: {
         listMarkets: () => client.listMarkets(),
@@ -147,7 +113,7 @@ async function download(
           client.listCandles({ market_id: marketId }, { interval: candleInterval, limit }),
         listTrades: (marketId, limit) => client.listTrades({ market_id: marketId }, { limit }),
       },
-      sourceInfo: { kind, baseUrl: emulator?.baseUrl ?? credential!.apiBaseUrl },
+      sourceInfo: { kind, baseUrl: connection.baseUrl },
       directory: resolve(options.out),
       clock,
       marketIds,
@@ -158,8 +124,7 @@ async function download(
       onWarning: (message) => dependencies.printError(`paperbot download: ${message}\n`),
     });
   } finally {
-    await rest?.close();
-    await emulator?.close();
+    await connection.close();
   }
 }
 

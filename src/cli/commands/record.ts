@@ -14,13 +14,12 @@ import { stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { RestClient, StreamClient } from '../../client/index.ts';
+import { StreamClient } from '../../client/index.ts';
 import { type Clock, isoTimestamp, systemClock } from '../../core/clock.ts';
 import { isPaperbotError, PaperbotError } from '../../core/errors.ts';
 import {
   type EmulatorConfig,
   loadEmulatorConfig,
-  parseEmulatorConfig,
   type RunningEmulator,
   type StartEmulatorOptions,
   startEmulator,
@@ -42,12 +41,9 @@ import { CANDLE_INTERVALS, isCandleInterval } from '../../runtime/streams/candle
 import {
   BotConfig,
   DEFAULT_BOT_CONFIG_PATH,
-  embeddedEmulatorOptions,
   invalidConfigError,
   readConfigDocument,
-  wireProfileOf,
 } from '../bot/config.ts';
-import { loadVenueKeyFile } from '../bot/venue-key.ts';
 import { configIssuesOf } from '../../runtime/config-file.ts';
 import {
   DEFAULT_PROGRESS_INTERVAL_MS,
@@ -55,8 +51,8 @@ import {
   formatElapsed,
   startProgressLine,
 } from '../progress-line.ts';
+import { connectVenue } from '../bot/venue-connection.ts';
 import { commandFailure, listenForStopSignals, printToStderr, printToStdout } from './terminal.ts';
-import { venueTransportOf } from '../bot/venue-transport.ts';
 
 /** Exit codes of `paperbot record`. */
 export const RECORD_EXIT = { ok: 0, failed: 1, invalidArguments: 2 } as const;
@@ -281,48 +277,14 @@ async function recordFromService(
   const durationMs = options.duration === undefined ? null : parseDuration(options.duration);
   const wanted = marketList(options.markets) ?? marketData.markets;
 
-  // Checked before anything connects; the embedded emulator and the client share it.
-  const wireProfile = wireProfileOf(venue.wire);
-  let emulator: RunningEmulator | null = null;
-  let rest: RestClient | null = null;
+  const connection = await connectVenue(venue, clock, dependencies.startEmulator);
+  const { credential, emulator, rest } = connection;
   let stream: StreamClient | null = null;
   try {
-    const credential =
-      venue.key_file === null ? null : await loadVenueKeyFile(resolve(venue.key_file));
-    if (credential === null) {
-      const settings = venue.emulator;
-      const inline = settings.config;
-      const emulatorConfig: EmulatorConfig | null =
-        inline === null
-          ? null
-          : typeof inline === 'string'
-            ? loadEmulatorConfig(inline)
-            : parseEmulatorConfig(inline);
-      emulator = await dependencies.startEmulator(
-        embeddedEmulatorOptions(settings, emulatorConfig, clock, wireProfile),
-      );
-      rest = new RestClient({
-        baseUrl: emulator.baseUrl,
-        clock,
-        requestTimeoutMs: venue.request_timeout_ms,
-        transport: await venueTransportOf(venue),
-      });
-      stream = new StreamClient({ rest, url: emulator.wsUrl, clock });
-    } else {
-      rest = new RestClient({
-        credential,
-        clock,
-        requestTimeoutMs: venue.request_timeout_ms,
-        transport: await venueTransportOf(venue),
-        wireProfile,
-      });
-      stream = new StreamClient({ rest, clock });
-    }
-    const routes = await rest.listRoutes();
-    const kind =
-      emulator !== null || routes.some((route) => route.provider === 'paperbot-emulator')
-        ? 'emulator'
-        : 'live';
+    stream = new StreamClient(
+      emulator === null ? { rest, clock } : { rest, url: emulator.wsUrl, clock },
+    );
+    const kind = await connection.kind();
     const markets = selectMarkets(await rest.listMarkets(), wanted);
     const privateEvents = credential !== null;
     const failures: string[] = [];
@@ -414,8 +376,7 @@ async function recordFromService(
     return manifest;
   } finally {
     await stream?.close();
-    await rest?.close();
-    await emulator?.close();
+    await connection.close();
   }
 }
 
