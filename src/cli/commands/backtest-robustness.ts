@@ -36,7 +36,7 @@ import {
   type SearchMetric,
 } from '../../replay/search/index.ts';
 import { runSweep, submitQueuedSweep, type SweepResult } from '../../replay/sweep/index.ts';
-import type { SearchCommandContext } from './backtest-search.ts';
+import { choice, type SearchCommandContext } from './backtest-search.ts';
 
 export interface RobustnessCommandOptions {
   readonly specs: readonly string[];
@@ -55,19 +55,6 @@ export interface RobustnessCommandOptions {
   readonly concurrency?: number;
   readonly skipMissingMarkets: boolean;
   readonly queue?: string;
-}
-
-function choice<T extends string>(
-  text: string | undefined,
-  allowed: readonly T[],
-  name: string,
-  fallback: T,
-): T {
-  if (text === undefined) return fallback;
-  if (!(allowed as readonly string[]).includes(text)) {
-    throw new PaperbotError('INVALID_ARGUMENT', `--${name} must be one of ${allowed.join(', ')}`);
-  }
-  return text as T;
 }
 
 function integer(text: string | undefined, name: string, fallback: number): number {

@@ -53,7 +53,8 @@ export interface SearchCommandContext {
   readonly tell: (text: string) => void;
 }
 
-function choice<T extends string>(
+/** `--NAME`'s value, one of `allowed` (the fallback when absent). */
+export function choice<T extends string>(
   text: string | undefined,
   allowed: readonly T[],
   name: string,
