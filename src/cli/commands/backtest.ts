@@ -55,7 +55,7 @@ import {
 } from '../../replay/report/index.ts';
 import { Journal } from '../../runtime/journal/index.ts';
 import { executeRobustness } from './backtest-robustness.ts';
-import { executeSearch } from './backtest-search.ts';
+import { executeSearch, type SearchCommandContext } from './backtest-search.ts';
 import { backtestJobs } from '../../replay/backtest/queue-jobs.ts';
 import { submitQueuedSweep as runQueuedSweep, type SweepResult } from '../../replay/sweep/index.ts';
 import { type KernelLogger, silentKernelLogger } from '../../runtime/kernel/index.ts';
@@ -233,6 +233,20 @@ async function execute(
   const tell = (text: string) =>
     options.json === true ? dependencies.printError(text) : dependencies.print(text);
 
+  // What a search and a robustness run read: the config with `--seed` and `--markets` applied.
+  const searchContext: SearchCommandContext = {
+    loaded,
+    document: {
+      ...(loaded.document as Record<string, unknown>),
+      seed,
+      ...(marketsOverride === null ? {} : { markets: marketsOverride }),
+    },
+    seed,
+    data: dataOverride,
+    markets: config.markets,
+    print: dependencies.print,
+    tell,
+  };
   if (options.robustness === true) {
     if (options.sweep !== undefined || options.divergence !== undefined) {
       throw new PaperbotError(
@@ -266,19 +280,7 @@ async function execute(
         skipMissingMarkets: options.skipMissingMarkets === true,
         ...(options.queue === undefined ? {} : { queue: options.queue }),
       },
-      {
-        loaded,
-        document: {
-          ...(loaded.document as Record<string, unknown>),
-          seed,
-          ...(marketsOverride === null ? {} : { markets: marketsOverride }),
-        },
-        seed,
-        data: dataOverride,
-        markets: config.markets,
-        print: dependencies.print,
-        tell,
-      },
+      searchContext,
     );
     return;
   }
@@ -310,19 +312,7 @@ async function execute(
         skipMissingMarkets: options.skipMissingMarkets === true,
         ...(options.queue === undefined ? {} : { queue: options.queue }),
       },
-      {
-        loaded,
-        document: {
-          ...(loaded.document as Record<string, unknown>),
-          seed,
-          ...(marketsOverride === null ? {} : { markets: marketsOverride }),
-        },
-        seed,
-        data: dataOverride,
-        markets: config.markets,
-        print: dependencies.print,
-        tell,
-      },
+      searchContext,
     );
     return;
   }
