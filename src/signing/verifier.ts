@@ -342,16 +342,8 @@ export function createRequestVerifier<Key extends VerifierKey>(
     }
     const signature = decodeSignature(signatureText, HEADER_SIGNATURE);
     if (!(signature instanceof Uint8Array)) return signature;
-    if (!isValidMethod(request.method)) {
-      return refuse('malformed_request', 'method is not an HTTP token', 'method');
-    }
-    if (!isValidTarget(request.target)) {
-      return refuse(
-        'malformed_request',
-        'target must start with "/" and hold only visible ASCII characters, without "#"',
-        'target',
-      );
-    }
+    const malformed = malformedRequestLine(request);
+    if (malformed !== null) return malformed;
     return {
       keyId,
       timestampMs,
@@ -435,16 +427,8 @@ export function createRequestVerifier<Key extends VerifierKey>(
     }
     const signature = decodeProfileSignature(signatureText, requestFields.signature);
     if (!(signature instanceof Uint8Array)) return signature;
-    if (!isValidMethod(request.method)) {
-      return refuse('malformed_request', 'method is not an HTTP token', 'method');
-    }
-    if (!isValidTarget(request.target)) {
-      return refuse(
-        'malformed_request',
-        'target must start with "/" and hold only visible ASCII characters, without "#"',
-        'target',
-      );
-    }
+    const malformed = malformedRequestLine(request);
+    if (malformed !== null) return malformed;
     return {
       keyId,
       timestampMs,
@@ -584,6 +568,24 @@ function refuse(reason: RefusalReason, message: string, field?: string): Verific
   return field === undefined
     ? { ok: false, reason, message }
     : { ok: false, reason, message, field };
+}
+
+/** The method and target, checked alike whatever the profile signs. */
+function malformedRequestLine(request: {
+  readonly method: string;
+  readonly target: string;
+}): VerificationRefused | null {
+  if (!isValidMethod(request.method)) {
+    return refuse('malformed_request', 'method is not an HTTP token', 'method');
+  }
+  if (!isValidTarget(request.target)) {
+    return refuse(
+      'malformed_request',
+      'target must start with "/" and hold only visible ASCII characters, without "#"',
+      'target',
+    );
+  }
+  return null;
 }
 
 function decodeSignature(text: string, field: string): Uint8Array | VerificationRefused {
