@@ -14,7 +14,7 @@ import { RestClient } from '../../src/client/index.ts';
 import { systemClock } from '../../src/core/clock.ts';
 import { DEFAULT_EMULATOR_CONFIG_INPUT } from '../../src/emulator/index.ts';
 import { type Fill, type Order, Scope } from '../../src/protocol/index.ts';
-import { parseWireProfile, type WireProfileInput } from '../../src/signing/index.ts';
+import { parseWireProfile } from '../../src/signing/index.ts';
 import {
   allOrders,
   type BotChild,
@@ -26,44 +26,9 @@ import {
   writeBotConfig,
   writeEmulatorKey,
 } from './helpers.ts';
+import { NON_DEFAULT_PROFILE } from './fixtures/wire-profile.ts';
 
-/** Every setting away from SVC1. */
-const PROFILE: WireProfileInput = {
-  signature_version: 'PT2',
-  timestamp: 's',
-  signature_encoding: 'hex',
-  nonce: { format: 'alphanumeric', length: 24 },
-  request_input: { template: '{method} {target}|{key_id}|{timestamp}|{nonce}|{body_sha256}' },
-  headers: {
-    api_key: 'X-PT-Key',
-    timestamp: 'X-PT-Time',
-    nonce: 'X-PT-Nonce',
-    signature: 'X-PT-Signature',
-    signature_version: null,
-  },
-  websocket_auth: {
-    prefix: 'PT-WS',
-    fields: {
-      key_id: 'apiKey',
-      timestamp: 'ts',
-      nonce: 'n',
-      scopes: 'permissions',
-      last_sequence: 'resume_after',
-      signature: 'sig',
-    },
-    input: {
-      fields: ['prefix', 'key_id', 'challenge', 'scopes', 'last_sequence', 'timestamp', 'nonce'],
-      separator: ' ',
-    },
-    scope_separator: ' ',
-  },
-  scopes: {
-    'account:read': 'account.read',
-    'orders:read': 'orders.read',
-    'fills:read': 'fills.read',
-    'orders:write': 'trade',
-  },
-};
+const PROFILE = NON_DEFAULT_PROFILE;
 const profile = parseWireProfile(PROFILE);
 
 let paced: PacedEmulator;
