@@ -6,7 +6,7 @@
  * the dashboard (Chromium) agree with the gate at each step.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { readFileSync, symlinkSync } from 'node:fs';
+import { symlinkSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -23,36 +23,6 @@ let workspace = '';
 let app = '';
 let browser: Browser | null = null;
 let bot: ChildProcess | null = null;
-
-interface LockEntry {
-  readonly version?: string;
-  readonly dev?: boolean;
-  readonly dependencies?: Record<string, string>;
-  readonly bin?: Record<string, string>;
-  readonly engines?: Record<string, string>;
-}
-
-/** The app's lockfile: paperbot from the tarball, its dependencies as this checkout pins them. */
-function appLockfile(tarball: string): object {
-  const lock = JSON.parse(readFileSync(join(projectRoot, 'package-lock.json'), 'utf8')) as {
-    packages: Record<string, LockEntry>;
-  };
-  const self = lock.packages['']!;
-  const packages: Record<string, object> = {
-    '': { name: 'first-hour', dependencies: { paperbot: `file:${tarball}` } },
-    'node_modules/paperbot': {
-      version: self.version,
-      resolved: `file:${tarball}`,
-      dependencies: self.dependencies,
-      bin: self.bin,
-      engines: self.engines,
-    },
-  };
-  for (const [path, entry] of Object.entries(lock.packages)) {
-    if (path !== '' && entry.dev !== true) packages[path] = entry;
-  }
-  return { name: 'first-hour', lockfileVersion: 3, requires: true, packages };
-}
 
 /** `npx paperbot ...` in the app: the installed CLI. */
 function paperbot(...args: string[]): Promise<{ stdout: string; stderr: string }> {
@@ -112,18 +82,12 @@ beforeAll(async () => {
   });
   const tarball = (await readdir(workspace)).find((name) => name.endsWith('.tgz'))!;
   app = join(workspace, 'app');
-  await mkdir(app);
-  await cp(join(workspace, tarball), join(app, tarball));
-  await writeFile(
-    join(app, 'package.json'),
-    JSON.stringify({
-      name: 'first-hour',
-      private: true,
-      type: 'module',
-      dependencies: { paperbot: `file:${tarball}` },
-    }),
-  );
-  await writeFile(join(app, 'package-lock.json'), JSON.stringify(appLockfile(tarball)));
+  // As docs/strategies.md says to install the tarball with no network.
+  await run(process.execPath, [
+    join(projectRoot, 'scripts/offline-app.mjs'),
+    join(workspace, tarball),
+    app,
+  ]);
   await run('npm', ['ci', '--offline', '--ignore-scripts', '--no-audit', '--no-fund', '--silent'], {
     cwd: app,
     timeout: 240_000,
