@@ -284,35 +284,29 @@ export function checkOpenOrders(
 }
 
 export function checkRates(view: RiskView, config: RiskConfig, denials: Denial[]): void {
-  const times = view.recentOrderTimes;
-  const perSecond = config.max_orders_per_second;
-  if (perSecond !== null) {
-    const count = countSince(times, view.now - SECOND_MS) + 1;
-    if (count > perSecond) {
-      denials.push(
-        deny(
-          RiskRule.maxOrdersPerSecond,
-          String(perSecond),
-          String(count),
-          `${count} order commands within one second would exceed the limit ${perSecond}`,
-        ),
-      );
-    }
-  }
-  const perMinute = config.max_orders_per_minute;
-  if (perMinute !== null) {
-    const count = countSince(times, view.now - MINUTE_MS) + 1;
-    if (count > perMinute) {
-      denials.push(
-        deny(
-          RiskRule.maxOrdersPerMinute,
-          String(perMinute),
-          String(count),
-          `${count} order commands within one minute would exceed the limit ${perMinute}`,
-        ),
-      );
-    }
-  }
+  checkRate(view, config.max_orders_per_second, SECOND_MS, 'second', denials);
+  checkRate(view, config.max_orders_per_minute, MINUTE_MS, 'minute', denials);
+}
+
+/** Denies an order command that would make more than `limit` within the last `windowMs`. */
+function checkRate(
+  view: RiskView,
+  limit: number | null,
+  windowMs: number,
+  window: 'second' | 'minute',
+  denials: Denial[],
+): void {
+  if (limit === null) return;
+  const count = countSince(view.recentOrderTimes, view.now - windowMs) + 1;
+  if (count <= limit) return;
+  denials.push(
+    deny(
+      window === 'second' ? RiskRule.maxOrdersPerSecond : RiskRule.maxOrdersPerMinute,
+      String(limit),
+      String(count),
+      `${count} order commands within one ${window} would exceed the limit ${limit}`,
+    ),
+  );
 }
 
 export function checkPriceBand(
