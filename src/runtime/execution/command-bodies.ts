@@ -13,14 +13,17 @@ import type { ExecutorConfig } from './executor-config.ts';
 /** The ids an intent's commands carry. */
 type IntentIds = Pick<IntentRecord, 'requestId' | 'clientOrderId'>;
 
-/** Written out per type, not with spreads: a spread of a literal costs a copy per field. */
+/**
+ * A placement's body under `requestId` (the intent's, or its simulation's `<id>:s<n>`: the same
+ * body built again costs less than a spread copy of it). Written out per type, not with
+ * spreads: a spread of a literal costs a copy per field.
+ */
 export function placeBody(
   config: ExecutorConfig,
-  record: IntentIds,
+  requestId: string,
+  clientOrderId: string,
   intent: PlaceIntent,
 ): OrderRequestInput {
-  const requestId = record.requestId;
-  const clientOrderId = record.clientOrderId ?? requestId;
   const leverage = intent.leverage ?? config.defaultLeverage;
   const timeInForce = intent.timeInForce ?? 'GTC';
   const postOnly = intent.postOnly ?? false;

@@ -28,7 +28,7 @@ import { type ExecutionLogger, silentLogger } from './logger.ts';
 import { denial, type ExecutionOutcome, IntentOutcomes } from './outcomes.ts';
 import { Recovery, type SettlementReport } from './recovery.ts';
 import { ResolutionTimers } from './resolution-timers.ts';
-import { Simulation } from './simulation.ts';
+import { NO_CONTEXT, Simulation } from './simulation.ts';
 import { Submission } from './submission.ts';
 import type { OrderTracker } from './tracker.ts';
 import { VenueCalls } from './venue-calls.ts';
@@ -128,7 +128,7 @@ export class Executor {
         ? undefined
         : {
             command: ready.prepared,
-            context: {},
+            context: NO_CONTEXT,
             step: { simulateRequestId: ready.simulation.requestId, attempt: 1 },
           },
     );

@@ -22,6 +22,9 @@ export interface PendingCommand {
   readonly context: IntentContext;
 }
 
+/** The context of a command that targets nothing: one frozen object, not one per intent. */
+export const NO_CONTEXT: IntentContext = Object.freeze({});
+
 /** What became of a simulation attempt: READY, the intent finished, or try again. */
 type SimulationVerdict = 'ready' | 'finished' | 'again';
 

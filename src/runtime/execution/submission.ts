@@ -29,7 +29,7 @@ import {
 import type { ExecutorConfig } from './executor-config.ts';
 import type { ExecutionLogger } from './logger.ts';
 import { denial, type Finish, type IntentOutcomes, isActive } from './outcomes.ts';
-import type { PendingCommand, Simulation } from './simulation.ts';
+import { NO_CONTEXT, type PendingCommand, type Simulation } from './simulation.ts';
 import type { OrderTracker } from './tracker.ts';
 import type { VenueCalls } from './venue-calls.ts';
 
@@ -71,14 +71,16 @@ export class Submission {
     const intent = stamped.intent;
     if (intent.kind !== 'place' || !this.config.simulate.place || !this.permitted) return null;
     try {
-      const body = placeBody(this.config, stamped, intent);
+      const requestId = stamped.requestId;
+      const clientOrderId = stamped.clientOrderId ?? requestId;
+      const body = placeBody(this.config, requestId, clientOrderId, intent);
       const venue = this.calls.venue;
       return {
         body,
         prepared: venue.prepare({ endpoint: 'placeOrder', body }),
         simulation: venue.prepare({
           endpoint: 'simulateOrder',
-          body: { ...body, request_id: `${stamped.requestId}:s1` },
+          body: placeBody(this.config, `${requestId}:s1`, clientOrderId, intent),
         }),
       };
     } catch {
@@ -130,7 +132,9 @@ export class Submission {
     intent: PlaceIntent,
     ready: ReadyPlacement | null,
   ): Promise<void> {
-    const body = ready?.body ?? placeBody(this.config, record, intent);
+    const body =
+      ready?.body ??
+      placeBody(this.config, record.requestId, record.clientOrderId ?? record.requestId, intent);
     const prepared =
       ready?.prepared ??
       this.prepareOrDeny(record, {
@@ -138,7 +142,7 @@ export class Submission {
         body,
       });
     if (prepared === null) return;
-    const command: PendingCommand = { prepared, context: {} };
+    const command: PendingCommand = { prepared, context: NO_CONTEXT };
     if (this.config.simulate.place) {
       if (!(await this.simulation.simulate(record, body, command, ready?.simulation))) return;
       await this.sendFirst(record, prepared);
@@ -208,7 +212,7 @@ export class Submission {
       },
     });
     if (prepared === null) return;
-    await this.sendFirst(record, prepared, undefined, { prepared, context: {} });
+    await this.sendFirst(record, prepared, undefined, { prepared, context: NO_CONTEXT });
   }
 
   /**
