@@ -140,13 +140,22 @@ export class ExitEmulator {
     this.openOrders = options.openOrders ?? (() => []);
     this.config = { ...DEFAULT_EXIT_EMULATOR_CONFIG, ...options.config };
     this.nextStart = options.nextStart ?? true;
-    this.book = new ExitBook(this.store, this.clock, this.logger, this.config.recentFinished, () =>
-      this.releaseUnusedFeeds(),
+    this.book = new ExitBook(this.store, this.clock, this.config.recentFinished, (exit) =>
+      this.onLeft(exit),
     );
     this.live = this.book.live;
-    this.feeds = new PriceFeeds(this.marketData, this.logger, (marketId, source, sides) =>
-      this.onPrices(marketId, source, sides),
-    );
+    this.feeds = new PriceFeeds(this.marketData, (marketId, source, sides) => {
+      // A failure here (the journal refusing a write, say) must not break the market feed.
+      try {
+        this.onPrices(marketId, source, sides);
+      } catch (error) {
+        this.logger.error('emulated exits could not be evaluated on a price', {
+          marketId,
+          source,
+          error: error instanceof Error ? error.message : String(error),
+        });
+      }
+    });
     this.releases$ = this.releaseSubject.asObservable();
     this.outcomes$ = this.outcomeSubject.asObservable();
     for (const position of this.positions()) {
@@ -467,7 +476,16 @@ export class ExitEmulator {
       this.refuse(stamped, `at most ${this.config.maxLiveExits} live emulated exits`);
       return null;
     }
-    return this.book.create(stamped, id, fields);
+    const exit = this.book.create(stamped, id, fields);
+    this.logger.info('emulated exit added', {
+      exitId: id,
+      marketId: exit.marketId,
+      side: exit.side,
+      trigger: exit.rule.kind,
+      source: exit.source,
+      state: exit.state,
+    });
+    return exit;
   }
 
   // The strategy's cancels and amends
@@ -606,6 +624,14 @@ export class ExitEmulator {
       this.update(exit.id, { state: 'cancelled', reason: 'its bracket entry did not fill' });
     }
     this.byRelease.delete(parentId);
+  }
+
+  /** An exit left the live set: its price feed may be unused now. */
+  private onLeft(exit: EmulatedExit): void {
+    if (exit.state === 'cancelled') {
+      this.logger.info('emulated exit cancelled', { exitId: exit.id, reason: exit.reason });
+    }
+    this.releaseUnusedFeeds();
   }
 
   /** Journals a change, then applies it (`ExitBook.update`). */

@@ -5,7 +5,6 @@
  * restarted bot restores its live exits and never fires one twice.
  */
 import type { Clock } from '../../core/clock.ts';
-import type { ExecutionLogger } from '../execution/logger.ts';
 import type { StampedIntent } from '../intents.ts';
 import { initialTrailing } from './trigger.ts';
 import { type EmulatedExit, LIVE_EXIT_STATES } from './types.ts';
@@ -43,10 +42,9 @@ export class ExitBook {
   constructor(
     private readonly store: ExitStore | null,
     private readonly clock: Clock,
-    private readonly logger: ExecutionLogger,
     private readonly recentFinished: number,
-    /** Called when an exit leaves the live set (its price feed may be unused now). */
-    private readonly onLeft: () => void,
+    /** Called with an exit that left the live set (its price feed may be unused now). */
+    private readonly onLeft: (exit: EmulatedExit) => void,
   ) {}
 
   /** A restored exit, held as it was journaled. */
@@ -73,14 +71,6 @@ export class ExitBook {
     });
     this.store?.save(exit);
     this.live.set(id, exit);
-    this.logger.info('emulated exit added', {
-      exitId: id,
-      marketId: exit.marketId,
-      side: exit.side,
-      trigger: exit.rule.kind,
-      source: exit.source,
-      state: exit.state,
-    });
     return exit;
   }
 
@@ -100,10 +90,7 @@ export class ExitBook {
       this.live.delete(id);
       this.finished.push(next);
       if (this.finished.length > this.recentFinished) this.finished.shift();
-      if (next.state === 'cancelled') {
-        this.logger.info('emulated exit cancelled', { exitId: id, reason: next.reason });
-      }
-      this.onLeft();
+      this.onLeft(next);
     }
     return next;
   }

@@ -1,12 +1,11 @@
 /**
  * The price feeds live exits watch: one subscription per market and source (`mark` from the
  * ticker, `last` from trades, `bid_ask` from the book's best levels), opened when the first
- * waiting exit needs it and closed when none does. Each price is kept and handed to `onPrices`;
- * a failure there is logged and never breaks the market feed.
+ * waiting exit needs it and closed when none does. Each price is kept and handed to `onPrices`
+ * (which must not throw: a throw would break the market feed).
  */
 import type { Subscription } from 'rxjs';
 import { type Decimal, parseDecimal } from '../../core/decimal.ts';
-import type { ExecutionLogger } from '../execution/logger.ts';
 import type { MarketDataVenue } from '../streams/market-data.ts';
 import { observedPrice } from './trigger.ts';
 import type { EmulatedExit, TriggerSource } from './types.ts';
@@ -32,7 +31,6 @@ export class PriceFeeds {
 
   constructor(
     private readonly marketData: MarketDataVenue,
-    private readonly logger: ExecutionLogger,
     private readonly onPrices: (marketId: string, source: TriggerSource, sides: FeedSides) => void,
   ) {}
 
@@ -57,18 +55,7 @@ export class PriceFeeds {
     const sides: FeedSides = {};
     const marketId = exit.marketId;
     const source = exit.source;
-    const onPrices = () => {
-      // A failure here (the journal refusing a write, say) must not break the market feed.
-      try {
-        this.onPrices(marketId, source, sides);
-      } catch (error) {
-        this.logger.error('emulated exits could not be evaluated on a price', {
-          marketId,
-          source,
-          error: error instanceof Error ? error.message : String(error),
-        });
-      }
-    };
+    const onPrices = () => this.onPrices(marketId, source, sides);
     let subscription: Subscription;
     switch (source) {
       case 'mark':
