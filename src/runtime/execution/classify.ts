@@ -112,3 +112,13 @@ export function backoffDelay(attempt: number, baseMs: number, maxMs: number): nu
   const exponent = Math.min(Math.max(attempt, 0), 30);
   return Math.min(maxMs, baseMs * 2 ** exponent);
 }
+
+/** A failure's code: a `PaperbotError`'s own, else `UNEXPECTED_ERROR`. */
+export function errorCode(error: unknown): string {
+  return isPaperbotError(error) ? error.code : 'UNEXPECTED_ERROR';
+}
+
+/** A failure's message, whatever was thrown. */
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

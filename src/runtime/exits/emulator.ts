@@ -13,7 +13,7 @@
  * - Prices are read only for the markets and sources that live exits watch.
  * - Nothing here talks to a venue or knows whether it runs live or in replay.
  */
-import { type Observable, Subject, type Subscription } from 'rxjs';
+import { type Observable, Subject } from 'rxjs';
 import type { Clock } from '../../core/clock.ts';
 import { type Decimal, parseDecimal, toWire, ZERO } from '../../core/decimal.ts';
 import type { Order, Position } from '../../protocol/index.ts';
@@ -26,36 +26,24 @@ import type {
   ExitIntent,
   ExitTrigger,
   IntentOutcome,
-  PlaceIntent,
   Side,
   StampedIntent,
 } from '../intents.ts';
 import type { MarketDataVenue } from '../streams/market-data.ts';
+import { ExitBook, type ExitFields, type ExitStore } from './exit-book.ts';
 import { resolveOco } from './oco.ts';
-import {
-  distanceToTrigger,
-  evaluate,
-  initialTrailing,
-  observedPrice,
-  triggerLevel,
-} from './trigger.ts';
+import { type FeedSides, observedPriceOf, PriceFeeds } from './price-feeds.ts';
+import { releaseOf } from './release.ts';
+import { distanceToTrigger, evaluate, triggerLevel } from './trigger.ts';
 import {
   type EmulatedExit,
   type ExitState,
-  LIVE_EXIT_STATES,
   releaseIdOf,
   TRIGGER_SOURCES,
   type TriggerSource,
 } from './types.ts';
 
-/** Where exits are kept across restarts (the journal's `emulated_exits` table). */
-export interface ExitStore {
-  save(exit: EmulatedExit): void;
-  /** Exits in a live state (`pending`, `waiting`, `triggered`), oldest first. */
-  live(): readonly EmulatedExit[];
-  /** Whether the executor's journal holds an intent with this request id. */
-  hasIntent(requestId: string): boolean;
-}
+export type { ExitStore } from './exit-book.ts';
 
 export interface ExitEmulatorConfig {
   /** Live exits held at most; more are denied. */
@@ -105,13 +93,6 @@ export interface WaitingExitView {
   readonly tag?: string | undefined;
 }
 
-interface Feed {
-  readonly subscription: Subscription;
-  readonly sides: { bid?: Decimal | undefined; ask?: Decimal | undefined; price?: Decimal };
-}
-
-const LEG_OFFSETS = { exit: 0, stopLoss: 1, takeProfit: 2 } as const;
-
 /** The intent kinds `take` may keep; it answers false for any other at once, keeping nothing. */
 export const EMULATOR_INTENT_KINDS: ReadonlySet<StampedIntent['intent']['kind']> = new Set([
   'exit',
@@ -124,12 +105,6 @@ function denial(message: string, observed: string): Denial {
   return { rule: 'emulated_exit', limit: 'a live emulated exit', observed, message };
 }
 
-function legOf(id: string): keyof typeof LEG_OFFSETS {
-  if (id.endsWith(':sl')) return 'stopLoss';
-  if (id.endsWith(':tp')) return 'takeProfit';
-  return 'exit';
-}
-
 export class ExitEmulator {
   /** Place intents of exits that fired: the kernel sends them through the gate. */
   readonly releases$: Observable<StampedIntent>;
@@ -139,16 +114,16 @@ export class ExitEmulator {
   private readonly clock: Clock;
   private readonly marketData: MarketDataVenue;
   private readonly store: ExitStore | null;
+  private readonly book: ExitBook;
+  private readonly feeds: PriceFeeds;
   private readonly logger: ExecutionLogger;
   private readonly positions: () => readonly Position[];
   private readonly openOrders: () => readonly Order[];
   private readonly config: ExitEmulatorConfig;
-  /** Live exits by id, in creation order (the order OCO picks a winner in). */
-  private readonly live = new Map<string, EmulatedExit>();
-  private readonly finished: EmulatedExit[] = [];
+  /** Live exits by id, in creation order (the order OCO picks a winner in): the book's. */
+  private readonly live: ReadonlyMap<string, EmulatedExit>;
   /** By the request id of a release or a bracket entry: the exit or exits it concerns. */
   private readonly byRelease = new Map<string, string>();
-  private readonly feeds = new Map<string, Feed>();
   private readonly releaseSubject = new Subject<StampedIntent>();
   private readonly outcomeSubject = new Subject<IntentOutcome>();
   private stopped = false;
@@ -165,6 +140,22 @@ export class ExitEmulator {
     this.openOrders = options.openOrders ?? (() => []);
     this.config = { ...DEFAULT_EXIT_EMULATOR_CONFIG, ...options.config };
     this.nextStart = options.nextStart ?? true;
+    this.book = new ExitBook(this.store, this.clock, this.config.recentFinished, (exit) =>
+      this.onLeft(exit),
+    );
+    this.live = this.book.live;
+    this.feeds = new PriceFeeds(this.marketData, (marketId, source, sides) => {
+      // A failure here (the journal refusing a write, say) must not break the market feed.
+      try {
+        this.onPrices(marketId, source, sides);
+      } catch (error) {
+        this.logger.error('emulated exits could not be evaluated on a price', {
+          marketId,
+          source,
+          error: error instanceof Error ? error.message : String(error),
+        });
+      }
+    });
     this.releases$ = this.releaseSubject.asObservable();
     this.outcomes$ = this.outcomeSubject.asObservable();
     for (const position of this.positions()) {
@@ -187,14 +178,14 @@ export class ExitEmulator {
     );
     if (this.store === null) return;
     const restored = this.store.live();
-    for (const exit of restored) this.live.set(exit.id, exit);
+    for (const exit of restored) this.book.hold(exit);
     for (const exit of restored) {
       if (exit.state === 'triggered' && exit.releaseId !== null) {
         if (this.store.hasIntent(exit.releaseId)) {
           this.update(exit.id, { state: 'released', reason: 'released before the restart' });
         } else {
           this.byRelease.set(exit.releaseId, exit.id);
-          this.releaseSubject.next(this.releaseOf(this.live.get(exit.id) ?? exit));
+          this.releaseSubject.next(releaseOf(this.live.get(exit.id) ?? exit, this.clock.now()));
         }
         continue;
       }
@@ -370,8 +361,8 @@ export class ExitEmulator {
     for (const marketId of now) {
       if (before.has(marketId)) continue;
       for (const source of TRIGGER_SOURCES) {
-        const feed = this.feeds.get(this.feedKey(marketId, source));
-        if (feed !== undefined) this.onPrices(marketId, source, feed.sides);
+        const sides = this.feeds.sides(marketId, source);
+        if (sides !== undefined) this.onPrices(marketId, source, sides);
       }
     }
   }
@@ -383,9 +374,7 @@ export class ExitEmulator {
 
   /** One strategy's exits, live and recently finished, oldest first, for its own view. */
   exitsOf(strategyId: string): readonly EmulatedExit[] {
-    return [...this.finished, ...this.live.values()]
-      .filter((exit) => exit.strategyId === strategyId)
-      .sort((a, b) => a.sequence - b.sequence || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    return this.book.exitsOf(strategyId);
   }
 
   stop(): void {
@@ -401,8 +390,7 @@ export class ExitEmulator {
         live: this.live.size,
       });
     }
-    for (const feed of this.feeds.values()) feed.subscription.unsubscribe();
-    this.feeds.clear();
+    this.feeds.close();
     this.releaseSubject.complete();
     this.outcomeSubject.complete();
   }
@@ -483,45 +471,12 @@ export class ExitEmulator {
     );
   }
 
-  private create(
-    stamped: StampedIntent,
-    id: string,
-    fields: Pick<
-      EmulatedExit,
-      | 'marketId'
-      | 'side'
-      | 'quantity'
-      | 'rule'
-      | 'source'
-      | 'order'
-      | 'reduceOnly'
-      | 'tag'
-      | 'ocoGroup'
-      | 'parentId'
-      | 'state'
-    >,
-  ): EmulatedExit | null {
+  private create(stamped: StampedIntent, id: string, fields: ExitFields): EmulatedExit | null {
     if (this.live.size >= this.config.maxLiveExits) {
       this.refuse(stamped, `at most ${this.config.maxLiveExits} live emulated exits`);
       return null;
     }
-    const now = this.clock.now();
-    const exit: EmulatedExit = Object.freeze({
-      id,
-      strategyId: stamped.strategyId,
-      sequence: stamped.sequence,
-      ...fields,
-      rule: Object.freeze({ ...fields.rule }),
-      order: Object.freeze({ ...fields.order }),
-      trailing: initialTrailing(fields.rule),
-      releaseId: null,
-      triggerPrice: null,
-      reason: null,
-      createdAt: now,
-      updatedAt: now,
-    });
-    this.store?.save(exit);
-    this.live.set(id, exit);
+    const exit = this.book.create(stamped, id, fields);
     this.logger.info('emulated exit added', {
       exitId: id,
       marketId: exit.marketId,
@@ -595,77 +550,18 @@ export class ExitEmulator {
 
   // Watching prices
 
-  private feedKey(marketId: string, source: TriggerSource): string {
-    return `${source}|${marketId}`;
-  }
-
   private watch(exit: EmulatedExit): void {
     if (this.stopped || exit.state !== 'waiting') return;
-    const key = this.feedKey(exit.marketId, exit.source);
-    if (this.feeds.has(key)) return;
-    const sides: Feed['sides'] = {};
-    const marketId = exit.marketId;
-    const source = exit.source;
-    const onPrices = () => {
-      // A failure here (the journal refusing a write, say) must not break the market feed.
-      try {
-        this.onPrices(marketId, source, sides);
-      } catch (error) {
-        this.logger.error('emulated exits could not be evaluated on a price', {
-          marketId,
-          source,
-          error: error instanceof Error ? error.message : String(error),
-        });
-      }
-    };
-    let subscription: Subscription;
-    switch (source) {
-      case 'mark':
-        subscription = this.marketData.ticker$(marketId).subscribe((ticker) => {
-          if (ticker.mark_price === null) return;
-          sides.price = parseDecimal(ticker.mark_price);
-          onPrices();
-        });
-        break;
-      case 'last':
-        subscription = this.marketData.trades$(marketId).subscribe((trade) => {
-          sides.price = parseDecimal(trade.price);
-          onPrices();
-        });
-        break;
-      case 'bid_ask':
-        subscription = this.marketData.book$(marketId).subscribe((book) => {
-          const bid = book.bids[0];
-          const ask = book.asks[0];
-          sides.bid = bid === undefined ? undefined : parseDecimal(bid.price);
-          sides.ask = ask === undefined ? undefined : parseDecimal(ask.price);
-          onPrices();
-        });
-        break;
-    }
-    // A hot source may have answered synchronously and fired everything it served.
-    if (this.stopped) {
-      subscription.unsubscribe();
-      return;
-    }
-    this.feeds.set(key, { subscription, sides });
-    this.releaseUnusedFeeds();
+    // A hot source may answer synchronously and fire everything it served, the stop included.
+    if (this.feeds.open(exit, () => this.stopped)) this.releaseUnusedFeeds();
   }
 
   /** Unsubscribes from prices no waiting exit watches any more. */
   private releaseUnusedFeeds(): void {
-    const used = new Set<string>();
-    for (const exit of this.live.values()) {
-      if (exit.state === 'waiting') used.add(this.feedKey(exit.marketId, exit.source));
-    }
-    for (const [key, feed] of this.feeds) {
-      if (used.has(key)) continue;
-      feed.subscription.unsubscribe();
-      this.feeds.delete(key);
-    }
+    this.feeds.closeUnused(this.live.values());
   }
 
-  private onPrices(marketId: string, source: TriggerSource, sides: Feed['sides']): void {
+  private onPrices(marketId: string, source: TriggerSource, sides: FeedSides): void {
     if (this.stopped) return;
     const candidates: { id: string; ocoGroup: string | null; fired: boolean }[] = [];
     const prices = new Map<string, Decimal>();
@@ -676,12 +572,7 @@ export class ExitEmulator {
       }
       // Nothing to reduce yet (a bracket's entry filled before its position was reported).
       if (exit.reduceOnly && !hasPosition) continue;
-      const price = observedPrice(source, exit.side, {
-        mark: sides.price,
-        last: sides.price,
-        bid: sides.bid,
-        ask: sides.ask,
-      });
+      const price = observedPriceOf(exit, sides);
       if (price === undefined) continue;
       const result = evaluate(exit.rule, exit.side, exit.trailing, price);
       if (result.trailing !== exit.trailing && !result.fired) {
@@ -722,38 +613,7 @@ export class ExitEmulator {
       releaseId,
     });
     this.byRelease.set(releaseId, id);
-    this.releaseSubject.next(this.releaseOf(fired));
-  }
-
-  /** The place intent an exit releases, stamped for its strategy under a fixed request id. */
-  private releaseOf(exit: EmulatedExit): StampedIntent {
-    const releaseId = exit.releaseId ?? releaseIdOf(exit.id);
-    const base = {
-      kind: 'place' as const,
-      marketId: exit.marketId,
-      side: exit.side,
-      quantity: exit.quantity,
-      ...(exit.reduceOnly ? { reduceOnly: true } : {}),
-      ...(exit.tag === undefined ? {} : { tag: exit.tag }),
-    };
-    const intent: PlaceIntent =
-      exit.order.type === 'limit'
-        ? { ...base, type: 'limit', price: exit.order.price }
-        : {
-            ...base,
-            type: 'market',
-            ...(exit.order.maxSlippagePercent === undefined
-              ? {}
-              : { maxSlippagePercent: exit.order.maxSlippagePercent }),
-          };
-    return Object.freeze({
-      strategyId: exit.strategyId,
-      sequence: -(exit.sequence * 4 + LEG_OFFSETS[legOf(exit.id)]),
-      requestId: releaseId,
-      clientOrderId: releaseId,
-      intent: Object.freeze(intent),
-      emittedAt: this.clock.now(),
-    });
+    this.releaseSubject.next(releaseOf(fired, this.clock.now()));
   }
 
   // State
@@ -766,28 +626,17 @@ export class ExitEmulator {
     this.byRelease.delete(parentId);
   }
 
-  /** Journals a change, then applies it; a finished exit leaves the live set. */
-  private update(id: string, change: Partial<EmulatedExit>): EmulatedExit | undefined {
-    const current = this.live.get(id);
-    if (current === undefined) return undefined;
-    const next: EmulatedExit = Object.freeze({
-      ...current,
-      ...change,
-      updatedAt: this.clock.now(),
-    });
-    this.store?.save(next);
-    if (LIVE_EXIT_STATES.includes(next.state)) {
-      this.live.set(id, next);
-    } else {
-      this.live.delete(id);
-      this.finished.push(next);
-      if (this.finished.length > this.config.recentFinished) this.finished.shift();
-      if (next.state === 'cancelled') {
-        this.logger.info('emulated exit cancelled', { exitId: id, reason: next.reason });
-      }
-      this.releaseUnusedFeeds();
+  /** An exit left the live set: its price feed may be unused now. */
+  private onLeft(exit: EmulatedExit): void {
+    if (exit.state === 'cancelled') {
+      this.logger.info('emulated exit cancelled', { exitId: exit.id, reason: exit.reason });
     }
-    return next;
+    this.releaseUnusedFeeds();
+  }
+
+  /** Journals a change, then applies it (`ExitBook.update`). */
+  private update(id: string, change: Partial<EmulatedExit>): EmulatedExit | undefined {
+    return this.book.update(id, change);
   }
 
   private hasPosition(marketId: string): boolean {
@@ -797,16 +646,7 @@ export class ExitEmulator {
   }
 
   private view(exit: EmulatedExit): WaitingExitView {
-    const feed = this.feeds.get(this.feedKey(exit.marketId, exit.source));
-    const price =
-      feed === undefined
-        ? undefined
-        : observedPrice(exit.source, exit.side, {
-            mark: feed.sides.price,
-            last: feed.sides.price,
-            bid: feed.sides.bid,
-            ask: feed.sides.ask,
-          });
+    const price = this.feeds.priceOf(exit);
     const level = triggerLevel(exit.rule, exit.side, exit.trailing);
     const distance =
       price === undefined ? null : distanceToTrigger(exit.rule, exit.side, exit.trailing, price);

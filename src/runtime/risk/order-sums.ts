@@ -21,7 +21,7 @@ import type { MarketOrderSums, OrderSums, RiskOpenOrderView } from './view.ts';
 
 export type { MarketOrderSums, OrderSums } from './view.ts';
 
-const NO_ORDERS: MarketOrderSums = Object.freeze({
+export const NO_ORDERS: MarketOrderSums = Object.freeze({
   addingBuys: SCALED_ZERO,
   addingSells: SCALED_ZERO,
   allBuys: SCALED_ZERO,
