@@ -2,7 +2,7 @@
  * `ExecutionVenue` over the REST and stream clients.
  *
  * - Commands are serialized and hashed once by the runtime's shared serializer
- *   (`prepareVenueCommand`); the same `PreparedCommand` (the bytes the executor journaled, and
+ *   (`prepareCommand`); the same `PreparedCommand` (the bytes the executor journaled, and
  *   their hash) is what the client signs and sends, simulations included. Nothing is parsed,
  *   serialized or hashed again on the way.
  * - Failures become `PaperbotError`s with `details.httpStatus` and `details.outcome`, so the
@@ -32,7 +32,7 @@ import {
   type ResponseOf,
 } from '../../protocol/index.ts';
 import type { ExecutionLogger } from '../execution/logger.ts';
-import { prepareVenueCommand, restoreVenueCommand } from '../command-serializer.ts';
+import { prepareCommand, restoreCommand } from '../../signing/index.ts';
 import {
   type CommandEndpoint,
   type ExecutionVenue,
@@ -130,7 +130,7 @@ export class LiveExecutionVenue implements ExecutionVenue {
   }
 
   prepare<E extends CommandEndpoint>(command: VenueCommandOf<E>): PreparedCommand<E> {
-    return prepareVenueCommand(command);
+    return prepareCommand(command);
   }
 
   restore<E extends CommandEndpoint>(
@@ -138,7 +138,7 @@ export class LiveExecutionVenue implements ExecutionVenue {
     path: string,
     bodyBytes: Uint8Array,
   ): PreparedCommand<E> {
-    return restoreVenueCommand(endpoint, path, bodyBytes);
+    return restoreCommand(endpoint, path, bodyBytes);
   }
 
   send<E extends CommandEndpoint>(

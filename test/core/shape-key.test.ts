@@ -10,7 +10,7 @@ import {
   type ShapeNode,
   shapeToken,
   UNCACHEABLE,
-} from '../../src/runtime/shape-key.ts';
+} from '../../src/core/shape-key.ts';
 
 function lookup<V>(cache: ShapeCache<V>, path: readonly unknown[]): V | undefined {
   let node: ShapeNode<V> | undefined = cache.start;
