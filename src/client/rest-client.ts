@@ -59,7 +59,6 @@ import type {
 import { type RequestSpec, RestTransport } from './rest-transport.ts';
 import type { TransportOptions } from './transport.ts';
 
-
 export class RestClient {
   readonly origin: string;
   readonly credential: Credential | null;

@@ -10,17 +10,13 @@
  */
 import { isPaperbotError, PaperbotError } from '../core/errors.ts';
 import {
-  AmendOrderRequest,
   type AmendOrderRequestInput,
-  BatchOrderRequest,
   type BatchOrderRequestInput,
   type BodyOf,
   buildPath,
-  CancelAllAfterRequest,
-  CancelAllRequest,
+  type CancelAllAfterRequest,
   type CancelAllRequestInput,
-  CancelOrderRequest,
-  ClosePositionRequest,
+  type CancelOrderRequest,
   type ClosePositionRequestInput,
   type EndpointName,
   type EndpointsWithBody,
@@ -32,7 +28,7 @@ import {
   normalizeBatchOrderRequest,
   normalizeClosePositionRequest,
   normalizeOrderRequest,
-  OrderRequest,
+  type OrderRequest,
   type OrderRequestInput,
   type ServiceIssue,
   validateWire,
@@ -96,8 +92,7 @@ export type VenueCommandOf<E extends CommandEndpoint> = Extract<VenueCommand, { 
 
 /** Every command the serializer takes: the runtime's, and a batch (the client's alone). */
 export type Command =
-  | VenueCommand
-  | { readonly endpoint: 'placeBatch'; readonly body: BatchOrderRequestInput };
+  VenueCommand | { readonly endpoint: 'placeBatch'; readonly body: BatchOrderRequestInput };
 export type CommandOf<E extends EndpointsWithBody> = Extract<Command, { endpoint: E }>;
 
 export interface PreparedCommand<E extends EndpointsWithBody = EndpointsWithBody> {

@@ -101,11 +101,7 @@ describe('command serializer', () => {
             endpoint: 'setCancelAllAfter',
             body: { request_id: requestId, timeout_seconds: timeoutSeconds },
           });
-          const restored = restoreCommand(
-            prepared.endpoint,
-            prepared.path,
-            prepared.bodyBytes,
-          );
+          const restored = restoreCommand(prepared.endpoint, prepared.path, prepared.bodyBytes);
           expect(Buffer.from(restored.bodyBytes)).toEqual(Buffer.from(prepared.bodyBytes));
           expect(restored.bodySha256).toBe(prepared.bodySha256);
           expect(restored.requestId).toBe(requestId);

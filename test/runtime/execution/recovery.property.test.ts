@@ -35,10 +35,7 @@ import {
   type RiskEvent,
   type VenueCommandOf,
 } from '../../../src/runtime/venue.ts';
-import {
-  prepareCommand,
-  restoreCommand,
-} from '../../../src/signing/index.ts';
+import { prepareCommand, restoreCommand } from '../../../src/signing/index.ts';
 import {
   limitBuy,
   mutationStatus,

@@ -28,10 +28,7 @@ import {
   type RiskEvent,
   type VenueCommandOf,
 } from '../../../src/runtime/venue.ts';
-import {
-  prepareCommand,
-  restoreCommand,
-} from '../../../src/signing/index.ts';
+import { prepareCommand, restoreCommand } from '../../../src/signing/index.ts';
 
 export type VenueCall =
   | { readonly method: 'send'; readonly prepared: PreparedCommand }

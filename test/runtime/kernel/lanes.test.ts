@@ -33,10 +33,7 @@ import {
   type RiskEvent,
   type VenueCommandOf,
 } from '../../../src/runtime/venue.ts';
-import {
-  prepareCommand,
-  restoreCommand,
-} from '../../../src/signing/index.ts';
+import { prepareCommand, restoreCommand } from '../../../src/signing/index.ts';
 import {
   account,
   openJournal,
