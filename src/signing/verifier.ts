@@ -305,26 +305,9 @@ export function createRequestVerifier<Key extends VerifierKey>(
         HEADER_SIGNATURE_VERSION,
       );
     }
-    const values: string[] = [];
-    for (const name of [HEADER_API_KEY, HEADER_TIMESTAMP, HEADER_NONCE, HEADER_SIGNATURE]) {
-      const value = headers.get(name.toLowerCase());
-      const single = singleValue(value);
-      if (value === undefined || single === '') {
-        return refuse('missing_header', `${name} is missing`, name);
-      }
-      if (single === undefined) {
-        return refuse('duplicate_header', `${name} was sent more than once`, name);
-      }
-      values.push(single);
-    }
-    const [keyId, timestampText, nonce, signatureText] = values as [string, string, string, string];
-    if (!isValidKeyId(keyId)) {
-      return refuse(
-        'malformed_key_id',
-        'key id must be 1 to 128 visible ASCII characters',
-        HEADER_API_KEY,
-      );
-    }
+    const values = signedHeaderValues(headers, SVC1_SIGNED_HEADERS);
+    if ('reason' in values) return values;
+    const [keyId, timestampText, nonce, signatureText] = values;
     const timestampMs = parseTimestampHeader(timestampText);
     if (timestampMs === null) {
       return refuse(
@@ -385,31 +368,14 @@ export function createRequestVerifier<Key extends VerifierKey>(
         );
       }
     }
-    const values: string[] = [];
-    for (const name of [
+    const values = signedHeaderValues(headers, [
       requestFields.keyId,
       requestFields.timestamp,
       requestFields.nonce,
       requestFields.signature,
-    ]) {
-      const value = headers.get(name.toLowerCase());
-      const single = singleValue(value);
-      if (value === undefined || single === '') {
-        return refuse('missing_header', `${name} is missing`, name);
-      }
-      if (single === undefined) {
-        return refuse('duplicate_header', `${name} was sent more than once`, name);
-      }
-      values.push(single);
-    }
-    const [keyId, timestampText, nonce, signatureText] = values as [string, string, string, string];
-    if (!isValidKeyId(keyId)) {
-      return refuse(
-        'malformed_key_id',
-        'key id must be 1 to 128 visible ASCII characters',
-        requestFields.keyId,
-      );
-    }
+    ]);
+    if ('reason' in values) return values;
+    const [keyId, timestampText, nonce, signatureText] = values;
     const timestampMs = parseWireTimestamp(profile.timestamp, timestampText);
     if (timestampMs === null) {
       return refuse(
@@ -601,6 +567,42 @@ function decodeSignature(text: string, field: string): Uint8Array | Verification
     return refuse('wrong_signature_length', 'signature must decode to 64 bytes', field);
   }
   return signature;
+}
+
+/** The SVC1 headers of the key id, timestamp, nonce and signature, in that order. */
+const SVC1_SIGNED_HEADERS = [
+  HEADER_API_KEY,
+  HEADER_TIMESTAMP,
+  HEADER_NONCE,
+  HEADER_SIGNATURE,
+] as const;
+
+type FourValues = readonly [string, string, string, string];
+
+/**
+ * The key id, timestamp, nonce and signature headers (named by the profile), each sent once and
+ * not empty, the key id well formed; or the refusal naming the first that is not.
+ */
+function signedHeaderValues(
+  headers: ReadonlyMap<string, string | readonly string[]>,
+  names: FourValues,
+): FourValues | VerificationRefused {
+  const values: string[] = [];
+  for (const name of names) {
+    const value = headers.get(name.toLowerCase());
+    const single = singleValue(value);
+    if (value === undefined || single === '') {
+      return refuse('missing_header', `${name} is missing`, name);
+    }
+    if (single === undefined) {
+      return refuse('duplicate_header', `${name} was sent more than once`, name);
+    }
+    values.push(single);
+  }
+  if (!isValidKeyId(values[0]!)) {
+    return refuse('malformed_key_id', 'key id must be 1 to 128 visible ASCII characters', names[0]);
+  }
+  return values as unknown as FourValues;
 }
 
 /** The value of a header sent once; undefined when it came as several values. */
