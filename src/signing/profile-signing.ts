@@ -11,6 +11,7 @@ import {
   buildCanonicalRequestText,
   buildWebSocketAuthText,
   type CanonicalRequestFields,
+  type WebSocketAuthFields,
   isValidChallenge,
   isValidKeyId,
   isValidMethod,
@@ -102,16 +103,8 @@ export function signRequestWithProfile(
   return headers;
 }
 
-/** What a WebSocket auth signing input is made of. */
-export interface WebSocketSigningInput {
-  readonly challenge: string;
-  readonly keyId: string;
-  readonly timestampMs: number;
-  readonly nonce: string;
-  /** The venue's scope names, as they go in the frame. */
-  readonly scopes: readonly string[];
-  readonly lastSequence: number;
-}
+/** What a WebSocket auth signing input is made of (its scopes: the venue's names, as sent). */
+export type WebSocketSigningInput = WebSocketAuthFields;
 
 /** The WebSocket auth signing input under `profile`, as text. */
 export function buildWebSocketSigningText(

@@ -11,6 +11,7 @@ import { PaperbotError } from '../core/errors.ts';
 import {
   buildCanonicalRequestText,
   buildWebSocketAuthInput,
+  type CanonicalRequestFields,
   isValidChallenge,
   isValidKeyId,
   isValidMethod,
@@ -323,31 +324,16 @@ export function createRequestVerifier<Key extends VerifierKey>(
         HEADER_NONCE,
       );
     }
-    const signature = decodeSignature(signatureText, HEADER_SIGNATURE);
-    if (!(signature instanceof Uint8Array)) return signature;
-    const malformed = malformedRequestLine(request);
-    if (malformed !== null) return malformed;
-    return {
-      keyId,
-      timestampMs,
-      nonce,
-      signature,
+    const input = requestInput(request, keyId, timestampMs, nonce);
+    return requestCandidate(
+      request,
+      input,
+      decodeSignature(signatureText, HEADER_SIGNATURE),
+      headerFieldNames,
       // Every field was checked to be ASCII above (the body enters as its hex hash), so the
       // text's Latin-1 bytes are its UTF-8 bytes, without a TextEncoder pass.
-      message: () =>
-        Buffer.from(
-          buildCanonicalRequestText({
-            method: request.method,
-            target: request.target,
-            keyId,
-            timestampMs,
-            nonce,
-            body: request.body ?? null,
-          }),
-          'latin1',
-        ),
-      fields: headerFieldNames,
-    };
+      () => Buffer.from(buildCanonicalRequestText(input), 'latin1'),
+    );
   }
 
   /** As `candidateOfRequest`, under a profile other than SVC1. */
@@ -391,28 +377,29 @@ export function createRequestVerifier<Key extends VerifierKey>(
         requestFields.nonce,
       );
     }
-    const signature = decodeProfileSignature(signatureText, requestFields.signature);
+    const input = requestInput(request, keyId, timestampMs, nonce);
+    return requestCandidate(
+      request,
+      input,
+      decodeProfileSignature(signatureText, requestFields.signature),
+      requestFields,
+      () => utf8Bytes(buildRequestSigningText(profile, input)),
+    );
+  }
+
+  /** The candidate once its signature decoded and its method and target are well formed. */
+  function requestCandidate(
+    request: RequestToVerify,
+    input: CanonicalRequestFields,
+    signature: Uint8Array | VerificationRefused,
+    fields: FieldNames,
+    message: () => Uint8Array,
+  ): Candidate | VerificationRefused {
     if (!(signature instanceof Uint8Array)) return signature;
     const malformed = malformedRequestLine(request);
     if (malformed !== null) return malformed;
-    return {
-      keyId,
-      timestampMs,
-      nonce,
-      signature,
-      message: () =>
-        utf8Bytes(
-          buildRequestSigningText(profile, {
-            method: request.method,
-            target: request.target,
-            keyId,
-            timestampMs,
-            nonce,
-            body: request.body ?? null,
-          }),
-        ),
-      fields: requestFields,
-    };
+    const { keyId, timestampMs, nonce } = input;
+    return { keyId, timestampMs, nonce, signature, message, fields };
   }
 
   function decodeProfileSignature(text: string, field: string): Uint8Array | VerificationRefused {
@@ -603,6 +590,23 @@ function signedHeaderValues(
     return refuse('malformed_key_id', 'key id must be 1 to 128 visible ASCII characters', names[0]);
   }
   return values as unknown as FourValues;
+}
+
+/** What the request's signing input is made of, its header fields read. */
+function requestInput(
+  request: RequestToVerify,
+  keyId: string,
+  timestampMs: number,
+  nonce: string,
+): CanonicalRequestFields {
+  return {
+    method: request.method,
+    target: request.target,
+    keyId,
+    timestampMs,
+    nonce,
+    body: request.body ?? null,
+  };
 }
 
 /** The value of a header sent once; undefined when it came as several values. */
