@@ -11,6 +11,8 @@ import {
   sendOf,
   withSend,
 } from '../../src/runtime/venue-send.ts';
+import { VenueError } from '../../src/client/index.ts';
+import { translateFailures } from '../../src/runtime/venue-error.ts';
 import type { ExecutionVenue, PreparedCommand } from '../../src/runtime/venue.ts';
 
 const placement = { endpoint: 'placeOrder', requestId: 'req-1' } as unknown as PreparedCommand;
@@ -82,5 +84,26 @@ describe('venue send interceptors', () => {
     await expect(getAccount()).resolves.toBe(1);
     await expect(replaced.getAccount()).resolves.toBe(2);
     expect(replaced.getAccount).toBe(getAccount);
+  });
+
+  it('translates a failure of the send it wraps, and passes its arguments on', async () => {
+    const seen: (number | undefined)[] = [];
+    const refused = new VenueError('INSUFFICIENT_MARGIN', 'no margin', {
+      source: 'service',
+      httpStatus: 422,
+      serverRequestId: 'srv-1',
+    });
+    const send = composeSend(translateFailures)((_prepared, _signal, timeoutMs) => {
+      seen.push(timeoutMs);
+      return Promise.reject(refused);
+    });
+    const failure = await send(placement, undefined, 900).then(
+      () => null,
+      (error: unknown) => error as VenueError,
+    );
+    expect(seen).toEqual([900]);
+    expect(failure?.code).toBe('INSUFFICIENT_MARGIN');
+    expect(failure?.details).toMatchObject({ httpStatus: 422, serverRequestId: 'srv-1' });
+    expect(failure?.cause).toBe(refused);
   });
 });

@@ -41,7 +41,8 @@ import {
   type RiskEvent,
   type VenueCommandOf,
 } from '../venue.ts';
-import { translated } from '../venue-error.ts';
+import { translated, translateFailures } from '../venue-error.ts';
+import type { VenueSend } from '../venue-send.ts';
 import { LivePrivateStream } from './private-stream.ts';
 import { findSequenceHead } from './sequence-head.ts';
 
@@ -141,17 +142,20 @@ export class LiveExecutionVenue implements ExecutionVenue {
     return restoreCommand(endpoint, path, bodyBytes);
   }
 
-  send<E extends CommandEndpoint>(
-    prepared: PreparedCommand<E>,
-    signal?: AbortSignal,
-    timeoutMs?: number,
-  ): Promise<ResponseOf<E>> {
-    const options = {
-      ...(signal === undefined ? {} : { signal }),
-      ...(timeoutMs === undefined ? {} : { timeoutMs }),
-    };
-    return translated(() => this.rest.send(prepared, options) as Promise<ResponseOf<E>>);
-  }
+  /** The client's `send`, its failures translated (an interceptor, `translateFailures`). */
+  readonly send: VenueSend = translateFailures(
+    <E extends CommandEndpoint>(
+      prepared: PreparedCommand<E>,
+      signal?: AbortSignal,
+      timeoutMs?: number,
+    ): Promise<ResponseOf<E>> => {
+      const options = {
+        ...(signal === undefined ? {} : { signal }),
+        ...(timeoutMs === undefined ? {} : { timeoutMs }),
+      };
+      return this.rest.send(prepared, options) as Promise<ResponseOf<E>>;
+    },
+  );
 
   getRequest(requestId: string): Promise<MutationStatus> {
     return translated(() => this.rest.getRequest({ request_id: requestId }));
