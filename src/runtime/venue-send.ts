@@ -1,5 +1,6 @@
 /**
- * The cross-cutting concerns of a venue's `send` (placement timing, error translation) as
+ * The cross-cutting concerns of a venue's `send` (the kernel's placement timing,
+ * `kernel/placement-timing.ts`; the live venue's error translation, `venue-error.ts`) as
  * small interceptors of one function, composed as undici composes its dispatchers
  * (`dispatcher.compose(dispatch => dispatch)`), instead of classes that forward every member of
  * the venue to decorate one. An interceptor gets the next `send` and returns one that wraps it;
