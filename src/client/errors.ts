@@ -4,35 +4,15 @@
  * service's code, message, retryable flag and details, plus the HTTP status and the server
  * request id; the client's own failures get codes of their own (`CLIENT_ERROR_CODES`).
  */
+import { LOCAL_ERROR_CODES } from '../core/error-codes.ts';
 import { PaperbotError } from '../core/errors.ts';
 import type { EndpointName } from '../protocol/index.ts';
 
-/** Codes the client itself raises, beside the service's codes (src/protocol ErrorCode). */
-export const CLIENT_ERROR_CODES = [
-  /** No answer within the request timeout. For a mutation the outcome is unknown. */
-  'REQUEST_TIMEOUT',
-  /** The connection failed or broke. For a mutation the outcome is unknown unless never sent. */
-  'TRANSPORT_FAILURE',
-  /** The answer is not what the interface allows: broken JSON, wrong types, unknown fields. */
-  'MALFORMED_RESPONSE',
-  /**
-   * A placement answer for another command: its `request_id` or `client_order_id` differs from
-   * the request's. The outcome of the request sent is unknown; recover it by request id.
-   */
-  'RESPONSE_ID_MISMATCH',
-  /** A 3xx answer. Redirects are never followed, so signed headers never leave their origin. */
-  'REDIRECT_REFUSED',
-  /** The caller's AbortSignal fired. */
-  'REQUEST_ABORTED',
-  /** The local clock is too far from the service's to sign a request the service accepts. */
-  'CLOCK_SKEW',
-  /** A signed endpoint was called on a client without a credential. */
-  'CREDENTIAL_REQUIRED',
-  /** A base URL that would send requests in clear text or carry user information. */
-  'UNSAFE_URL',
-  /** The client was closed. */
-  'CLIENT_CLOSED',
-] as const;
+/**
+ * Codes the client itself raises, beside the service's codes (src/protocol ErrorCode): listed,
+ * each with what it means, once, in the project's registry of codes (src/core/error-codes.ts).
+ */
+export const CLIENT_ERROR_CODES = LOCAL_ERROR_CODES.client;
 export type ClientErrorCode = (typeof CLIENT_ERROR_CODES)[number];
 
 /**

@@ -43,6 +43,7 @@ export {
   ReadingMonitor,
 } from './reading-monitor.ts';
 export { interpretResponse, type RawResponse } from './response.ts';
+export { RestClient } from './rest-client.ts';
 export {
   type CallArguments,
   type CallOptions,
@@ -53,10 +54,9 @@ export {
   type SendableEndpoint,
   type RecoverOptions,
   type RecoveryResult,
-  RestClient,
   type RestClientOptions,
   type RetryPolicy,
-} from './rest-client.ts';
+} from './rest-options.ts';
 export {
   type ResyncReason,
   type SequenceOffer,

@@ -1,28 +1,20 @@
 /**
- * Checks and serializes the parts of a request before anything is sent: path parameters, query
- * parameters and the body, each with the endpoint's own schema and reported with the service's
- * issue list (`validateWire`, which uses `toServiceIssues`), so a request refused here carries
- * the same issues the service would have answered with.
+ * Checks the parts of a request before anything is sent: path and query parameters, each with
+ * the endpoint's own schema and reported with the service's issue list (`validateWire`), so a
+ * request refused here carries the same issues the service would have answered with. Bodies
+ * are the command module's (src/signing/command.ts): `asInvalidRequest` gives its refusals the
+ * client's code.
  */
+import { isPaperbotError } from '../core/errors.ts';
 import {
-  type AmendOrderRequest,
-  type BatchOrderRequest,
-  type BodyOf,
   buildQueryString,
-  type ClosePositionRequest,
   type Endpoint,
   type EndpointName,
-  type EndpointsWithBody,
   type EndpointsWithQuery,
   endpointNames,
   endpoints,
+  formatServiceIssues,
   type IssueLocation,
-  invalidJsonIssue,
-  normalizeAmendOrderRequest,
-  normalizeBatchOrderRequest,
-  normalizeClosePositionRequest,
-  normalizeOrderRequest,
-  type OrderRequest,
   type PathParamsOf,
   type QueryInputOf,
   type ServiceIssue,
@@ -43,20 +35,14 @@ export function isMutationEndpoint(name: string): name is MutationEndpointName {
   return (mutationEndpointNames as readonly string[]).includes(name);
 }
 
-function describeIssue(issue: ServiceIssue): string {
-  return `${issue.loc.join('.')}: ${issue.msg}`;
-}
-
 export function invalidRequest(
   endpoint: EndpointName,
   issues: ServiceIssue[],
   location: IssueLocation,
 ): VenueError {
-  const shown = issues.slice(0, 3).map(describeIssue).join('; ');
-  const more = issues.length > 3 ? `; and ${issues.length - 3} more` : '';
   return new VenueError(
     'INVALID_REQUEST',
-    `${endpoint}: the ${location} does not match the endpoint contract (${shown}${more})`,
+    `${endpoint}: the ${location} does not match the endpoint contract (${formatServiceIssues(issues)})`,
     { source: 'local', endpoint, details: { issues } },
   );
 }
@@ -94,62 +80,17 @@ export function checkedQueryString<E extends EndpointsWithQuery>(
   return buildQueryString(endpoint, query);
 }
 
-/** The wire form of a parsed body: numbers-or-decimals become canonical decimal strings. */
-function toWire(endpoint: EndpointsWithBody, body: unknown): unknown {
-  switch (endpoint) {
-    case 'placeOrder':
-    case 'simulateOrder':
-      return normalizeOrderRequest(body as OrderRequest);
-    case 'amendOrder':
-      return normalizeAmendOrderRequest(body as AmendOrderRequest);
-    case 'closePosition':
-      return normalizeClosePositionRequest(body as ClosePositionRequest);
-    case 'placeBatch':
-      return normalizeBatchOrderRequest(body as BatchOrderRequest);
-    default:
-      return body;
-  }
-}
-
-const encoder = new TextEncoder();
-
-export interface SerializedBody<E extends EndpointsWithBody> {
-  readonly body: BodyOf<E>;
-  readonly bytes: Uint8Array;
-}
-
 /**
- * Checks a body against the endpoint's schema and serializes it once. Throws INVALID_REQUEST
- * with `loc` ['body', ...].
+ * The client's refusal of a command the command module (src/signing/command.ts) refused:
+ * INVALID_REQUEST with the same message and issue list, raised locally; other errors pass.
  */
-export function serializeBody<E extends EndpointsWithBody>(
-  endpoint: E,
-  input: unknown,
-): SerializedBody<E> {
-  const result = validateWire(endpoints[endpoint].body, input, 'body');
-  if (!result.success) throw invalidRequest(endpoint, result.issues, 'body');
-  const body = result.data as BodyOf<E>;
-  return {
-    body,
-    bytes: encoder.encode(JSON.stringify(toWire(endpoint, body))),
-  };
-}
-
-/**
- * Reads stored body bytes back (a journal entry), checking them like a fresh body but keeping
- * the bytes as they are: a resend must send exactly what was sent before.
- */
-export function parseStoredBody<E extends EndpointsWithBody>(
-  endpoint: E,
-  bytes: Uint8Array,
-): BodyOf<E> {
-  let document: unknown;
-  try {
-    document = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
-  } catch {
-    throw invalidRequest(endpoint, [invalidJsonIssue()], 'body');
-  }
-  const result = validateWire(endpoints[endpoint].body, document, 'body');
-  if (!result.success) throw invalidRequest(endpoint, result.issues, 'body');
-  return result.data as BodyOf<E>;
+export function asInvalidRequest(error: unknown): unknown {
+  if (!isPaperbotError(error) || error.code !== 'INVALID_COMMAND') return error;
+  const endpoint = error.details.endpoint as EndpointName;
+  return new VenueError('INVALID_REQUEST', error.message, {
+    source: 'local',
+    endpoint,
+    details: { issues: error.details.issues },
+    cause: error,
+  });
 }

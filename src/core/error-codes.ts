@@ -29,18 +29,35 @@ export const LOCAL_ERROR_CODES = {
     'SIGNING_INPUT_INVALID',
     'WIRE_PROFILE_INVALID',
   ],
-  /** The REST and stream clients (transport outcomes). */
+  /**
+   * The REST and stream clients, beside the service's codes (`CLIENT_ERROR_CODES` of
+   * src/client is this list).
+   */
   client: [
+    /** The client was closed. */
     'CLIENT_CLOSED',
+    /** The local clock is too far from the service's to sign a request the service accepts. */
     'CLOCK_SKEW',
+    /** A signed endpoint was called on a client without a credential. */
     'CREDENTIAL_REQUIRED',
+    /** A proxy variable (HTTPS_PROXY, HTTP_PROXY) that is not an http:// or https:// URL. */
     'INVALID_PROXY',
+    /** The answer is not what the interface allows: broken JSON, wrong types, unknown fields. */
     'MALFORMED_RESPONSE',
+    /** A 3xx answer. Redirects are never followed, so signed headers never leave their origin. */
     'REDIRECT_REFUSED',
+    /** The caller's AbortSignal fired. */
     'REQUEST_ABORTED',
+    /** No answer within the request timeout. For a mutation the outcome is unknown. */
     'REQUEST_TIMEOUT',
+    /**
+     * A placement answer for another command: its `request_id` or `client_order_id` differs
+     * from the request's. The outcome of the request sent is unknown; recover it by request id.
+     */
     'RESPONSE_ID_MISMATCH',
+    /** The connection failed or broke. For a mutation the outcome is unknown unless never sent. */
     'TRANSPORT_FAILURE',
+    /** A base URL that would send requests in clear text or carry user information. */
     'UNSAFE_URL',
   ],
   /** The local service beyond the interface table: server, admin, engine refusals. */

@@ -172,6 +172,24 @@ export function buildErrorEnvelope(options: ErrorEnvelopeOptions): ErrorEnvelope
   };
 }
 
+/** Issues an error message names; the rest are counted (all stay in `details.issues`). */
+export const ISSUES_NAMED = 3;
+
+/**
+ * The one way an issue list reads in a message (the client's, the runtime's serializer's and the
+ * emulator's INVALID_REQUEST alike): `loc: msg` for the first `ISSUES_NAMED`, then how many
+ * more. `details.issues` carries the whole list; this line is for a person.
+ */
+export function formatServiceIssues(issues: readonly ServiceIssue[]): string {
+  let text = '';
+  const named = Math.min(issues.length, ISSUES_NAMED);
+  for (let index = 0; index < named; index++) {
+    const issue = issues[index]!;
+    text += `${index === 0 ? '' : '; '}${issue.loc.join('.')}: ${issue.msg}`;
+  }
+  return issues.length > named ? `${text}; and ${issues.length - named} more` : text;
+}
+
 /** The issue for a request body that is not valid JSON. */
 export function invalidJsonIssue(): ServiceIssue {
   return { type: 'json_invalid', loc: ['body'], msg: 'JSON decode error' };

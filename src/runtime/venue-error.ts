@@ -13,6 +13,7 @@
  */
 import { isPaperbotError, PaperbotError } from '../core/errors.ts';
 import { type ErrorCode, errorStatus } from '../protocol/index.ts';
+import type { SendInterceptor } from './venue-send.ts';
 
 /** Fields a venue error may carry on itself that the execution side reads from `details`. */
 const CARRIED = ['serverRequestId', 'outcome', 'endpoint', 'source', 'retryAfterMs'] as const;
@@ -54,3 +55,7 @@ export async function translated<T>(work: () => Promise<T>): Promise<T> {
     throw toVenueFailure(error);
   }
 }
+
+/** `translated` as an interceptor of a venue's `send` (venue-send.ts): its failures translated. */
+export const translateFailures: SendInterceptor = (next) => (prepared, signal, timeoutMs) =>
+  translated(() => next(prepared, signal, timeoutMs));

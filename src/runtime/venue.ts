@@ -10,76 +10,39 @@
  * and resends byte for byte with the same `request_id` (design rules 5 and 6; interface Errors,
  * rule 5). A venue never retries a mutation by itself.
  *
- * The one serializer the implementations share (`prepareVenueCommand` / `restoreVenueCommand`,
- * with its cache of checked bodies) is `command-serializer.ts`, so that a body journaled by one
- * process is byte-identical to what any venue would send for it.
+ * The one serializer the implementations share (`prepareCommand` / `restoreCommand`, with its
+ * cache of checked bodies) is the command module, src/signing/command.ts, also the client's, so
+ * that a body journaled by one process is byte-identical to what any venue would send for it.
  */
 import type { Observable } from 'rxjs';
 import {
   type Account,
-  type AmendOrderRequestInput,
-  type CancelAllAfterRequest,
   type CancelAllAfterTriggeredEvent,
-  type CancelAllRequestInput,
-  type CancelOrderRequest,
-  type ClosePositionRequestInput,
-  type EndpointName,
   type Fill,
   type LiquidationEvent,
   type MutationStatus,
   type Order,
-  type OrderRequestInput,
   type OrderStatusEvent,
   type Position,
   type ResponseOf,
 } from '../protocol/index.ts';
-import type { PreparedCommand as SharedPreparedCommand } from '../signing/index.ts';
+import type {
+  CommandEndpoint,
+  PreparedCommand as SharedPreparedCommand,
+  VenueCommandOf,
+} from '../signing/index.ts';
 
-/** The endpoints the execution side sends bodies to (batch is not used by the runtime). */
-export const COMMAND_ENDPOINTS = [
-  'placeOrder',
-  'simulateOrder',
-  'amendOrder',
-  'cancelOrder',
-  'cancelAllOrders',
-  'closePosition',
-  'setCancelAllAfter',
-] as const satisfies readonly EndpointName[];
-export type CommandEndpoint = (typeof COMMAND_ENDPOINTS)[number];
-
-export function isCommandEndpoint(value: string): value is CommandEndpoint {
-  return (COMMAND_ENDPOINTS as readonly string[]).includes(value);
-}
-
-/** A command before serialization: the endpoint, its path parameters and its body. */
-export type VenueCommand =
-  | { readonly endpoint: 'placeOrder'; readonly body: OrderRequestInput }
-  | { readonly endpoint: 'simulateOrder'; readonly body: OrderRequestInput }
-  | {
-      readonly endpoint: 'amendOrder';
-      readonly params: { readonly order_id: string };
-      readonly body: AmendOrderRequestInput;
-    }
-  | {
-      readonly endpoint: 'cancelOrder';
-      readonly params: { readonly order_id: string };
-      readonly body: CancelOrderRequest;
-    }
-  | {
-      readonly endpoint: 'cancelAllOrders';
-      readonly body: CancelAllRequestInput;
-    }
-  | {
-      readonly endpoint: 'closePosition';
-      readonly params: { readonly position_id: string };
-      readonly body: ClosePositionRequestInput;
-    }
-  | {
-      readonly endpoint: 'setCancelAllAfter';
-      readonly body: CancelAllAfterRequest;
-    };
-
-export type VenueCommandOf<E extends CommandEndpoint> = Extract<VenueCommand, { endpoint: E }>;
+/**
+ * The commands and their serializer live in the one command module (src/signing/command.ts),
+ * below the client and the runtime; re-exported here as the port's own words.
+ */
+export {
+  COMMAND_ENDPOINTS,
+  type CommandEndpoint,
+  isCommandEndpoint,
+  type VenueCommand,
+  type VenueCommandOf,
+} from '../signing/index.ts';
 
 /**
  * A serialized command: what is journaled, signed and sent, and resent unchanged, with the

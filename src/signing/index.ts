@@ -61,7 +61,19 @@ export {
   ED25519_SIGNATURE_LENGTH,
 } from './native.ts';
 export { isUsablePublicKey } from './noble.ts';
-export { type PreparedCommand, preparedCommand } from './prepared.ts';
+export {
+  type Command,
+  COMMAND_ENDPOINTS,
+  type CommandEndpoint,
+  type CommandOf,
+  invalidCommand,
+  isCommandEndpoint,
+  type PreparedCommand,
+  prepareCommand,
+  restoreCommand,
+  type VenueCommand,
+  type VenueCommandOf,
+} from './command.ts';
 export { DEFAULT_NONCE_LENGTH, generateNonce, NONCE_ALPHABET } from './nonce.ts';
 export { PrivateKey, REDACTED } from './private-key.ts';
 export {

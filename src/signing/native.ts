@@ -67,11 +67,28 @@ function nativePublicKeyObject(publicKey: Uint8Array): KeyObject {
 }
 
 /** Whether a public key and a signature have Ed25519's lengths; both verifiers refuse others. */
-export function hasEd25519Lengths(publicKey: Uint8Array, signature: Uint8Array): boolean {
+function hasEd25519Lengths(publicKey: Uint8Array, signature: Uint8Array): boolean {
   return (
     publicKey.byteLength === ED25519_PUBLIC_KEY_LENGTH &&
     signature.byteLength === ED25519_SIGNATURE_LENGTH
   );
+}
+
+/**
+ * Both verifiers' rule: false for inputs that cannot be a key or a signature at all (wrong
+ * lengths, or a `verify` that throws on them), else `verify`'s verdict.
+ */
+export function verifyEd25519Input(
+  publicKey: Uint8Array,
+  signature: Uint8Array,
+  verify: () => boolean,
+): boolean {
+  if (!hasEd25519Lengths(publicKey, signature)) return false;
+  try {
+    return verify();
+  } catch {
+    return false;
+  }
 }
 
 /** False for a wrong signature and for inputs that cannot be a key or a signature at all. */
@@ -80,10 +97,7 @@ export function nativeVerify(
   message: Uint8Array,
   signature: Uint8Array,
 ): boolean {
-  if (!hasEd25519Lengths(publicKey, signature)) return false;
-  try {
-    return cryptoVerify(null, message, nativePublicKeyObject(publicKey), signature);
-  } catch {
-    return false;
-  }
+  return verifyEd25519Input(publicKey, signature, () =>
+    cryptoVerify(null, message, nativePublicKeyObject(publicKey), signature),
+  );
 }

@@ -6,7 +6,7 @@
  */
 import * as ed from '@noble/ed25519';
 import { sha512 } from '@noble/hashes/sha2.js';
-import { ED25519_PUBLIC_KEY_LENGTH, ED25519_SEED_LENGTH, hasEd25519Lengths } from './native.ts';
+import { ED25519_PUBLIC_KEY_LENGTH, ED25519_SEED_LENGTH, verifyEd25519Input } from './native.ts';
 
 ed.hashes.sha512 = sha512;
 
@@ -30,12 +30,9 @@ export function nobleVerify(
   message: Uint8Array,
   signature: Uint8Array,
 ): boolean {
-  if (!hasEd25519Lengths(publicKey, signature)) return false;
-  try {
-    return ed.verify(signature, message, publicKey, { zip215: false });
-  } catch {
-    return false;
-  }
+  return verifyEd25519Input(publicKey, signature, () =>
+    ed.verify(signature, message, publicKey, { zip215: false }),
+  );
 }
 
 /**

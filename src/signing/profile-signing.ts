@@ -10,6 +10,8 @@ import {
   bodySha256Hex,
   buildCanonicalRequestText,
   buildWebSocketAuthText,
+  type CanonicalRequestFields,
+  type WebSocketAuthFields,
   isValidChallenge,
   isValidKeyId,
   isValidMethod,
@@ -18,7 +20,7 @@ import {
   isValidTimestampMs,
 } from './canonical.ts';
 import { utf8Bytes } from './encoding.ts';
-import { signRequest } from './headers.ts';
+import { type SignRequestOptions, signRequest } from './headers.ts';
 import type { Signer } from './signer.ts';
 import {
   checkWireNonce,
@@ -33,19 +35,8 @@ import type {
   WireProfile,
 } from './wire-profile.ts';
 
-/** What a request's signing input is made of. No secret is among them. */
-export interface SigningInputRequest {
-  readonly method: string;
-  /** Path, then `?` and the query string if there is one, exactly as sent. */
-  readonly target: string;
-  readonly keyId: string;
-  readonly timestampMs: number;
-  readonly nonce: string;
-  /** The exact body bytes; null or absent when there is none. */
-  readonly body?: Uint8Array | null;
-  /** The body's lower-case hex SHA-256 when known already. */
-  readonly bodySha256?: string;
-}
+/** What a request's signing input is made of, SVC1's fields. No secret is among them. */
+export type SigningInputRequest = CanonicalRequestFields;
 
 /** The request signing input under `profile`, as text. Checks every field first. */
 export function buildRequestSigningText(
@@ -86,17 +77,8 @@ export function describeSigningInput(profile: WireProfile, request: SigningInput
   return buildRequestSigningText(profile, request);
 }
 
-export interface SignRequestWithProfileOptions {
-  readonly signer: Signer;
-  readonly keyId: string;
-  readonly method: string;
-  readonly target: string;
-  readonly body?: Uint8Array | null;
-  readonly bodySha256?: string;
-  readonly timestampMs: number;
-  /** A fresh nonce in the profile's format; generated when absent. */
-  readonly nonce?: string;
-}
+/** `signRequest`'s options; a nonce given is in the profile's format (one is made when absent). */
+export type SignRequestWithProfileOptions = SignRequestOptions;
 
 /** The signing headers of a request under `profile`, by the profile's header names. */
 export function signRequestWithProfile(
@@ -121,16 +103,8 @@ export function signRequestWithProfile(
   return headers;
 }
 
-/** What a WebSocket auth signing input is made of. */
-export interface WebSocketSigningInput {
-  readonly challenge: string;
-  readonly keyId: string;
-  readonly timestampMs: number;
-  readonly nonce: string;
-  /** The venue's scope names, as they go in the frame. */
-  readonly scopes: readonly string[];
-  readonly lastSequence: number;
-}
+/** What a WebSocket auth signing input is made of (its scopes: the venue's names, as sent). */
+export type WebSocketSigningInput = WebSocketAuthFields;
 
 /** The WebSocket auth signing input under `profile`, as text. */
 export function buildWebSocketSigningText(

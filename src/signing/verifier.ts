@@ -11,6 +11,7 @@ import { PaperbotError } from '../core/errors.ts';
 import {
   buildCanonicalRequestText,
   buildWebSocketAuthInput,
+  type CanonicalRequestFields,
   isValidChallenge,
   isValidKeyId,
   isValidMethod,
@@ -305,26 +306,9 @@ export function createRequestVerifier<Key extends VerifierKey>(
         HEADER_SIGNATURE_VERSION,
       );
     }
-    const values: string[] = [];
-    for (const name of [HEADER_API_KEY, HEADER_TIMESTAMP, HEADER_NONCE, HEADER_SIGNATURE]) {
-      const value = headers.get(name.toLowerCase());
-      const single = singleValue(value);
-      if (value === undefined || single === '') {
-        return refuse('missing_header', `${name} is missing`, name);
-      }
-      if (single === undefined) {
-        return refuse('duplicate_header', `${name} was sent more than once`, name);
-      }
-      values.push(single);
-    }
-    const [keyId, timestampText, nonce, signatureText] = values as [string, string, string, string];
-    if (!isValidKeyId(keyId)) {
-      return refuse(
-        'malformed_key_id',
-        'key id must be 1 to 128 visible ASCII characters',
-        HEADER_API_KEY,
-      );
-    }
+    const values = signedHeaderValues(headers, SVC1_SIGNED_HEADERS);
+    if ('reason' in values) return values;
+    const [keyId, timestampText, nonce, signatureText] = values;
     const timestampMs = parseTimestampHeader(timestampText);
     if (timestampMs === null) {
       return refuse(
@@ -340,31 +324,16 @@ export function createRequestVerifier<Key extends VerifierKey>(
         HEADER_NONCE,
       );
     }
-    const signature = decodeSignature(signatureText, HEADER_SIGNATURE);
-    if (!(signature instanceof Uint8Array)) return signature;
-    const malformed = malformedRequestLine(request);
-    if (malformed !== null) return malformed;
-    return {
-      keyId,
-      timestampMs,
-      nonce,
-      signature,
+    const input = requestInput(request, keyId, timestampMs, nonce);
+    return requestCandidate(
+      request,
+      input,
+      decodeSignature(signatureText, HEADER_SIGNATURE),
+      headerFieldNames,
       // Every field was checked to be ASCII above (the body enters as its hex hash), so the
       // text's Latin-1 bytes are its UTF-8 bytes, without a TextEncoder pass.
-      message: () =>
-        Buffer.from(
-          buildCanonicalRequestText({
-            method: request.method,
-            target: request.target,
-            keyId,
-            timestampMs,
-            nonce,
-            body: request.body ?? null,
-          }),
-          'latin1',
-        ),
-      fields: headerFieldNames,
-    };
+      () => Buffer.from(buildCanonicalRequestText(input), 'latin1'),
+    );
   }
 
   /** As `candidateOfRequest`, under a profile other than SVC1. */
@@ -385,31 +354,14 @@ export function createRequestVerifier<Key extends VerifierKey>(
         );
       }
     }
-    const values: string[] = [];
-    for (const name of [
+    const values = signedHeaderValues(headers, [
       requestFields.keyId,
       requestFields.timestamp,
       requestFields.nonce,
       requestFields.signature,
-    ]) {
-      const value = headers.get(name.toLowerCase());
-      const single = singleValue(value);
-      if (value === undefined || single === '') {
-        return refuse('missing_header', `${name} is missing`, name);
-      }
-      if (single === undefined) {
-        return refuse('duplicate_header', `${name} was sent more than once`, name);
-      }
-      values.push(single);
-    }
-    const [keyId, timestampText, nonce, signatureText] = values as [string, string, string, string];
-    if (!isValidKeyId(keyId)) {
-      return refuse(
-        'malformed_key_id',
-        'key id must be 1 to 128 visible ASCII characters',
-        requestFields.keyId,
-      );
-    }
+    ]);
+    if ('reason' in values) return values;
+    const [keyId, timestampText, nonce, signatureText] = values;
     const timestampMs = parseWireTimestamp(profile.timestamp, timestampText);
     if (timestampMs === null) {
       return refuse(
@@ -425,28 +377,29 @@ export function createRequestVerifier<Key extends VerifierKey>(
         requestFields.nonce,
       );
     }
-    const signature = decodeProfileSignature(signatureText, requestFields.signature);
+    const input = requestInput(request, keyId, timestampMs, nonce);
+    return requestCandidate(
+      request,
+      input,
+      decodeProfileSignature(signatureText, requestFields.signature),
+      requestFields,
+      () => utf8Bytes(buildRequestSigningText(profile, input)),
+    );
+  }
+
+  /** The candidate once its signature decoded and its method and target are well formed. */
+  function requestCandidate(
+    request: RequestToVerify,
+    input: CanonicalRequestFields,
+    signature: Uint8Array | VerificationRefused,
+    fields: FieldNames,
+    message: () => Uint8Array,
+  ): Candidate | VerificationRefused {
     if (!(signature instanceof Uint8Array)) return signature;
     const malformed = malformedRequestLine(request);
     if (malformed !== null) return malformed;
-    return {
-      keyId,
-      timestampMs,
-      nonce,
-      signature,
-      message: () =>
-        utf8Bytes(
-          buildRequestSigningText(profile, {
-            method: request.method,
-            target: request.target,
-            keyId,
-            timestampMs,
-            nonce,
-            body: request.body ?? null,
-          }),
-        ),
-      fields: requestFields,
-    };
+    const { keyId, timestampMs, nonce } = input;
+    return { keyId, timestampMs, nonce, signature, message, fields };
   }
 
   function decodeProfileSignature(text: string, field: string): Uint8Array | VerificationRefused {
@@ -601,6 +554,59 @@ function decodeSignature(text: string, field: string): Uint8Array | Verification
     return refuse('wrong_signature_length', 'signature must decode to 64 bytes', field);
   }
   return signature;
+}
+
+/** The SVC1 headers of the key id, timestamp, nonce and signature, in that order. */
+const SVC1_SIGNED_HEADERS = [
+  HEADER_API_KEY,
+  HEADER_TIMESTAMP,
+  HEADER_NONCE,
+  HEADER_SIGNATURE,
+] as const;
+
+type FourValues = readonly [string, string, string, string];
+
+/**
+ * The key id, timestamp, nonce and signature headers (named by the profile), each sent once and
+ * not empty, the key id well formed; or the refusal naming the first that is not.
+ */
+function signedHeaderValues(
+  headers: ReadonlyMap<string, string | readonly string[]>,
+  names: FourValues,
+): FourValues | VerificationRefused {
+  const values: string[] = [];
+  for (const name of names) {
+    const value = headers.get(name.toLowerCase());
+    const single = singleValue(value);
+    if (value === undefined || single === '') {
+      return refuse('missing_header', `${name} is missing`, name);
+    }
+    if (single === undefined) {
+      return refuse('duplicate_header', `${name} was sent more than once`, name);
+    }
+    values.push(single);
+  }
+  if (!isValidKeyId(values[0]!)) {
+    return refuse('malformed_key_id', 'key id must be 1 to 128 visible ASCII characters', names[0]);
+  }
+  return values as unknown as FourValues;
+}
+
+/** What the request's signing input is made of, its header fields read. */
+function requestInput(
+  request: RequestToVerify,
+  keyId: string,
+  timestampMs: number,
+  nonce: string,
+): CanonicalRequestFields {
+  return {
+    method: request.method,
+    target: request.target,
+    keyId,
+    timestampMs,
+    nonce,
+    body: request.body ?? null,
+  };
 }
 
 /** The value of a header sent once; undefined when it came as several values. */

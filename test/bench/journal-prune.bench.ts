@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { systemClock } from '../../src/core/clock.ts';
-import { prepareVenueCommand } from '../../src/runtime/command-serializer.ts';
+import { prepareCommand } from '../../src/signing/index.ts';
 import type { StampedIntent } from '../../src/runtime/intents.ts';
 import { Journal } from '../../src/runtime/journal/journal.ts';
 import { RetentionRunner } from '../../src/runtime/journal/retention-runner.ts';
@@ -64,7 +64,7 @@ function placement(journal: Journal): void {
     },
     emittedAt: systemClock.now(),
   };
-  const command = prepareVenueCommand({
+  const command = prepareCommand({
     endpoint: 'placeOrder',
     body: {
       request_id: requestId,

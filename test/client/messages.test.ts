@@ -1,15 +1,16 @@
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
-import { interpretResponse, ReadingMonitor, type VenueError } from '../../src/client/index.ts';
+import { afterAll, describe, expect, it } from 'vitest';
 import {
-  checkedQueryString,
-  checkPathParams,
-  parseStoredBody,
-  serializeBody,
-} from '../../src/client/request-parts.ts';
+  interpretResponse,
+  ReadingMonitor,
+  RestClient,
+  type VenueError,
+} from '../../src/client/index.ts';
+import { checkedQueryString, checkPathParams } from '../../src/client/request-parts.ts';
 import {
   BookQuery,
   OrderRequest,
+  type OrderRequestInput,
   PositionPathParams,
   validateWire,
 } from '../../src/protocol/index.ts';
@@ -228,6 +229,10 @@ describe('interpretResponse', () => {
 });
 
 describe('request checks', () => {
+  // Nothing is sent: `prepare` and `fromStoredPath` only check and serialize.
+  const client = new RestClient({ baseUrl: 'http://127.0.0.1:9' });
+  afterAll(() => client.close());
+
   it('refuses a bad body locally with the issues the service gives', () => {
     const body = {
       ...fixtures.marketOrder(),
@@ -235,9 +240,14 @@ describe('request checks', () => {
       leverage: 500,
       extra: true,
     };
-    const error = thrown(() => serializeBody('placeOrder', body));
+    const error = thrown(() =>
+      client.prepare('placeOrder', { body: body as unknown as OrderRequestInput }),
+    );
     expect(error.code).toBe('INVALID_REQUEST');
     expect(error.source).toBe('local');
+    expect(error.message).toBe(
+      'placeOrder: the body does not match the endpoint contract (body.quantity: Input should be greater than 0; body.leverage: Input should be less than or equal to 200; body.extra: Extra inputs are not permitted)',
+    );
     const expected = validateWire(OrderRequest, body, 'body');
     expect(expected.success).toBe(false);
     expect(error.details.issues).toEqual(expected.success ? [] : expected.issues);
@@ -263,16 +273,15 @@ describe('request checks', () => {
   });
 
   it('serializes numbers as canonical decimal strings', () => {
-    const { bytes, body } = serializeBody('placeOrder', {
-      ...fixtures.limitOrder(),
-      quantity: 0.1,
-      price: 65000.5,
+    const { bodyBytes, body } = client.prepare('placeOrder', {
+      body: { ...fixtures.limitOrder(), quantity: 0.1, price: 65000.5 } as OrderRequestInput,
     });
-    const wire = JSON.parse(new TextDecoder().decode(bytes));
+    const wire = JSON.parse(new TextDecoder().decode(bodyBytes));
     expect(wire.quantity).toBe('0.1');
     expect(wire.price).toBe('65000.5');
     expect(wire.time_in_force).toBe('GTC');
-    expect(body.quantity).toBe(0.1);
+    // The prepared body is the one the bytes encode.
+    expect(body).toEqual(wire);
   });
 
   it('reads stored bytes back to the same body, and refuses bytes that are not a body', () => {
@@ -282,25 +291,33 @@ describe('request checks', () => {
         fc.constantFrom('buy' as const, 'sell' as const),
         fc.stringMatching(/^[A-Za-z0-9:_-]{8,40}$/),
         (quantity, side, requestId) => {
-          const { bytes, body } = serializeBody('placeOrder', {
-            ...fixtures.limitOrder(),
-            request_id: requestId,
-            quantity,
-            side,
+          const prepared = client.prepare('placeOrder', {
+            body: {
+              ...fixtures.limitOrder(),
+              request_id: requestId,
+              quantity,
+              side,
+            } as OrderRequestInput,
           });
-          const stored = parseStoredBody('placeOrder', bytes);
-          expect(stored.request_id).toBe(body.request_id);
+          const stored = client.fromStoredPath('placeOrder', prepared.path, prepared.bodyBytes);
+          expect(stored.requestId).toBe(requestId);
+          expect(stored.bodySha256).toBe(prepared.bodySha256);
           // Serializing the stored body gives the same bytes: the wire form is a fixed point.
-          expect(serializeBody('placeOrder', stored).bytes).toEqual(bytes);
+          expect(client.prepare('placeOrder', { body: stored.body }).bodyBytes).toEqual(
+            prepared.bodyBytes,
+          );
         },
       ),
       { numRuns: 50 },
     );
     expect(
-      thrown(() => parseStoredBody('placeOrder', new Uint8Array([0xff]))).details.issues,
+      thrown(() => client.fromStoredPath('placeOrder', '/v1/orders', new Uint8Array([0xff])))
+        .details.issues,
     ).toEqual([{ type: 'json_invalid', loc: ['body'], msg: 'JSON decode error' }]);
-    expect(thrown(() => parseStoredBody('cancelOrder', new TextEncoder().encode('{}'))).code).toBe(
-      'INVALID_REQUEST',
+    const refused = thrown(() =>
+      client.fromStoredPath('cancelOrder', '/v1/orders/o-1/cancel', new TextEncoder().encode('{}')),
     );
+    expect(refused.code).toBe('INVALID_REQUEST');
+    expect(refused.source).toBe('local');
   });
 });

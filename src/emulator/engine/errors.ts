@@ -9,6 +9,7 @@ import {
   type ErrorCode,
   errorRetryable,
   errorStatus,
+  formatServiceIssues,
   type ServiceIssue,
 } from '../../protocol/index.ts';
 
@@ -43,9 +44,7 @@ export function isExchangeError(value: unknown): value is ExchangeError {
 
 /** INVALID_REQUEST with `details.issues` (each `loc` starts with body, query or path). */
 export function invalidRequest(issues: ServiceIssue[]): ExchangeError {
-  const first = issues[0];
-  const message =
-    first === undefined ? 'invalid request' : `${first.loc.slice(1).join('.')}: ${first.msg}`;
+  const message = issues.length === 0 ? 'invalid request' : formatServiceIssues(issues);
   return new ExchangeError('INVALID_REQUEST', message, { issues });
 }
 

@@ -17,6 +17,7 @@ import {
   type ErrorEnvelope,
   errorRetryable,
   errorStatus,
+  formatServiceIssues,
   isErrorCode,
   type ServiceIssue,
 } from '../../protocol/index.ts';
@@ -68,12 +69,10 @@ export class ServerError extends PaperbotError {
 }
 
 export function invalidRequestError(issues: ServiceIssue[]): ServerError {
-  const first = issues[0];
-  const where = first === undefined ? '' : first.loc.join('.');
   const message =
-    first === undefined
+    issues.length === 0
       ? 'the request does not match the endpoint contract'
-      : `${where}: ${first.msg}${issues.length > 1 ? ` (and ${issues.length - 1} more)` : ''}`;
+      : formatServiceIssues(issues);
   return new ServerError('INVALID_REQUEST', message, { details: { issues } });
 }
 

@@ -56,7 +56,7 @@ import {
   type VenueCommand,
   type VenueCommandOf,
 } from '../../runtime/venue.ts';
-import { prepareVenueCommand, restoreVenueCommand } from '../../runtime/command-serializer.ts';
+import { prepareCommand, restoreCommand } from '../../signing/index.ts';
 import { toVenueFailure } from '../../runtime/venue-error.ts';
 import type { LatencyModel } from './latency.ts';
 
@@ -116,7 +116,7 @@ function pathParams(prepared: PreparedCommand): Readonly<Record<string, string>>
 /**
  * A command this venue checked (prepared or restored), with the path parameters its path was
  * built from or matched to once. Its bytes and their hash are the shared serializer's, made when
- * first read (`prepareVenueCommand`): in process the body object is what is applied, so a command
+ * first read (`prepareCommand`): in process the body object is what is applied, so a command
  * nobody journals (a simulation) is never encoded or hashed.
  */
 class CheckedCommand<E extends CommandEndpoint = CommandEndpoint> implements PreparedCommand<E> {
@@ -323,7 +323,7 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
 
   prepare<E extends CommandEndpoint>(command: VenueCommandOf<E>): PreparedCommand<E> {
     this.activity++;
-    return new CheckedCommand(prepareVenueCommand(command), paramsOf(command));
+    return new CheckedCommand(prepareCommand(command), paramsOf(command));
   }
 
   restore<E extends CommandEndpoint>(
@@ -332,7 +332,7 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
     bodyBytes: Uint8Array,
   ): PreparedCommand<E> {
     this.activity++;
-    const restored = restoreVenueCommand(endpoint, path, bodyBytes);
+    const restored = restoreCommand(endpoint, path, bodyBytes);
     return new CheckedCommand(restored, pathParams(restored));
   }
 

@@ -431,7 +431,7 @@ export class ReplayJournal implements IntentJournal {
     }
     const next = copyOf(slot.record, this.time());
     // The command itself, not a copy of its bytes: a prepared command is frozen, and makes its
-    // bytes and their hash only when first read (`command-serializer.ts`); a replay's venue takes
+    // bytes and their hash only when first read (`signing/command.ts`); a replay's venue takes
     // the checked body, so a replay never reads them, and a resend would get the very bytes the
     // live journal keeps.
     next.command = command;

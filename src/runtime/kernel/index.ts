@@ -16,5 +16,5 @@ export {
   LOSS_TRACKING_META_KEY,
 } from './kernel.ts';
 export { type KernelLogger, messageFirst, riskLogger, silentKernelLogger } from './logging.ts';
-export { MeasuredVenue, type PlacementTiming } from './measured-venue.ts';
+export { measurePlacements, type PlacementTiming } from './placement-timing.ts';
 export { RiskSnapshotBuilder, type RiskSnapshotSources } from './risk-snapshot.ts';

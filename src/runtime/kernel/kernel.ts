@@ -77,7 +77,8 @@ import type { StrategyDefinition } from '../strategy/types.ts';
 import type { ExecutionVenue } from '../venue.ts';
 import { createKernelEnvironment, PositionFeed } from './environment.ts';
 import { type KernelLogger, messageFirst, riskLogger } from './logging.ts';
-import { MeasuredVenue, type PlacementTiming } from './measured-venue.ts';
+import { measurePlacements, type PlacementTiming } from './placement-timing.ts';
+import { composeSend, sendOf, withSend } from '../venue-send.ts';
 import { RiskSnapshotBuilder } from './risk-snapshot.ts';
 
 /** Fills applied at start that are kept for the strategies (see `Kernel.startupFills`). */
@@ -264,7 +265,7 @@ export class Kernel {
   private readonly positions: PositionFeed;
   private readonly exits: ExitEmulator;
   private readonly snapshots: RiskSnapshotBuilder;
-  private readonly venue: MeasuredVenue;
+  private readonly venue: ExecutionVenue;
   private readonly permit = new BehaviorSubject(false);
   private readonly outcomeSubject = new Subject<IntentOutcome>();
   private readonly latencySubject = new Subject<IntentLatency>();
@@ -317,7 +318,9 @@ export class Kernel {
       logger: riskLogger(options.logger.child({ component: 'risk' })),
       lossTracking: readLossTracking(journal, options.logger),
     });
-    this.venue = new MeasuredVenue(options.venue, clock, (timing) => this.onPlacement(timing));
+    // The venue's send with the kernel's concerns around it (venue-send.ts).
+    const send = composeSend(measurePlacements(clock, (timing) => this.onPlacement(timing)));
+    this.venue = withSend(options.venue, send(sendOf(options.venue)));
     this.tracker = new OrderTracker({
       venue: this.venue,
       journal,

@@ -2,7 +2,7 @@
  * `ExecutionVenue` over the REST and stream clients.
  *
  * - Commands are serialized and hashed once by the runtime's shared serializer
- *   (`prepareVenueCommand`); the same `PreparedCommand` (the bytes the executor journaled, and
+ *   (`prepareCommand`); the same `PreparedCommand` (the bytes the executor journaled, and
  *   their hash) is what the client signs and sends, simulations included. Nothing is parsed,
  *   serialized or hashed again on the way.
  * - Failures become `PaperbotError`s with `details.httpStatus` and `details.outcome`, so the
@@ -32,7 +32,7 @@ import {
   type ResponseOf,
 } from '../../protocol/index.ts';
 import type { ExecutionLogger } from '../execution/logger.ts';
-import { prepareVenueCommand, restoreVenueCommand } from '../command-serializer.ts';
+import { prepareCommand, restoreCommand } from '../../signing/index.ts';
 import {
   type CommandEndpoint,
   type ExecutionVenue,
@@ -41,7 +41,8 @@ import {
   type RiskEvent,
   type VenueCommandOf,
 } from '../venue.ts';
-import { translated } from '../venue-error.ts';
+import { translated, translateFailures } from '../venue-error.ts';
+import type { VenueSend } from '../venue-send.ts';
 import { LivePrivateStream } from './private-stream.ts';
 import { findSequenceHead } from './sequence-head.ts';
 
@@ -130,7 +131,7 @@ export class LiveExecutionVenue implements ExecutionVenue {
   }
 
   prepare<E extends CommandEndpoint>(command: VenueCommandOf<E>): PreparedCommand<E> {
-    return prepareVenueCommand(command);
+    return prepareCommand(command);
   }
 
   restore<E extends CommandEndpoint>(
@@ -138,20 +139,23 @@ export class LiveExecutionVenue implements ExecutionVenue {
     path: string,
     bodyBytes: Uint8Array,
   ): PreparedCommand<E> {
-    return restoreVenueCommand(endpoint, path, bodyBytes);
+    return restoreCommand(endpoint, path, bodyBytes);
   }
 
-  send<E extends CommandEndpoint>(
-    prepared: PreparedCommand<E>,
-    signal?: AbortSignal,
-    timeoutMs?: number,
-  ): Promise<ResponseOf<E>> {
-    const options = {
-      ...(signal === undefined ? {} : { signal }),
-      ...(timeoutMs === undefined ? {} : { timeoutMs }),
-    };
-    return translated(() => this.rest.send(prepared, options) as Promise<ResponseOf<E>>);
-  }
+  /** The client's `send`, its failures translated (an interceptor, `translateFailures`). */
+  readonly send: VenueSend = translateFailures(
+    <E extends CommandEndpoint>(
+      prepared: PreparedCommand<E>,
+      signal?: AbortSignal,
+      timeoutMs?: number,
+    ): Promise<ResponseOf<E>> => {
+      const options = {
+        ...(signal === undefined ? {} : { signal }),
+        ...(timeoutMs === undefined ? {} : { timeoutMs }),
+      };
+      return this.rest.send(prepared, options) as Promise<ResponseOf<E>>;
+    },
+  );
 
   getRequest(requestId: string): Promise<MutationStatus> {
     return translated(() => this.rest.getRequest({ request_id: requestId }));

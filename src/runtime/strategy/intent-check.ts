@@ -5,7 +5,7 @@
  * in `../intents.ts`; this file runs them once per shape and reports every problem.
  */
 import { OrderIntent } from '../intents.ts';
-import { type ShapeNode, ShapeCache, shapeToken, UNCACHEABLE } from '../shape-key.ts';
+import { type ShapeNode, ShapeCache, shapeToken, UNCACHEABLE } from '../../core/shape-key.ts';
 
 export type IntentCheck =
   | { readonly ok: true; readonly intent: OrderIntent }

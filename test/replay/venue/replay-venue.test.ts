@@ -3,7 +3,7 @@ import { BUY, SELL } from '../../../src/emulator/engine/order-book.ts';
 import { ServiceCore } from '../../../src/emulator/index.ts';
 import { endpoints, type Order, OrderRequest } from '../../../src/protocol/index.ts';
 import { classifyFailure } from '../../../src/runtime/execution/classify.ts';
-import { prepareVenueCommand } from '../../../src/runtime/command-serializer.ts';
+import { prepareCommand } from '../../../src/signing/index.ts';
 import { bookRecord, type RecordedEvent, tradeRecord } from '../../../src/replay/format/records.ts';
 import { testBook, testTrade } from '../../../src/runtime/testing/fixtures.ts';
 import { harness, limit, MARKET, marketOrder, T0 } from './helpers.ts';
@@ -275,7 +275,7 @@ describe('replay venue: the execution contract', () => {
     const h = harness();
     const command = limit('order-0001', 'buy', '99', '1');
     const prepared = h.venue.execution.prepare(command);
-    const shared = prepareVenueCommand(command);
+    const shared = prepareCommand(command);
     expect(Buffer.from(prepared.bodyBytes).toString()).toBe(
       Buffer.from(shared.bodyBytes).toString(),
     );
@@ -293,7 +293,7 @@ describe('replay venue: the execution contract', () => {
     await h.sendPrepared(prepared);
     expect(encode).not.toHaveBeenCalled();
     encode.mockRestore();
-    const shared = prepareVenueCommand(command);
+    const shared = prepareCommand(command);
     expect(prepared.bodyBytes).toEqual(shared.bodyBytes);
     expect(prepared.bodyBytes).toBe(prepared.bodyBytes);
     expect(prepared.bodySha256).toBe(shared.bodySha256);

@@ -17,7 +17,7 @@ import {
   OrderRequest,
   toServiceIssues,
 } from '../../../src/protocol/index.ts';
-import { prepareVenueCommand } from '../../../src/runtime/command-serializer.ts';
+import { prepareCommand } from '../../../src/signing/index.ts';
 import type { VenueCommand } from '../../../src/runtime/venue.ts';
 
 const identifier = fc.constantFrom(
@@ -139,7 +139,7 @@ function expected(command: VenueCommand): unknown {
 
 function actual(command: VenueCommand): unknown {
   try {
-    const prepared = prepareVenueCommand(command);
+    const prepared = prepareCommand(command);
     const text = new TextDecoder().decode(prepared.bodyBytes);
     // The body an in-process venue takes is the object the bytes encode, keys in order.
     if (JSON.stringify(prepared.body) !== text) return { bodyObject: prepared.body, text };

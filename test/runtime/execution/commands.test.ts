@@ -8,10 +8,10 @@ import { PaperbotError } from '../../../src/core/errors.ts';
 import { backoffDelay, classifyFailure } from '../../../src/runtime/execution/classify.ts';
 import { SerialLane } from '../../../src/runtime/execution/lane.ts';
 import {
-  prepareVenueCommand,
-  restoreVenueCommand,
-} from '../../../src/runtime/command-serializer.ts';
-import { bodySha256Hex as sha256Hex } from '../../../src/signing/index.ts';
+  bodySha256Hex as sha256Hex,
+  prepareCommand,
+  restoreCommand,
+} from '../../../src/signing/index.ts';
 import { decode, serviceError, transportError } from './fixtures.ts';
 
 const placeBody = {
@@ -27,7 +27,7 @@ const placeBody = {
 
 describe('command serializer', () => {
   it('serializes once, with defaults applied and decimals canonical', () => {
-    const prepared = prepareVenueCommand({ endpoint: 'placeOrder', body: placeBody });
+    const prepared = prepareCommand({ endpoint: 'placeOrder', body: placeBody });
     expect(prepared).toMatchObject({
       endpoint: 'placeOrder',
       path: '/v1/orders',
@@ -50,30 +50,30 @@ describe('command serializer', () => {
     // Bytes another serializer could have written: other key order and spacing.
     const text = '{ "request_id":"alpha:epoch:2",  "timeout_seconds": 30 }';
     const bytes = new TextEncoder().encode(text);
-    const restored = restoreVenueCommand('setCancelAllAfter', '/v1/cancel-all-after', bytes);
+    const restored = restoreCommand('setCancelAllAfter', '/v1/cancel-all-after', bytes);
     expect(new TextDecoder().decode(restored.bodyBytes)).toBe(text);
     expect(restored.requestId).toBe('alpha:epoch:2');
     expect(restored.bodySha256).toBe(sha256Hex(bytes));
   });
 
   it('builds paths with encoded parameters and checks them on restore', () => {
-    const prepared = prepareVenueCommand({
+    const prepared = prepareCommand({
       endpoint: 'cancelOrder',
       params: { order_id: 'o/1' },
       body: { request_id: 'alpha:epoch:3' },
     });
     expect(prepared.path).toBe('/v1/orders/o%2F1/cancel');
-    expect(restoreVenueCommand('cancelOrder', prepared.path, prepared.bodyBytes).path).toBe(
+    expect(restoreCommand('cancelOrder', prepared.path, prepared.bodyBytes).path).toBe(
       prepared.path,
     );
-    expect(() => restoreVenueCommand('placeOrder', prepared.path, prepared.bodyBytes)).toThrow(
+    expect(() => restoreCommand('placeOrder', prepared.path, prepared.bodyBytes)).toThrow(
       expect.objectContaining({ code: 'INVALID_COMMAND' }),
     );
   });
 
   it('refuses a body outside the contract, and damaged journaled bytes', () => {
     expect(() =>
-      prepareVenueCommand({
+      prepareCommand({
         endpoint: 'placeOrder',
         body: { ...placeBody, leverage: 0 },
       }),
@@ -86,7 +86,7 @@ describe('command serializer', () => {
       }),
     );
     const damaged = new TextEncoder().encode('{"request_id":"short"}');
-    expect(() => restoreVenueCommand('cancelAllOrders', '/v1/orders/cancel-all', damaged)).toThrow(
+    expect(() => restoreCommand('cancelAllOrders', '/v1/orders/cancel-all', damaged)).toThrow(
       expect.objectContaining({ code: 'INVALID_COMMAND' }),
     );
   });
@@ -97,15 +97,11 @@ describe('command serializer', () => {
         fc.stringMatching(/^[A-Za-z0-9:_-]{8,80}$/),
         fc.integer({ min: 0, max: 86_400 }),
         (requestId, timeoutSeconds) => {
-          const prepared = prepareVenueCommand({
+          const prepared = prepareCommand({
             endpoint: 'setCancelAllAfter',
             body: { request_id: requestId, timeout_seconds: timeoutSeconds },
           });
-          const restored = restoreVenueCommand(
-            prepared.endpoint,
-            prepared.path,
-            prepared.bodyBytes,
-          );
+          const restored = restoreCommand(prepared.endpoint, prepared.path, prepared.bodyBytes);
           expect(Buffer.from(restored.bodyBytes)).toEqual(Buffer.from(prepared.bodyBytes));
           expect(restored.bodySha256).toBe(prepared.bodySha256);
           expect(restored.requestId).toBe(requestId);

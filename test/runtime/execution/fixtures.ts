@@ -24,7 +24,7 @@ import {
   type StampedIntent,
 } from '../../../src/runtime/intents.ts';
 import { Journal } from '../../../src/runtime/journal/journal.ts';
-import { prepareVenueCommand } from '../../../src/runtime/command-serializer.ts';
+import { prepareCommand } from '../../../src/signing/index.ts';
 
 export const START = 1_704_067_200_000;
 export const EPOCH = 'testepoch01';
@@ -235,7 +235,7 @@ export const decode = (bytes: Uint8Array): unknown => JSON.parse(new TextDecoder
 
 /** A prepared limit buy of 0.01 BTC-PERP at 42000 whose ids are both `requestId`. */
 export function placeCommand(requestId: string) {
-  return prepareVenueCommand({
+  return prepareCommand({
     endpoint: 'placeOrder',
     body: {
       request_id: requestId,

@@ -35,10 +35,7 @@ import {
   type RiskEvent,
   type VenueCommandOf,
 } from '../../../src/runtime/venue.ts';
-import {
-  prepareVenueCommand,
-  restoreVenueCommand,
-} from '../../../src/runtime/command-serializer.ts';
+import { prepareCommand, restoreCommand } from '../../../src/signing/index.ts';
 import {
   limitBuy,
   mutationStatus,
@@ -100,11 +97,11 @@ class ModelVenue implements ExecutionVenue {
   private nextOrder = 1;
 
   prepare<E extends CommandEndpoint>(command: VenueCommandOf<E>): PreparedCommand<E> {
-    return prepareVenueCommand(command);
+    return prepareCommand(command);
   }
 
   restore<E extends CommandEndpoint>(endpoint: E, path: string, bytes: Uint8Array) {
-    return restoreVenueCommand(endpoint, path, bytes);
+    return restoreCommand(endpoint, path, bytes);
   }
 
   private process(prepared: PreparedCommand): Order {
@@ -330,7 +327,7 @@ async function runScenario(input: Scenario): Promise<void> {
     expect(record?.intent).toEqual(intent);
     if (record?.command !== null && record?.command !== undefined) {
       expect(
-        bodyOf(restoreVenueCommand('placeOrder', record.command.path, record.command.bodyBytes)),
+        bodyOf(restoreCommand('placeOrder', record.command.path, record.command.bodyBytes)),
       ).toMatchObject({
         request_id: intent.requestId,
         client_order_id: intent.requestId,

@@ -3,7 +3,7 @@
  * Each call takes the first pending expectation of its method; a call with none, or one whose
  * check throws, is recorded as a failure and answered with FAKE_UNEXPECTED_CALL. `verify()`
  * throws on any recorded failure and on expectations never used. Serialization is the real one
- * (`prepareVenueCommand` / `restoreVenueCommand`).
+ * (`prepareCommand` / `restoreCommand`).
  */
 import { Subject } from 'rxjs';
 import { PaperbotError } from '../../../src/core/errors.ts';
@@ -28,10 +28,7 @@ import {
   type RiskEvent,
   type VenueCommandOf,
 } from '../../../src/runtime/venue.ts';
-import {
-  prepareVenueCommand,
-  restoreVenueCommand,
-} from '../../../src/runtime/command-serializer.ts';
+import { prepareCommand, restoreCommand } from '../../../src/signing/index.ts';
 
 export type VenueCall =
   | { readonly method: 'send'; readonly prepared: PreparedCommand }
@@ -136,7 +133,7 @@ export class StrictVenue implements ExecutionVenue {
   }
 
   prepare<E extends CommandEndpoint>(command: VenueCommandOf<E>): PreparedCommand<E> {
-    return prepareVenueCommand(command);
+    return prepareCommand(command);
   }
 
   restore<E extends CommandEndpoint>(
@@ -144,7 +141,7 @@ export class StrictVenue implements ExecutionVenue {
     path: string,
     bodyBytes: Uint8Array,
   ): PreparedCommand<E> {
-    return restoreVenueCommand(endpoint, path, bodyBytes);
+    return restoreCommand(endpoint, path, bodyBytes);
   }
 
   send<E extends CommandEndpoint>(prepared: PreparedCommand<E>): Promise<ResponseOf<E>> {

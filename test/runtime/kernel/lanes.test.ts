@@ -33,10 +33,7 @@ import {
   type RiskEvent,
   type VenueCommandOf,
 } from '../../../src/runtime/venue.ts';
-import {
-  prepareVenueCommand,
-  restoreVenueCommand,
-} from '../../../src/runtime/command-serializer.ts';
+import { prepareCommand, restoreCommand } from '../../../src/signing/index.ts';
 import {
   account,
   openJournal,
@@ -80,7 +77,7 @@ class HandVenue implements ExecutionVenue {
   constructor(private readonly clock: VirtualClock) {}
 
   prepare<E extends CommandEndpoint>(command: VenueCommandOf<E>): PreparedCommand<E> {
-    return prepareVenueCommand(command);
+    return prepareCommand(command);
   }
 
   restore<E extends CommandEndpoint>(
@@ -88,7 +85,7 @@ class HandVenue implements ExecutionVenue {
     path: string,
     bodyBytes: Uint8Array,
   ): PreparedCommand<E> {
-    return restoreVenueCommand(endpoint, path, bodyBytes);
+    return restoreCommand(endpoint, path, bodyBytes);
   }
 
   send<E extends CommandEndpoint>(prepared: PreparedCommand<E>): Promise<ResponseOf<E>> {

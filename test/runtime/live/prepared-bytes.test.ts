@@ -10,7 +10,7 @@ import { RestClient, StreamClient } from '../../../src/client/index.ts';
 import { VirtualClock } from '../../../src/core/clock.ts';
 import { type RunningEmulator, startEmulator } from '../../../src/emulator/index.ts';
 import type { Journal } from '../../../src/runtime/journal/index.ts';
-import { prepareVenueCommand } from '../../../src/runtime/command-serializer.ts';
+import { prepareCommand } from '../../../src/signing/index.ts';
 import { LiveExecutionVenue } from '../../../src/runtime/live/index.ts';
 import { silentLogger } from '../../../src/runtime/execution/logger.ts';
 import {
@@ -124,7 +124,7 @@ describe('one prepared command from the journal to the wire', () => {
   it('sends a simulation as its prepared bytes, hashed once by the bot', async () => {
     const { venue } = await setup();
     sha256Inputs.length = 0;
-    const prepared = prepareVenueCommand({
+    const prepared = prepareCommand({
       endpoint: 'simulateOrder',
       body: {
         request_id: 'simulate-0001',

@@ -5,12 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  ShapeCache,
-  type ShapeNode,
-  shapeToken,
-  UNCACHEABLE,
-} from '../../src/runtime/shape-key.ts';
+import { ShapeCache, type ShapeNode, shapeToken, UNCACHEABLE } from '../../src/core/shape-key.ts';
 
 function lookup<V>(cache: ShapeCache<V>, path: readonly unknown[]): V | undefined {
   let node: ShapeNode<V> | undefined = cache.start;

@@ -1,7 +1,7 @@
 /**
- * Caches of checks by shape: the serializer (command-serializer.ts) and the strategy boundary
- * (strategy/intent-check.ts) check a body or an intent once per shape and reuse the verdict
- * for every later one with the same shape.
+ * Caches of checks by shape: the command serializer (src/signing/checked-bodies.ts) and the
+ * strategy boundary (src/runtime/strategy/intent-check.ts) check a body or an intent once per
+ * shape and reuse the verdict for every later one with the same shape.
  *
  * A shape is the sequence of a value's field names, each followed by its value's token
  * (`shapeToken`), and the cache is a trie over it: one step per name and per token (a
