@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { isoTimestamp } from '../../core/clock.ts';
 import { isDecimalString, parseDecimal, toWire } from '../../core/decimal.ts';
+import { type Alignment, formatTable } from '../../core/text-table.ts';
 
 const Text = z.string();
 const NullableText = z.string().nullable();
@@ -133,17 +134,13 @@ function signed(value: string | null): string {
   return value.startsWith('-') || /^0(\.0*)?$/.test(value) ? value : `+${value}`;
 }
 
-/** Left-aligned columns separated by two spaces; the header underlined by nothing but case. */
-export function formatTable(headers: readonly string[], rows: readonly (readonly string[])[]) {
-  const widths = headers.map((header, column) =>
-    Math.max(header.length, ...rows.map((row) => (row[column] ?? '').length)),
-  );
-  const line = (cells: readonly string[]) =>
-    cells
-      .map((cell, column) => cell.padEnd(widths[column] ?? 0))
-      .join('  ')
-      .trimEnd();
-  return [line(headers), ...rows.map(line)].map((text) => `  ${text}`).join('\n');
+/** Left-aligned columns, the header marked by its capitals only, indented under its title. */
+function statusTable(headers: readonly string[], rows: readonly (readonly string[])[]): string {
+  const align = headers.map((): Alignment => 'left');
+  return formatTable(headers, rows, { align, rule: false })
+    .split('\n')
+    .map((line) => `  ${line}`)
+    .join('\n');
 }
 
 function duration(ms: number): string {
@@ -232,7 +229,7 @@ export function renderStatus(status: StatusDocument, source: string): string {
   out.push('');
   out.push('Strategies');
   out.push(
-    formatTable(
+    statusTable(
       ['ID', 'STATUS', 'NEXT SEQUENCE'],
       status.strategies.map((strategy) => [
         strategy.id,
@@ -245,7 +242,7 @@ export function renderStatus(status: StatusDocument, source: string): string {
   out.push(`Positions (${status.positions.length})`);
   if (status.positions.length > 0) {
     out.push(
-      formatTable(
+      statusTable(
         ['MARKET', 'SIDE', 'QUANTITY', 'ENTRY', 'MARK', 'UNREALIZED PNL'],
         status.positions.map((position) => [
           position.market_id,
@@ -262,7 +259,7 @@ export function renderStatus(status: StatusDocument, source: string): string {
   out.push(`Open orders (${status.openOrders.length})`);
   if (status.openOrders.length > 0) {
     out.push(
-      formatTable(
+      statusTable(
         ['MARKET', 'SIDE', 'TYPE', 'PRICE', 'QUANTITY', 'FILLED', 'STATUS', 'CLIENT ORDER ID'],
         status.openOrders.map((order) => [
           order.market_id,
@@ -283,7 +280,7 @@ export function renderStatus(status: StatusDocument, source: string): string {
     out.push(`Waiting exits (${exits.length}; emulated by the bot, unwatched while it is down)`);
     if (exits.length > 0) {
       out.push(
-        formatTable(
+        statusTable(
           [
             'ID',
             'MARKET',

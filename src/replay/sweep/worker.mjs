@@ -11,6 +11,7 @@
  * Task in:    the cell's parameters
  * Result out: { ok: true, value } | { ok: false, fatal?: true, error: { code, message } }
  */
+/* global structuredClone */
 import { workerData } from 'node:worker_threads';
 import { register } from 'tsx/esm/api';
 
