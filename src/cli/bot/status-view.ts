@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { isoTimestamp } from '../../core/clock.ts';
 import { isDecimalString, parseDecimal, toWire } from '../../core/decimal.ts';
+import { durationText } from '../../core/duration.ts';
 import { type Alignment, formatTable } from '../../core/text-table.ts';
 
 const Text = z.string();
@@ -143,16 +144,6 @@ function statusTable(headers: readonly string[], rows: readonly (readonly string
     .join('\n');
 }
 
-function duration(ms: number): string {
-  const seconds = Math.max(0, Math.round(ms / 1000));
-  const hours = Math.floor(seconds / 3600);
-  const minutes = Math.floor((seconds % 3600) / 60);
-  const rest = seconds % 60;
-  if (hours > 0) return `${hours}h ${minutes}m`;
-  if (minutes > 0) return `${minutes}m ${rest}s`;
-  return `${rest}s`;
-}
-
 /** The text `paperbot status` prints. */
 export function renderStatus(status: StatusDocument, source: string): string {
   const now = Date.parse(status.bot.now);
@@ -161,7 +152,7 @@ export function renderStatus(status: StatusDocument, source: string): string {
   const out: string[] = [];
   out.push(
     `paperbot status from ${source} (pid ${status.bot.pid}${
-      started === null ? '' : `, up ${duration(now - started)}`
+      started === null ? '' : `, up ${durationText(Math.max(0, now - started))}`
     })`,
   );
   out.push(
@@ -209,7 +200,7 @@ export function renderStatus(status: StatusDocument, source: string): string {
         ? 'disabled'
         : deadman.deadlineAt === null
           ? deadman.phase
-          : `${deadman.phase}, orders cancelled by the venue at ${isoTimestamp(deadman.deadlineAt)} (in ${duration(deadman.deadlineAt - now)}) unless refreshed`
+          : `${deadman.phase}, orders cancelled by the venue at ${isoTimestamp(deadman.deadlineAt)} (in ${durationText(Math.max(0, deadman.deadlineAt - now))}) unless refreshed`
     }`,
   );
   const counters = status.counters;

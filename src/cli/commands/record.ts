@@ -52,6 +52,7 @@ import {
   startProgressLine,
 } from '../progress-line.ts';
 import { connectVenue } from '../bot/venue-connection.ts';
+import { parseDuration } from '../duration-option.ts';
 import { commandFailure, listenForStopSignals, printToStderr, printToStdout } from './terminal.ts';
 
 /** Exit codes of `paperbot record`. */
@@ -101,38 +102,6 @@ interface RecordOptions {
   readonly start?: string;
   readonly candleHistory: string;
   readonly candleHistoryLimit: string;
-}
-
-const UNIT_MS: Readonly<Record<string, number>> = {
-  ms: 1,
-  s: 1_000,
-  m: 60_000,
-  h: 3_600_000,
-  d: 86_400_000,
-};
-
-/** `1h30m`, `10m`, `45s`, `250ms` in milliseconds; a bare number is milliseconds. */
-export function parseDuration(text: string, option = 'duration'): number {
-  const trimmed = text.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed);
-  const parts = /^(?:\d+(?:ms|s|m|h|d))+$/.test(trimmed)
-    ? trimmed.match(/\d+(?:ms|s|m|h|d)/g)
-    : null;
-  if (parts === null) {
-    throw new PaperbotError(
-      'INVALID_ARGUMENT',
-      `--${option} ${JSON.stringify(text)}: write a duration such as 10m, 1h30m, 45s or 250ms`,
-    );
-  }
-  let total = 0;
-  for (const part of parts) {
-    const unit = /ms|s|m|h|d$/.exec(part)![0];
-    total += Number(part.slice(0, part.length - unit.length)) * UNIT_MS[unit]!;
-  }
-  if (!Number.isSafeInteger(total) || total <= 0) {
-    throw new PaperbotError('INVALID_ARGUMENT', `--${option} must be above zero`);
-  }
-  return total;
 }
 
 function positiveInteger(text: string, option: string, maximum: number): number {
