@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { durationText, looksLikeDuration, parseDurationText } from '../../src/core/duration.ts';
-import { parseDuration } from '../../src/cli/duration-option.ts';
+import { parseDuration } from '../../src/cli/options.ts';
 
 describe('duration texts', () => {
   it('reads whole numbers with ms, s, m, h and d, alone or in sequence', () => {

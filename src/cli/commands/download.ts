@@ -25,7 +25,7 @@ import {
   readConfigDocument,
 } from '../bot/config.ts';
 import { looksLikeDuration } from '../../core/duration.ts';
-import { parseDuration } from '../duration-option.ts';
+import { parseDuration } from '../options.ts';
 import { connectVenue } from '../bot/venue-connection.ts';
 import { commandFailure, printToStderr, printToStdout } from './terminal.ts';
 

@@ -52,7 +52,7 @@ import {
   startProgressLine,
 } from '../progress-line.ts';
 import { connectVenue } from '../bot/venue-connection.ts';
-import { parseDuration } from '../duration-option.ts';
+import { parseDuration } from '../options.ts';
 import { commandFailure, listenForStopSignals, printToStderr, printToStdout } from './terminal.ts';
 
 /** Exit codes of `paperbot record`. */

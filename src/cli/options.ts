@@ -1,4 +1,4 @@
-/** A duration given on the command line (`--duration 1h30m`), refused with the option's name. */
+/** Reading the command line's options: durations, and passing on the options that were given. */
 import { parseDurationText, looksLikeDuration } from '../core/duration.ts';
 import { PaperbotError } from '../core/errors.ts';
 
@@ -17,4 +17,16 @@ export function parseDuration(text: string, option = 'duration'): number {
     throw new PaperbotError('INVALID_ARGUMENT', `--${option} must be above zero`);
   }
   return total;
+}
+
+/** The options among `keys` that were given, so that an absent option stays absent (not `undefined`). */
+export function givenOptions<T extends object, K extends keyof T>(
+  options: T,
+  keys: readonly K[],
+): { [P in K]?: Exclude<T[P], undefined> } {
+  const given: { [P in K]?: T[P] } = {};
+  for (const key of keys) {
+    if (options[key] !== undefined) given[key] = options[key];
+  }
+  return given as { [P in K]?: Exclude<T[P], undefined> };
 }
