@@ -25,9 +25,10 @@ const BORDER: TableUserConfig['border'] = {
   joinJoin: '  ',
 };
 
-// `table` refuses control characters (a tab would shift every column anyway): shown as a space.
+// `table` refuses control characters (a tab would shift every column anyway): shown as a space;
+// a line break stays, and the cell spans several lines.
 // eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u0008\u000B-\u001F\u007F]/g;
+const CONTROL = /[\u0000-\u0009\u000B-\u001F\u007F]/g;
 
 export function formatTable(
   headers: readonly string[],
