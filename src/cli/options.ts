@@ -30,3 +30,26 @@ export function givenOptions<T extends object, K extends keyof T>(
   }
   return given as { [P in K]?: Exclude<T[P], undefined> };
 }
+
+function rangeText(minimum: number, maximum: number | undefined): string {
+  if (maximum !== undefined) return `must be an integer from ${minimum} to ${maximum}`;
+  return minimum === 1 ? 'must be a positive integer' : `must be an integer of at least ${minimum}`;
+}
+
+/** A whole-number option (at least 1 unless told), refused with its name when out of range. */
+export function integerOption(
+  text: string,
+  name: string,
+  range: { readonly minimum?: number; readonly maximum?: number } = {},
+): number {
+  const minimum = range.minimum ?? 1;
+  const value = Number(text);
+  if (
+    !/^\d+$/.test(text) ||
+    value < minimum ||
+    (range.maximum !== undefined && value > range.maximum)
+  ) {
+    throw new PaperbotError('INVALID_ARGUMENT', `--${name} ${rangeText(minimum, range.maximum)}`);
+  }
+  return value;
+}

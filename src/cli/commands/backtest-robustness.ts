@@ -37,6 +37,7 @@ import {
   type SearchCommandContext,
   type SearchOptionTexts,
 } from './backtest-search.ts';
+import { integerOption } from '../options.ts';
 
 /** The robustness checks' option texts as the command line gives them. */
 export interface RobustnessOptionTexts {
@@ -69,11 +70,7 @@ export interface RobustnessCommandOptions extends SearchOptionTexts, RobustnessO
 }
 
 function integer(text: string | undefined, name: string, fallback: number): number {
-  if (text === undefined) return fallback;
-  if (!/^\d+$/.test(text)) {
-    throw new PaperbotError('INVALID_ARGUMENT', `--${name} must be a positive integer`);
-  }
-  return Number(text);
+  return text === undefined ? fallback : integerOption(text, name, { minimum: 0 });
 }
 
 function fraction(text: string | undefined, name: string, fallback: number): number {

@@ -65,7 +65,7 @@ import {
   type SearchCommandContext,
   type SearchOptionTexts,
 } from './backtest-search.ts';
-import { givenOptions } from '../options.ts';
+import { givenOptions, integerOption } from '../options.ts';
 import { backtestJobs } from '../../replay/backtest/queue-jobs.ts';
 import { submitQueuedSweep as runQueuedSweep, type SweepResult } from '../../replay/sweep/index.ts';
 import { type KernelLogger, silentKernelLogger } from '../../runtime/kernel/index.ts';
@@ -137,21 +137,6 @@ function splitList(values: readonly string[] | undefined): string[] | null {
   );
 }
 
-function integerOption(
-  text: string | undefined,
-  name: string,
-  minimum: number,
-): number | undefined {
-  if (text === undefined) return undefined;
-  if (!/^\d+$/.test(text) || Number(text) < minimum) {
-    throw new PaperbotError(
-      'INVALID_ARGUMENT',
-      `--${name} must be an integer of at least ${minimum}`,
-    );
-  }
-  return Number(text);
-}
-
 /** What --search and --robustness share: output, and where and how widely the cells run. */
 function cellRunOptions(options: BacktestOptions): {
   readonly json?: boolean;
@@ -160,7 +145,8 @@ function cellRunOptions(options: BacktestOptions): {
   readonly concurrency?: number;
   readonly skipMissingMarkets: boolean;
 } {
-  const concurrency = integerOption(options.workers, 'workers', 1);
+  const concurrency =
+    options.workers === undefined ? undefined : integerOption(options.workers, 'workers');
   return {
     ...givenOptions(options, ['json', 'report', 'queue']),
     ...(concurrency === undefined ? {} : { concurrency }),
@@ -334,7 +320,8 @@ async function execute(
       unit: 'runs',
       stdoutIsTerminal: dependencies.interactive,
     });
-    const concurrency = integerOption(options.workers, 'workers', 1);
+    const concurrency =
+      options.workers === undefined ? undefined : integerOption(options.workers, 'workers');
     let results;
     try {
       results =
@@ -462,7 +449,11 @@ async function execute(
         backtest: result,
         ...(options.timeTolerance === undefined
           ? {}
-          : { timeToleranceMs: integerOption(options.timeTolerance, 'time-tolerance', 0)! }),
+          : {
+              timeToleranceMs: integerOption(options.timeTolerance, 'time-tolerance', {
+                minimum: 0,
+              }),
+            }),
       });
       dependencies.print(
         options.json === true ? divergenceToJson(report) : `${formatDivergenceTable(report)}\n`,
