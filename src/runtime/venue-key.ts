@@ -14,6 +14,7 @@
  */
 import { BehaviorSubject, type Observable } from 'rxjs';
 import { type Clock, isoTimestamp, type TimerHandle } from '../core/clock.ts';
+import { durationText, parseDurationText } from '../core/duration.ts';
 import { isPaperbotError, PaperbotError } from '../core/errors.ts';
 import type { ExecutionVenue } from './venue.ts';
 
@@ -68,20 +69,7 @@ export function keyEndingOf(error: unknown): 'revoked' | 'expired' | null {
 /** `30s`, `90m`, `24h`, `7d` (or a whole number of milliseconds) in milliseconds; null if not one. */
 export function parseLeadTime(text: string | number): number | null {
   if (typeof text === 'number') return Number.isSafeInteger(text) && text >= 0 ? text : null;
-  const match = /^(\d{1,9})(ms|s|m|h|d)$/.exec(text.trim());
-  if (match === null) return null;
-  const unit = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[
-    match[2] as 'ms' | 's' | 'm' | 'h' | 'd'
-  ];
-  return Number(match[1]) * unit;
-}
-
-function durationText(ms: number): string {
-  const hours = Math.floor(ms / 3_600_000);
-  const minutes = Math.floor((ms % 3_600_000) / 60_000);
-  if (hours >= 48) return `${Math.floor(hours / 24)} days`;
-  if (hours > 0) return `${hours} h ${minutes} min`;
-  return `${minutes} min`;
+  return parseDurationText(text);
 }
 
 export class VenueKeyWatch {

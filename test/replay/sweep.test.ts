@@ -197,6 +197,30 @@ describe('runSweep', () => {
     });
   });
 
+  it('runs at most `concurrency` threads, and rejects when the progress callback throws', async () => {
+    const wide = buildGrid(parseSweepSpecs(['a=1,2,3,4,5,6']));
+    const threads = await runSweep({
+      module: MODULE,
+      exportName: 'threadOf',
+      cells: wide,
+      concurrency: 2,
+    });
+    const ids = new Set(threads.map((result) => result.status === 'ok' && result.value));
+    expect(threads.every((result) => result.status === 'ok')).toBe(true);
+    expect(ids.size).toBeLessThanOrEqual(2);
+    await expect(
+      runSweep({
+        module: MODULE,
+        exportName: 'compute',
+        cells,
+        input: { base: '1' },
+        onResult: () => {
+          throw new Error('progress broke');
+        },
+      }),
+    ).rejects.toThrow('progress broke');
+  });
+
   it('sizes the pool by the grid and the machine', () => {
     expect(defaultConcurrency(1)).toBe(1);
     expect(defaultConcurrency(10_000)).toBeGreaterThanOrEqual(1);

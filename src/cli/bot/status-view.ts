@@ -6,6 +6,8 @@
 import { z } from 'zod';
 import { isoTimestamp } from '../../core/clock.ts';
 import { isDecimalString, parseDecimal, toWire } from '../../core/decimal.ts';
+import { durationText } from '../../core/duration.ts';
+import { type Alignment, formatTable } from '../../core/text-table.ts';
 
 const Text = z.string();
 const NullableText = z.string().nullable();
@@ -133,27 +135,13 @@ function signed(value: string | null): string {
   return value.startsWith('-') || /^0(\.0*)?$/.test(value) ? value : `+${value}`;
 }
 
-/** Left-aligned columns separated by two spaces; the header underlined by nothing but case. */
-export function formatTable(headers: readonly string[], rows: readonly (readonly string[])[]) {
-  const widths = headers.map((header, column) =>
-    Math.max(header.length, ...rows.map((row) => (row[column] ?? '').length)),
-  );
-  const line = (cells: readonly string[]) =>
-    cells
-      .map((cell, column) => cell.padEnd(widths[column] ?? 0))
-      .join('  ')
-      .trimEnd();
-  return [line(headers), ...rows.map(line)].map((text) => `  ${text}`).join('\n');
-}
-
-function duration(ms: number): string {
-  const seconds = Math.max(0, Math.round(ms / 1000));
-  const hours = Math.floor(seconds / 3600);
-  const minutes = Math.floor((seconds % 3600) / 60);
-  const rest = seconds % 60;
-  if (hours > 0) return `${hours}h ${minutes}m`;
-  if (minutes > 0) return `${minutes}m ${rest}s`;
-  return `${rest}s`;
+/** Left-aligned columns, the header marked by its capitals only, indented under its title. */
+function statusTable(headers: readonly string[], rows: readonly (readonly string[])[]): string {
+  const align = headers.map((): Alignment => 'left');
+  return formatTable(headers, rows, { align, rule: false })
+    .split('\n')
+    .map((line) => `  ${line}`)
+    .join('\n');
 }
 
 /** The text `paperbot status` prints. */
@@ -164,7 +152,7 @@ export function renderStatus(status: StatusDocument, source: string): string {
   const out: string[] = [];
   out.push(
     `paperbot status from ${source} (pid ${status.bot.pid}${
-      started === null ? '' : `, up ${duration(now - started)}`
+      started === null ? '' : `, up ${durationText(Math.max(0, now - started))}`
     })`,
   );
   out.push(
@@ -212,7 +200,7 @@ export function renderStatus(status: StatusDocument, source: string): string {
         ? 'disabled'
         : deadman.deadlineAt === null
           ? deadman.phase
-          : `${deadman.phase}, orders cancelled by the venue at ${isoTimestamp(deadman.deadlineAt)} (in ${duration(deadman.deadlineAt - now)}) unless refreshed`
+          : `${deadman.phase}, orders cancelled by the venue at ${isoTimestamp(deadman.deadlineAt)} (in ${durationText(Math.max(0, deadman.deadlineAt - now))}) unless refreshed`
     }`,
   );
   const counters = status.counters;
@@ -232,7 +220,7 @@ export function renderStatus(status: StatusDocument, source: string): string {
   out.push('');
   out.push('Strategies');
   out.push(
-    formatTable(
+    statusTable(
       ['ID', 'STATUS', 'NEXT SEQUENCE'],
       status.strategies.map((strategy) => [
         strategy.id,
@@ -245,7 +233,7 @@ export function renderStatus(status: StatusDocument, source: string): string {
   out.push(`Positions (${status.positions.length})`);
   if (status.positions.length > 0) {
     out.push(
-      formatTable(
+      statusTable(
         ['MARKET', 'SIDE', 'QUANTITY', 'ENTRY', 'MARK', 'UNREALIZED PNL'],
         status.positions.map((position) => [
           position.market_id,
@@ -262,7 +250,7 @@ export function renderStatus(status: StatusDocument, source: string): string {
   out.push(`Open orders (${status.openOrders.length})`);
   if (status.openOrders.length > 0) {
     out.push(
-      formatTable(
+      statusTable(
         ['MARKET', 'SIDE', 'TYPE', 'PRICE', 'QUANTITY', 'FILLED', 'STATUS', 'CLIENT ORDER ID'],
         status.openOrders.map((order) => [
           order.market_id,
@@ -283,7 +271,7 @@ export function renderStatus(status: StatusDocument, source: string): string {
     out.push(`Waiting exits (${exits.length}; emulated by the bot, unwatched while it is down)`);
     if (exits.length > 0) {
       out.push(
-        formatTable(
+        statusTable(
           [
             'ID',
             'MARKET',

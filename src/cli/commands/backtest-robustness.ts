@@ -9,13 +9,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { PaperbotError } from '../../core/errors.ts';
-import {
-  openReplaySource,
-  recordedTimeRange,
-  runBacktestSweep,
-  sweepCoerce,
-  type SweepMetrics,
-} from '../../replay/backtest/index.ts';
+import { sweepCoerce } from '../../replay/backtest/index.ts';
 import { backtestJobs } from '../../replay/backtest/queue-jobs.ts';
 import {
   LOOKAHEAD_CELL_EXPORT,
@@ -36,13 +30,17 @@ import {
   type SearchMetric,
 } from '../../replay/search/index.ts';
 import { runSweep, submitQueuedSweep, type SweepResult } from '../../replay/sweep/index.ts';
-import { choice, type SearchCommandContext } from './backtest-search.ts';
+import {
+  backtestEvaluator,
+  choice,
+  searchedRecording,
+  type SearchCommandContext,
+  type SearchOptionTexts,
+} from './backtest-search.ts';
+import { integerOption } from '../options.ts';
 
-export interface RobustnessCommandOptions {
-  readonly specs: readonly string[];
-  readonly budget?: string;
-  readonly method?: string;
-  readonly metric?: string;
+/** The robustness checks' option texts as the command line gives them. */
+export interface RobustnessOptionTexts {
   readonly folds?: string;
   readonly windows?: string;
   readonly inSample?: string;
@@ -50,6 +48,20 @@ export interface RobustnessCommandOptions {
   readonly ruin?: string;
   readonly cuts?: string;
   readonly radius?: string;
+}
+
+export const ROBUSTNESS_OPTION_KEYS = [
+  'folds',
+  'windows',
+  'inSample',
+  'bootstrap',
+  'ruin',
+  'cuts',
+  'radius',
+] as const;
+
+export interface RobustnessCommandOptions extends SearchOptionTexts, RobustnessOptionTexts {
+  readonly specs: readonly string[];
   readonly json?: boolean;
   readonly report?: string;
   readonly concurrency?: number;
@@ -58,11 +70,7 @@ export interface RobustnessCommandOptions {
 }
 
 function integer(text: string | undefined, name: string, fallback: number): number {
-  if (text === undefined) return fallback;
-  if (!/^\d+$/.test(text)) {
-    throw new PaperbotError('INVALID_ARGUMENT', `--${name} must be a positive integer`);
-  }
-  return Number(text);
+  return text === undefined ? fallback : integerOption(text, name, { minimum: 0 });
 }
 
 function fraction(text: string | undefined, name: string, fallback: number): number {
@@ -113,11 +121,7 @@ export async function executeRobustness(
   const method: SearchMethod = choice(options.method, SEARCH_METHODS, 'method', 'random');
   const metric: SearchMetric = choice(options.metric, SEARCH_METRICS, 'metric', 'net_pnl');
   const mode: WalkForwardMode = choice(options.windows, WALK_FORWARD_MODES, 'windows', 'rolling');
-  const directories = context.data ?? context.loaded.config.data;
-  const source = await openReplaySource(directories, { markets: context.markets });
-  const range = recordedTimeRange(source);
-  if (range === null) throw new PaperbotError('INVALID_ARGUMENT', 'the recording has no records');
-  const loaded = { ...context.loaded, document: context.document };
+  const { directories, range } = await searchedRecording(context);
   const input = {
     document: context.document,
     source: context.loaded.source,
@@ -141,22 +145,7 @@ export async function executeRobustness(
     data: directories,
     range,
     coerce: sweepCoerce(context.loaded),
-    evaluate: async (cells, window) =>
-      options.queue !== undefined
-        ? ((await submitQueuedSweep({
-            url: options.queue,
-            cells,
-            jobOf: await backtestJobs({ ...input, window }),
-          })) as SweepResult<SweepMetrics>[])
-        : runBacktestSweep({
-            loaded,
-            axes: dimensions.map((dimension) => ({ name: dimension.name, values: [] })),
-            cells,
-            data: context.data,
-            window,
-            skipMissingMarkets: options.skipMissingMarkets,
-            ...concurrency,
-          }),
+    evaluate: backtestEvaluator(options, context, dimensions),
     lookahead: async (parameters, cuts) => {
       const cells = cuts.map((cutMs, index) => ({
         index,

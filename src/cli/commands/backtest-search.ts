@@ -27,12 +27,19 @@ import {
   type SearchMetric,
   searchReportInput,
 } from '../../replay/search/index.ts';
+import type { Evaluate } from '../../replay/search/search.ts';
 
-export interface SearchCommandOptions {
-  readonly specs: readonly string[];
+/** The search's option texts as the command line gives them (also read by --robustness). */
+export interface SearchOptionTexts {
   readonly budget?: string;
   readonly method?: string;
   readonly metric?: string;
+}
+
+export const SEARCH_OPTION_KEYS = ['budget', 'method', 'metric'] as const;
+
+export interface SearchCommandOptions extends SearchOptionTexts {
+  readonly specs: readonly string[];
   readonly holdout?: string;
   readonly json?: boolean;
   readonly report?: string;
@@ -67,6 +74,49 @@ export function choice<T extends string>(
   return text as T;
 }
 
+/** The recording's folders and time range, for a search or the robustness checks. */
+export async function searchedRecording(context: SearchCommandContext): Promise<{
+  readonly directories: readonly string[];
+  readonly range: NonNullable<ReturnType<typeof recordedTimeRange>>;
+}> {
+  const directories = context.data ?? context.loaded.config.data;
+  const source = await openReplaySource(directories, { markets: context.markets });
+  const range = recordedTimeRange(source);
+  if (range === null) throw new PaperbotError('INVALID_ARGUMENT', 'the recording has no records');
+  return { directories, range };
+}
+
+/** Runs a search's cells as backtests: as BullMQ jobs on `--queue`, else on worker threads. */
+export function backtestEvaluator(
+  options: Pick<SearchCommandOptions, 'queue' | 'concurrency' | 'skipMissingMarkets'>,
+  context: SearchCommandContext,
+  dimensions: readonly { readonly name: string }[],
+): Evaluate {
+  const loaded = { ...context.loaded, document: context.document };
+  return async (cells, window) =>
+    options.queue !== undefined
+      ? ((await submitQueuedSweep({
+          url: options.queue,
+          cells,
+          jobOf: await backtestJobs({
+            document: context.document,
+            source: context.loaded.source,
+            data: context.data,
+            skipMissingMarkets: options.skipMissingMarkets,
+            window,
+          }),
+        })) as SweepResult<SweepMetrics>[])
+      : runBacktestSweep({
+          loaded,
+          axes: dimensions.map((dimension) => ({ name: dimension.name, values: [] })),
+          cells,
+          data: context.data,
+          window,
+          skipMissingMarkets: options.skipMissingMarkets,
+          ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+        });
+}
+
 export async function executeSearch(
   options: SearchCommandOptions,
   context: SearchCommandContext,
@@ -79,11 +129,7 @@ export async function executeSearch(
   const holdout = options.holdout === undefined ? 0.25 : Number(options.holdout);
   const method: SearchMethod = choice(options.method, SEARCH_METHODS, 'method', 'random');
   const metric: SearchMetric = choice(options.metric, SEARCH_METRICS, 'metric', 'sharpe');
-  const directories = context.data ?? context.loaded.config.data;
-  const source = await openReplaySource(directories, { markets: context.markets });
-  const range = recordedTimeRange(source);
-  if (range === null) throw new PaperbotError('INVALID_ARGUMENT', 'the recording has no records');
-  const loaded = { ...context.loaded, document: context.document };
+  const { range } = await searchedRecording(context);
   const outcome = await runSearch({
     dimensions,
     budget,
@@ -93,28 +139,7 @@ export async function executeSearch(
     seed: context.seed,
     range,
     coerce: sweepCoerce(context.loaded),
-    evaluate: async (cells, window) =>
-      options.queue !== undefined
-        ? ((await submitQueuedSweep({
-            url: options.queue,
-            cells,
-            jobOf: await backtestJobs({
-              document: context.document,
-              source: context.loaded.source,
-              data: context.data,
-              skipMissingMarkets: options.skipMissingMarkets,
-              window,
-            }),
-          })) as SweepResult<SweepMetrics>[])
-        : runBacktestSweep({
-            loaded,
-            axes: dimensions.map((dimension) => ({ name: dimension.name, values: [] })),
-            cells,
-            data: context.data,
-            window,
-            skipMissingMarkets: options.skipMissingMarkets,
-            ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
-          }),
+    evaluate: backtestEvaluator(options, context, dimensions),
   });
   if (options.json === true) {
     context.print(`${JSON.stringify(outcome, null, 2)}\n`);

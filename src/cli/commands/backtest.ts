@@ -54,8 +54,18 @@ import {
   writeSweepParquet,
 } from '../../replay/report/index.ts';
 import { Journal } from '../../runtime/journal/index.ts';
-import { executeRobustness } from './backtest-robustness.ts';
-import { executeSearch, type SearchCommandContext } from './backtest-search.ts';
+import {
+  executeRobustness,
+  ROBUSTNESS_OPTION_KEYS,
+  type RobustnessOptionTexts,
+} from './backtest-robustness.ts';
+import {
+  executeSearch,
+  SEARCH_OPTION_KEYS,
+  type SearchCommandContext,
+  type SearchOptionTexts,
+} from './backtest-search.ts';
+import { givenOptions, integerOption } from '../options.ts';
 import { backtestJobs } from '../../replay/backtest/queue-jobs.ts';
 import { submitQueuedSweep as runQueuedSweep, type SweepResult } from '../../replay/sweep/index.ts';
 import { type KernelLogger, silentKernelLogger } from '../../runtime/kernel/index.ts';
@@ -89,7 +99,7 @@ const defaultDependencies: BacktestCommandDependencies = {
       : createLogger({ name: 'paperbot-backtest', level, format, clock: systemClock, fd: 2 }),
 };
 
-interface BacktestOptions {
+interface BacktestOptions extends SearchOptionTexts, RobustnessOptionTexts {
   readonly config: string;
   readonly data?: string[];
   readonly markets?: string;
@@ -101,18 +111,8 @@ interface BacktestOptions {
   readonly skipMissingMarkets?: boolean;
   readonly sweep?: string[];
   readonly search?: string[];
-  readonly budget?: string;
-  readonly method?: string;
-  readonly metric?: string;
   readonly holdout?: string;
   readonly robustness?: boolean;
-  readonly folds?: string;
-  readonly windows?: string;
-  readonly inSample?: string;
-  readonly bootstrap?: string;
-  readonly ruin?: string;
-  readonly cuts?: string;
-  readonly radius?: string;
   readonly workers?: string;
   readonly queue?: string;
   readonly divergence?: string;
@@ -137,19 +137,21 @@ function splitList(values: readonly string[] | undefined): string[] | null {
   );
 }
 
-function integerOption(
-  text: string | undefined,
-  name: string,
-  minimum: number,
-): number | undefined {
-  if (text === undefined) return undefined;
-  if (!/^\d+$/.test(text) || Number(text) < minimum) {
-    throw new PaperbotError(
-      'INVALID_ARGUMENT',
-      `--${name} must be an integer of at least ${minimum}`,
-    );
-  }
-  return Number(text);
+/** What --search and --robustness share: output, and where and how widely the cells run. */
+function cellRunOptions(options: BacktestOptions): {
+  readonly json?: boolean;
+  readonly report?: string;
+  readonly queue?: string;
+  readonly concurrency?: number;
+  readonly skipMissingMarkets: boolean;
+} {
+  const concurrency =
+    options.workers === undefined ? undefined : integerOption(options.workers, 'workers');
+  return {
+    ...givenOptions(options, ['json', 'report', 'queue']),
+    ...(concurrency === undefined ? {} : { concurrency }),
+    skipMissingMarkets: options.skipMissingMarkets === true,
+  };
 }
 
 /** Reads the live run's journal for the ids of its venue orders. */
@@ -260,25 +262,11 @@ async function execute(
         '--robustness needs the parameter space: one --search name=low..high[:step] or name=a,b,c per parameter',
       );
     }
-    const concurrency = integerOption(options.workers, 'workers', 1);
     await executeRobustness(
       {
         specs: options.search,
-        ...(options.budget === undefined ? {} : { budget: options.budget }),
-        ...(options.method === undefined ? {} : { method: options.method }),
-        ...(options.metric === undefined ? {} : { metric: options.metric }),
-        ...(options.folds === undefined ? {} : { folds: options.folds }),
-        ...(options.windows === undefined ? {} : { windows: options.windows }),
-        ...(options.inSample === undefined ? {} : { inSample: options.inSample }),
-        ...(options.bootstrap === undefined ? {} : { bootstrap: options.bootstrap }),
-        ...(options.ruin === undefined ? {} : { ruin: options.ruin }),
-        ...(options.cuts === undefined ? {} : { cuts: options.cuts }),
-        ...(options.radius === undefined ? {} : { radius: options.radius }),
-        ...(options.json === undefined ? {} : { json: options.json }),
-        ...(options.report === undefined ? {} : { report: options.report }),
-        ...(concurrency === undefined ? {} : { concurrency }),
-        skipMissingMarkets: options.skipMissingMarkets === true,
-        ...(options.queue === undefined ? {} : { queue: options.queue }),
+        ...givenOptions(options, [...SEARCH_OPTION_KEYS, ...ROBUSTNESS_OPTION_KEYS]),
+        ...cellRunOptions(options),
       },
       searchContext,
     );
@@ -298,19 +286,11 @@ async function execute(
         '--parquet writes one run or the cells of a --sweep; with --search, use --json',
       );
     }
-    const concurrency = integerOption(options.workers, 'workers', 1);
     await executeSearch(
       {
         specs: options.search,
-        ...(options.budget === undefined ? {} : { budget: options.budget }),
-        ...(options.method === undefined ? {} : { method: options.method }),
-        ...(options.metric === undefined ? {} : { metric: options.metric }),
-        ...(options.holdout === undefined ? {} : { holdout: options.holdout }),
-        ...(options.json === undefined ? {} : { json: options.json }),
-        ...(options.report === undefined ? {} : { report: options.report }),
-        ...(concurrency === undefined ? {} : { concurrency }),
-        skipMissingMarkets: options.skipMissingMarkets === true,
-        ...(options.queue === undefined ? {} : { queue: options.queue }),
+        ...givenOptions(options, [...SEARCH_OPTION_KEYS, 'holdout']),
+        ...cellRunOptions(options),
       },
       searchContext,
     );
@@ -340,7 +320,8 @@ async function execute(
       unit: 'runs',
       stdoutIsTerminal: dependencies.interactive,
     });
-    const concurrency = integerOption(options.workers, 'workers', 1);
+    const concurrency =
+      options.workers === undefined ? undefined : integerOption(options.workers, 'workers');
     let results;
     try {
       results =
@@ -468,7 +449,11 @@ async function execute(
         backtest: result,
         ...(options.timeTolerance === undefined
           ? {}
-          : { timeToleranceMs: integerOption(options.timeTolerance, 'time-tolerance', 0)! }),
+          : {
+              timeToleranceMs: integerOption(options.timeTolerance, 'time-tolerance', {
+                minimum: 0,
+              }),
+            }),
       });
       dependencies.print(
         options.json === true ? divergenceToJson(report) : `${formatDivergenceTable(report)}\n`,

@@ -24,7 +24,8 @@ import {
   invalidConfigError,
   readConfigDocument,
 } from '../bot/config.ts';
-import { parseDuration } from './record.ts';
+import { looksLikeDuration } from '../../core/duration.ts';
+import { parseDuration } from '../options.ts';
 import { connectVenue } from '../bot/venue-connection.ts';
 import { commandFailure, printToStderr, printToStdout } from './terminal.ts';
 
@@ -56,7 +57,7 @@ interface DownloadCliOptions {
 
 /** An RFC 3339 time, or a duration before now (`6h`, `2d`). */
 function timeArgument(text: string, option: string, now: number): number {
-  if (/^\d+(?:ms|s|m|h|d)(?:\d+(?:ms|s|m|h|d))*$/.test(text.trim())) {
+  if (looksLikeDuration(text)) {
     return now - parseDuration(text, option);
   }
   const ms = Date.parse(text);

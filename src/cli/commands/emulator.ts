@@ -21,6 +21,7 @@ import {
 } from '../../emulator/index.ts';
 import { createLogger, type LogFormat, logFormatOption } from '../logging.ts';
 import { nextStopSignal, printToStdout } from './terminal.ts';
+import { integerOption } from '../options.ts';
 
 export interface EmulatorCommandDependencies {
   readonly print: (text: string) => void;
@@ -72,16 +73,6 @@ async function tlsOption(options: EmulatorOptions): Promise<StartEmulatorOptions
   };
 }
 
-function integerOption(name: string, text: string, minimum: number, maximum: number): number {
-  if (!/^\d+$/.test(text) || Number(text) < minimum || Number(text) > maximum) {
-    throw new PaperbotError(
-      'INVALID_ARGUMENT',
-      `${name} must be an integer from ${minimum} to ${maximum}`,
-    );
-  }
-  return Number(text);
-}
-
 export function registerEmulatorCommands(
   program: Command,
   dependencies: Partial<EmulatorCommandDependencies> = {},
@@ -115,20 +106,16 @@ export function registerEmulatorCommands(
     )
     .addOption(logFormatOption('auto'))
     .action(async (options: EmulatorOptions) => {
-      const port = integerOption('--port', options.port, 0, 65_535);
+      const port = integerOption(options.port, 'port', { minimum: 0, maximum: 65_535 });
       // Checked before anything starts: a bad profile is refused with every problem.
       const wire = options.wire === undefined ? undefined : loadWireProfileFile(options.wire);
       const quota = integerOption(
-        '--rate-limit-quota',
         options.rateLimitQuota ?? String(DEFAULT_RATE_LIMIT.quota),
-        1,
-        Number.MAX_SAFE_INTEGER,
+        'rate-limit-quota',
       );
       const windowMs = integerOption(
-        '--rate-limit-window-ms',
         options.rateLimitWindowMs ?? String(DEFAULT_RATE_LIMIT.windowMs),
-        1,
-        Number.MAX_SAFE_INTEGER,
+        'rate-limit-window-ms',
       );
       const seed =
         options.seed === undefined

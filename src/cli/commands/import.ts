@@ -24,6 +24,7 @@ import {
   TRADE_FIELDS,
 } from '../../replay/import/index.ts';
 import { commandFailure, printToStderr, printToStdout } from './terminal.ts';
+import { integerOption } from '../options.ts';
 
 export const IMPORT_EXIT = { ok: 0, failed: 1, invalidArguments: 2 } as const;
 
@@ -57,13 +58,6 @@ interface ImportOptions {
   readonly gzip?: boolean;
 }
 
-function positiveInteger(text: string, name: string): number {
-  if (!/^\d+$/.test(text) || Number(text) < 1) {
-    throw new PaperbotError('INVALID_ARGUMENT', `--${name} must be a positive integer`);
-  }
-  return Number(text);
-}
-
 /** A layout from a mapping (or the fields' own names as the header's). */
 function columnsLayout(
   text: string | undefined,
@@ -80,7 +74,7 @@ function columnsLayout(
 function leverage(options: ImportOptions): { maximum_leverage?: number } {
   return options.maxLeverage === undefined
     ? {}
-    : { maximum_leverage: positiveInteger(options.maxLeverage, 'max-leverage') };
+    : { maximum_leverage: integerOption(options.maxLeverage, 'max-leverage') };
 }
 
 async function marketFrom(options: ImportOptions) {
@@ -122,8 +116,8 @@ async function execute(options: ImportOptions, dependencies: ImportCommandDepend
         'timestamp=timestamp,side=side,price=price,quantity=quantity',
       ),
       mode: options.bookMode,
-      depth: positiveInteger(options.depth, 'depth'),
-      intervalMs: positiveInteger(options.interval, 'interval'),
+      depth: integerOption(options.depth, 'depth'),
+      intervalMs: integerOption(options.interval, 'interval'),
       ...common,
     });
   }
@@ -156,7 +150,7 @@ async function execute(options: ImportOptions, dependencies: ImportCommandDepend
         options.header,
         'timestamp=timestamp,open=open,high=high,low=low,close=close,volume=volume',
       ),
-      intervalMs: positiveInteger(options.candleInterval, 'candle-interval'),
+      intervalMs: integerOption(options.candleInterval, 'candle-interval'),
       ...common,
     });
   }

@@ -52,6 +52,7 @@ import {
   startProgressLine,
 } from '../progress-line.ts';
 import { connectVenue } from '../bot/venue-connection.ts';
+import { integerOption, parseDuration } from '../options.ts';
 import { commandFailure, listenForStopSignals, printToStderr, printToStdout } from './terminal.ts';
 
 /** Exit codes of `paperbot record`. */
@@ -101,48 +102,6 @@ interface RecordOptions {
   readonly start?: string;
   readonly candleHistory: string;
   readonly candleHistoryLimit: string;
-}
-
-const UNIT_MS: Readonly<Record<string, number>> = {
-  ms: 1,
-  s: 1_000,
-  m: 60_000,
-  h: 3_600_000,
-  d: 86_400_000,
-};
-
-/** `1h30m`, `10m`, `45s`, `250ms` in milliseconds; a bare number is milliseconds. */
-export function parseDuration(text: string, option = 'duration'): number {
-  const trimmed = text.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed);
-  const parts = /^(?:\d+(?:ms|s|m|h|d))+$/.test(trimmed)
-    ? trimmed.match(/\d+(?:ms|s|m|h|d)/g)
-    : null;
-  if (parts === null) {
-    throw new PaperbotError(
-      'INVALID_ARGUMENT',
-      `--${option} ${JSON.stringify(text)}: write a duration such as 10m, 1h30m, 45s or 250ms`,
-    );
-  }
-  let total = 0;
-  for (const part of parts) {
-    const unit = /ms|s|m|h|d$/.exec(part)![0];
-    total += Number(part.slice(0, part.length - unit.length)) * UNIT_MS[unit]!;
-  }
-  if (!Number.isSafeInteger(total) || total <= 0) {
-    throw new PaperbotError('INVALID_ARGUMENT', `--${option} must be above zero`);
-  }
-  return total;
-}
-
-function positiveInteger(text: string, option: string, maximum: number): number {
-  if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > maximum) {
-    throw new PaperbotError(
-      'INVALID_ARGUMENT',
-      `--${option} must be an integer from 1 to ${maximum}`,
-    );
-  }
-  return Number(text);
 }
 
 /** `--candle-history`: intervals to keep in candles.json, or `none`. */
@@ -226,18 +185,16 @@ async function recordVirtual(
       durationMs,
       ...(emulatorConfig === undefined ? {} : { emulatorConfig }),
       marketIds: marketList(options.markets),
-      bookDepth: positiveInteger(options.bookDepth, 'book-depth', 200),
+      bookDepth: integerOption(options.bookDepth, 'book-depth', { maximum: 200 }),
       bookIntervalMs: parseDuration(options.bookInterval ?? '1s', 'book-interval'),
       tradesIntervalMs: parseDuration(options.tradesInterval ?? '1s', 'trades-interval'),
       compression: options.gzip === true ? 'gzip' : 'none',
       onProgress: (t) => progress.update(t - startMs),
       candleHistory: {
         intervals: historyIntervals(options.candleHistory),
-        limit: positiveInteger(
-          options.candleHistoryLimit,
-          'candle-history-limit',
-          MAX_CANDLE_HISTORY,
-        ),
+        limit: integerOption(options.candleHistoryLimit, 'candle-history-limit', {
+          maximum: MAX_CANDLE_HISTORY,
+        }),
       },
     });
     return result.manifest;
@@ -265,7 +222,7 @@ async function recordFromService(
   }
   const { venue, market_data: marketData } = sections.data;
   const clock = dependencies.clock;
-  const bookDepth = positiveInteger(options.bookDepth, 'book-depth', 200);
+  const bookDepth = integerOption(options.bookDepth, 'book-depth', { maximum: 200 });
   const bookIntervalMs =
     options.bookInterval === undefined
       ? marketData.book_poll_ms
@@ -314,11 +271,9 @@ async function recordFromService(
         ),
     });
     const intervals = historyIntervals(options.candleHistory);
-    const historyLimit = positiveInteger(
-      options.candleHistoryLimit,
-      'candle-history-limit',
-      MAX_CANDLE_HISTORY,
-    );
+    const historyLimit = integerOption(options.candleHistoryLimit, 'candle-history-limit', {
+      maximum: MAX_CANDLE_HISTORY,
+    });
     await recordCandleHistory({
       source: clientSource({ rest, stream, privateEvents: false }),
       directory: resolve(options.out),

@@ -6,11 +6,12 @@
  * checksums first; a mismatch refuses the job with the reason.
  */
 import type { Command } from 'commander';
-import { isPaperbotError, PaperbotError } from '../../core/errors.ts';
+import { isPaperbotError } from '../../core/errors.ts';
 import { runBacktestJob, verifyBacktestJob } from '../../replay/backtest/queue-jobs.ts';
 import { DEFAULT_DATA_CACHE } from '../../replay/backtest/remote-data.ts';
 import { redactedUrl, startQueueWorker } from '../../replay/sweep/index.ts';
 import { commandFailure, nextStopSignal, printToStderr } from './terminal.ts';
+import { integerOption } from '../options.ts';
 
 export interface WorkerCommandDependencies {
   readonly printError: (text: string) => void;
@@ -24,13 +25,6 @@ interface WorkerOptions {
   readonly lockMs: string;
   readonly stalledMs: string;
   readonly dataCache: string;
-}
-
-function positive(text: string, name: string): number {
-  if (!/^\d+$/.test(text) || Number(text) < 1) {
-    throw new PaperbotError('INVALID_ARGUMENT', `--${name} must be a positive integer`);
-  }
-  return Number(text);
 }
 
 export function registerWorkerCommand(
@@ -54,9 +48,9 @@ export function registerWorkerCommand(
       try {
         const worker = await startQueueWorker({
           url: options.queue,
-          concurrency: positive(options.concurrency, 'concurrency'),
-          lockMs: positive(options.lockMs, 'lock-ms'),
-          stalledMs: positive(options.stalledMs, 'stalled-ms'),
+          concurrency: integerOption(options.concurrency, 'concurrency'),
+          lockMs: integerOption(options.lockMs, 'lock-ms'),
+          stalledMs: integerOption(options.stalledMs, 'stalled-ms'),
           verify: (data) => verifyBacktestJob(data, options.dataCache),
           run: (data) => runBacktestJob(data, options.dataCache),
           onEvent: (event, id, detail) =>

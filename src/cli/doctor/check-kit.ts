@@ -29,23 +29,14 @@ export function ok(id: string, summary: string, extra: Partial<CheckResult> = {}
   return { id, verdict: 'ok', summary, advice: null, ...extra };
 }
 
-export function fail(
-  id: string,
-  summary: string,
-  advice: string,
-  extra: Partial<CheckResult> = {},
-) {
-  return { id, verdict: 'fail', summary, advice, ...extra } satisfies CheckResult;
+/** A failed or warned check: a verdict that always comes with advice. */
+function withAdvice<V extends 'fail' | 'warn'>(verdict: V) {
+  return (id: string, summary: string, advice: string, extra: Partial<CheckResult> = {}) =>
+    ({ id, verdict, summary, advice, ...extra }) satisfies CheckResult;
 }
 
-export function warn(
-  id: string,
-  summary: string,
-  advice: string,
-  extra: Partial<CheckResult> = {},
-) {
-  return { id, verdict: 'warn', summary, advice, ...extra } satisfies CheckResult;
-}
+export const fail = withAdvice('fail');
+export const warn = withAdvice('warn');
 
 export function skip(id: string, because: string): CheckResult {
   return { id, verdict: 'skip', summary: 'not checked', advice: `fix "${because}" first` };

@@ -12,7 +12,7 @@ import {
   summaryFigures,
 } from '../report/figures.ts';
 import { durationText } from '../report/format.ts';
-import { formatTable } from '../report/text-table.ts';
+import { formatTable } from '../../core/text-table.ts';
 import type { BacktestResult } from './runner.ts';
 
 export function formatBacktestSummary(result: BacktestResult): string {

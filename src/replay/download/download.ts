@@ -19,10 +19,12 @@ import {
 } from '../format/candle-history.ts';
 import type { Compression, RecordingManifest } from '../format/manifest.ts';
 import { RecordingSink } from '../format/recorder-sink.ts';
+import { MAX_TRADES_PAGE } from '../recorder/recorder.ts';
 
-/** The interface's largest pages (practice-trading-service.md, the candles and trades rows). */
+/** The interface's largest candle page (practice-trading-service.md, the candles row). */
 export const MAX_CANDLES_PAGE = 1000;
-export const MAX_TRADES_PAGE = 500;
+/** The largest trades page: the recorder's. */
+export { MAX_TRADES_PAGE };
 /** Markets in one download, at most: each costs two requests. */
 export const MAX_DOWNLOAD_MARKETS = 50;
 

@@ -170,6 +170,22 @@ export function openReportCsv(directory: string): ReportCsv {
   const trades = new CsvFile(join(folder, 'trades.csv'), TRADE_HEADS);
   const fills = new CsvFile(join(folder, 'fills.csv'), FILL_HEADS);
   const equity = new CsvFile(join(folder, 'equity.csv'), EQUITY_HEADS);
+  return reportFilesOf(trades, fills, equity);
+}
+
+/** One of the run's table files, written row by row: a CSV file or a Parquet table. */
+export interface ReportTableFile {
+  readonly path: string;
+  row(cells: readonly Cell[]): void;
+  close(): void;
+}
+
+/** The run's trades, fills and equity fed to their three files; `close` closes them once. */
+export function reportFilesOf(
+  trades: ReportTableFile,
+  fills: ReportTableFile,
+  equity: ReportTableFile,
+): ReportFiles & { close(): string[] } {
   let closed = false;
   return {
     paths: { fills: fills.path, trades: trades.path, equity: equity.path },

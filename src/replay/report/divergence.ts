@@ -17,7 +17,7 @@ import { isoTimestamp } from '../../core/clock.ts';
 import { type Decimal, parseDecimal, toWire, ZERO } from '../../core/decimal.ts';
 import type { Fill } from '../../protocol/index.ts';
 import type { RecordedEvent } from '../format/records.ts';
-import { formatTable } from './text-table.ts';
+import { formatTable } from '../../core/text-table.ts';
 
 export const DIVERGENCE_SCHEMA = 'paperbot.divergence-report';
 export const DIVERGENCE_SCHEMA_VERSION = 1;

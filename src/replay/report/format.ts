@@ -43,21 +43,8 @@ export function ratioText(value: string | null): string {
   return /^-0(?:\.0*)?$/.test(text) ? text.slice(1) : text;
 }
 
-/** A duration in the largest units that keep it readable: `1h 02m`, `3m 05s`, `850 ms`. */
-export function durationText(ms: number | null): string {
-  if (ms === null) return 'n/a';
-  if (ms < 1_000) return `${ms} ms`;
-  const seconds = Math.floor(ms / 1_000);
-  const days = Math.floor(seconds / 86_400);
-  const hours = Math.floor((seconds % 86_400) / 3_600);
-  const minutes = Math.floor((seconds % 3_600) / 60);
-  const rest = seconds % 60;
-  const two = (value: number) => String(value).padStart(2, '0');
-  if (days > 0) return `${days}d ${two(hours)}h`;
-  if (hours > 0) return `${hours}h ${two(minutes)}m`;
-  if (minutes > 0) return `${minutes}m ${two(rest)}s`;
-  return `${seconds}s`;
-}
+/** A duration in the largest units that keep it readable (kept here for the report's callers). */
+export { durationText } from '../../core/duration.ts';
 
 /** The Sharpe period in words: `1 min`, `1 h`, `500 ms`. */
 export function periodText(ms: number): string {

@@ -17,4 +17,4 @@ export * from './series.ts';
 export * from './statistics.ts';
 export * from './style.ts';
 export * from './sweep-html.ts';
-export * from './text-table.ts';
+export * from '../../core/text-table.ts';

@@ -135,28 +135,24 @@ export function reportInputProblems(input: ReportInput): InputProblem[] {
       });
     }
   });
-  let previous = Number.NEGATIVE_INFINITY;
-  input.equity.forEach((sample, index) => {
-    decimal(`equity.${index}.equity`, sample.equity);
-    if (!Number.isSafeInteger(sample.t) || sample.t < previous) {
-      problems.push({
-        path: `equity.${index}.t`,
-        message: 'must be an integer, in time order',
-      });
-    }
-    previous = sample.t;
-  });
-  previous = Number.NEGATIVE_INFINITY;
-  input.positions?.forEach((sample, index) => {
-    decimal(`positions.${index}.quantity`, sample.quantity);
-    if (!Number.isSafeInteger(sample.t) || sample.t < previous) {
-      problems.push({
-        path: `positions.${index}.t`,
-        message: 'must be an integer, in time order',
-      });
-    }
-    previous = sample.t;
-  });
+  /** A series' value field a decimal, its times integers in time order. */
+  const series = <Sample extends { readonly t: number }>(
+    name: string,
+    samples: readonly Sample[],
+    field: string,
+    value: (sample: Sample) => unknown,
+  ): void => {
+    let previous = Number.NEGATIVE_INFINITY;
+    samples.forEach((sample, index) => {
+      decimal(`${name}.${index}.${field}`, value(sample));
+      if (!Number.isSafeInteger(sample.t) || sample.t < previous) {
+        problems.push({ path: `${name}.${index}.t`, message: 'must be an integer, in time order' });
+      }
+      previous = sample.t;
+    });
+  };
+  series('equity', input.equity, 'equity', (sample) => sample.equity);
+  series('positions', input.positions ?? [], 'quantity', (sample) => sample.quantity);
   return problems;
 }
 

@@ -12,7 +12,7 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { type ParquetColumn, type ParquetColumnType, ParquetTable } from '../parquet/table.ts';
 import type { ReportFiles } from './collector.ts';
-import { EQUITY_HEADS, equityRow, FILL_HEADS, fillRow, TRADE_HEADS, tradeRow } from './csv.ts';
+import { EQUITY_HEADS, FILL_HEADS, reportFilesOf, TRADE_HEADS } from './csv.ts';
 import type { SweepCellFigures, SweepReportRow } from './sweep-html.ts';
 
 /** Each CSV head's Parquet type: a column added to the CSV fails to compile until typed here. */
@@ -94,16 +94,7 @@ export function openReportParquet(
   const trades = new ParquetTable(join(folder, 'trades.parquet'), TRADE_COLUMNS, options);
   const fills = new ParquetTable(join(folder, 'fills.parquet'), FILL_COLUMNS, options);
   const equity = new ParquetTable(join(folder, 'equity.parquet'), EQUITY_COLUMNS, options);
-  return {
-    paths: { fills: fills.path, trades: trades.path, equity: equity.path },
-    fill: (row) => fills.row(fillRow(row)),
-    trade: (row) => trades.row(tradeRow(row)),
-    equity: (row) => equity.row(equityRow(row)),
-    close: () => {
-      for (const table of [trades, fills, equity]) table.close();
-      return [trades.path, fills.path, equity.path];
-    },
-  };
+  return reportFilesOf(trades, fills, equity);
 }
 
 /** Several `ReportFiles` fed as one (`--csv` and `--parquet` together); paths are the first's. */

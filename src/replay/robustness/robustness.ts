@@ -6,34 +6,20 @@
  * `evaluate` (sweep cells: the pool or the queue) and `lookahead` (runs on cut data).
  */
 import { PaperbotError } from '../../core/errors.ts';
-import type { Coerce } from '../sweep/grid.ts';
-import type { SearchMetric } from '../search/objective.ts';
-import type { Evaluate, SearchMethod } from '../search/search.ts';
-import type { SearchDimension } from '../search/space.ts';
 import { bootstrapTrades } from './bootstrap.ts';
 import type { LookaheadCellResult } from './lookahead-cell.ts';
 import { checkLookahead } from './lookahead.ts';
 import { ROBUSTNESS_FORMAT, type RobustnessReport } from './report.ts';
 import { runSensitivity } from './sensitivity.ts';
-import { runWalkForward, type WalkForwardMode } from './walk-forward.ts';
+import { runWalkForward, type WalkForwardOptions } from './walk-forward.ts';
 
-export interface RobustnessOptions {
-  readonly dimensions: readonly SearchDimension[];
-  readonly budget: number;
-  readonly method: SearchMethod;
-  readonly metric: SearchMetric;
-  readonly folds: number;
-  readonly mode: WalkForwardMode;
-  readonly inSampleShare: number;
+/** The walk-forward's options (the search it runs, the folds, the data), then the other checks'. */
+export interface RobustnessOptions extends WalkForwardOptions {
   readonly iterations: number;
   readonly ruin: number;
   readonly cuts: number;
   readonly radius: number;
-  readonly seed: string | number;
   readonly data: readonly string[];
-  readonly range: { readonly firstT: number; readonly lastT: number };
-  readonly coerce?: Coerce;
-  readonly evaluate: Evaluate;
   /** Runs with `parameters` on the data before each cut (null: all of it), in order. */
   readonly lookahead: (
     parameters: Readonly<Record<string, unknown>>,

@@ -6,7 +6,7 @@
 import { isoTimestamp } from '../../core/clock.ts';
 import { percentText, ratioText } from '../report/format.ts';
 import type { SweepReportInput } from '../report/sweep-html.ts';
-import { formatTable } from '../report/text-table.ts';
+import { formatTable } from '../../core/text-table.ts';
 import type { SearchOutcome } from './search.ts';
 import type { SearchDimension } from './space.ts';
 

@@ -1,6 +1,6 @@
 /**
- * Runs a parameter grid across worker threads. Each worker imports one module (TypeScript
- * through tsx, see `worker.mjs`) and calls one exported function per cell:
+ * Runs a parameter grid across worker threads, pooled by piscina. Each worker imports one module
+ * (TypeScript through tsx, see `worker.mjs`) and calls one exported function per cell:
  * `run(parameters, input) => result | Promise<result>`, where `input` is the same for every cell
  * (say, the recording's path and the backtest's settings) and the result must be
  * structured-cloneable (plain data).
@@ -13,8 +13,8 @@
  */
 import { availableParallelism } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Piscina } from 'piscina';
 import { PaperbotError } from '../../core/errors.ts';
 import type { GridCell } from './grid.ts';
 
@@ -49,23 +49,12 @@ export interface SweepOptions {
   readonly onResult?: (result: SweepResult) => void;
 }
 
-type WorkerMessage =
-  | { readonly type: 'ready' }
-  | { readonly type: 'load-failed'; readonly error: CellError }
-  | {
-      readonly type: 'result';
-      readonly index: number;
-      readonly ok: true;
-      readonly value: unknown;
-    }
-  | {
-      readonly type: 'result';
-      readonly index: number;
-      readonly ok: false;
-      readonly error: CellError;
-    };
+/** What `worker.mjs` answers for one cell. */
+type CellAnswer =
+  | { readonly ok: true; readonly value: unknown }
+  | { readonly ok: false; readonly fatal?: true; readonly error: CellError };
 
-const WORKER_URL = new URL('./worker.mjs', import.meta.url);
+const WORKER_FILE = fileURLToPath(new URL('./worker.mjs', import.meta.url));
 
 function moduleUrl(module: string): string {
   if (module.startsWith('file:')) return module;
@@ -76,135 +65,100 @@ export function defaultConcurrency(cells: number): number {
   return Math.max(1, Math.min(cells, availableParallelism()));
 }
 
-export function runSweep(options: SweepOptions): Promise<SweepResult[]> {
+/** A task the pool rejected: its worker died or failed outside a cell. */
+function workerFailure(error: unknown): CellError {
+  const message =
+    error instanceof Error
+      ? error.message
+      : typeof (error as { message?: unknown } | null)?.message === 'string'
+        ? (error as { message: string }).message
+        : String(error);
+  if (/^worker exited with code/.test(message)) {
+    return { code: 'SWEEP_WORKER_EXITED', message: `the ${message}` };
+  }
+  return { code: 'SWEEP_WORKER_FAILED', message };
+}
+
+export async function runSweep(options: SweepOptions): Promise<SweepResult[]> {
   const cells = options.cells;
-  const results: (SweepResult | undefined)[] = new Array(cells.length);
-  if (cells.length === 0) return Promise.resolve([]);
+  if (cells.length === 0) return [];
   const size = Math.max(
     1,
     Math.min(options.concurrency ?? defaultConcurrency(cells.length), cells.length),
   );
-  const url = moduleUrl(options.module);
+  let pool: Piscina<Readonly<Record<string, unknown>>, CellAnswer>;
+  try {
+    pool = new Piscina({
+      filename: WORKER_FILE,
+      minThreads: size,
+      maxThreads: size,
+      // A plain event loop between cells, as a worker has without a pool.
+      atomics: 'disabled',
+      workerData: {
+        moduleUrl: moduleUrl(options.module),
+        exportName: options.exportName,
+        input: options.input,
+      },
+    });
+  } catch (cause) {
+    throw new PaperbotError('SWEEP_START_FAILED', 'cannot start sweep workers', { cause });
+  }
 
-  return new Promise<SweepResult[]>((resolvePromise, rejectPromise) => {
-    let next = 0;
-    let done = 0;
-    let settled = false;
-    const workers = new Set<Worker>();
-
-    const settle = (): void => {
-      if (settled) return;
-      settled = true;
-      for (const worker of workers) void worker.terminate();
-      workers.clear();
-      resolvePromise(results as SweepResult[]);
-    };
-
-    const record = (index: number, outcome: { value: unknown } | { error: CellError }): void => {
-      if (results[index]) return;
-      const cell = cells[index]!;
-      const base = {
-        index,
-        label: cell.label,
-        raw: cell.raw,
-        parameters: cell.parameters,
-      };
-      const result: SweepResult =
-        'error' in outcome
-          ? { ...base, status: 'error', error: outcome.error }
-          : { ...base, status: 'ok', value: outcome.value };
-      results[index] = result;
-      done++;
-      try {
-        options.onResult?.(result);
-      } catch (error) {
-        settled = true;
-        for (const worker of workers) void worker.terminate();
-        rejectPromise(error);
-        return;
-      }
-      if (done === cells.length) settle();
-    };
-
-    const failRemaining = (error: CellError): void => {
-      for (let index = 0; index < cells.length; index++) {
-        if (!results[index]) record(index, { error });
-      }
-    };
-
-    const start = (): void => {
-      if (settled || next >= cells.length) return;
-      let running: number | null = null;
-      let ready = false;
-      const worker = new Worker(WORKER_URL, {
-        workerData: {
-          moduleUrl: url,
-          exportName: options.exportName,
-          input: options.input,
-        },
-      });
-      workers.add(worker);
-      const feed = (): void => {
-        if (settled) return;
-        if (next >= cells.length) {
-          workers.delete(worker);
-          void worker.terminate();
-          return;
-        }
-        running = next++;
-        worker.postMessage({
-          type: 'run',
-          index: running,
-          parameters: cells[running]!.parameters,
-        });
-      };
-      worker.on('message', (message: WorkerMessage) => {
-        if (message.type === 'ready') {
-          ready = true;
-          feed();
-        } else if (message.type === 'load-failed') {
-          failRemaining(message.error);
-        } else if (message.type === 'result') {
-          running = null;
-          record(message.index, message.ok ? { value: message.value } : { error: message.error });
-          feed();
-        }
-      });
-      const died = (error: CellError): void => {
-        if (!workers.delete(worker) || settled) return;
-        if (!ready) {
-          // Dying before it could load the module: every worker would; stop here.
-          failRemaining(error);
-          return;
-        }
-        if (running !== null) record(running, { error });
-        running = null;
-        start();
-      };
-      worker.on('error', (error) => {
-        died({
-          code: 'SWEEP_WORKER_FAILED',
-          message: error instanceof Error ? error.message : String(error),
-        });
-      });
-      worker.on('exit', (code) => {
-        died({
-          code: 'SWEEP_WORKER_EXITED',
-          message: `the worker exited with code ${code}`,
-        });
-      });
-    };
-
-    try {
-      for (let count = 0; count < size; count++) start();
-    } catch (cause) {
-      settled = true;
-      for (const worker of workers) void worker.terminate();
-      rejectPromise(
-        new PaperbotError('SWEEP_START_FAILED', 'cannot start sweep workers', {
-          cause,
-        }),
-      );
-    }
+  const results: (SweepResult | undefined)[] = new Array(cells.length);
+  let done = 0;
+  let stopped = false;
+  let finish!: () => void;
+  let fail!: (error: unknown) => void;
+  const finished = new Promise<void>((resolvePromise, rejectPromise) => {
+    finish = resolvePromise;
+    fail = rejectPromise;
   });
+
+  const record = (index: number, outcome: { value: unknown } | { error: CellError }): void => {
+    if (stopped || results[index]) return;
+    const cell = cells[index]!;
+    const base = { index, label: cell.label, raw: cell.raw, parameters: cell.parameters };
+    const result: SweepResult =
+      'error' in outcome
+        ? { ...base, status: 'error', error: outcome.error }
+        : { ...base, status: 'ok', value: outcome.value };
+    results[index] = result;
+    done++;
+    try {
+      options.onResult?.(result);
+    } catch (error) {
+      stopped = true;
+      fail(error);
+      return;
+    }
+    if (done === cells.length) {
+      stopped = true;
+      finish();
+    }
+  };
+
+  const failRemaining = (error: CellError): void => {
+    for (let index = 0; index < cells.length; index++) {
+      if (!results[index]) record(index, { error });
+    }
+  };
+
+  // A worker that fails with no cell running (say, at start) is reported here, not thrown.
+  pool.on('error', (error: unknown) => failRemaining(workerFailure(error)));
+  cells.forEach((cell, index) => {
+    pool.run(cell.parameters).then(
+      (answer) => {
+        if (answer.ok) record(index, { value: answer.value });
+        else if (answer.fatal === true) failRemaining(answer.error);
+        else record(index, { error: answer.error });
+      },
+      (error: unknown) => record(index, { error: workerFailure(error) }),
+    );
+  });
+  try {
+    await finished;
+    return results as SweepResult[];
+  } finally {
+    await pool.destroy();
+  }
 }

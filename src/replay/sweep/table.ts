@@ -3,7 +3,7 @@
  * parameters, then the result's fields, then the status. A failed cell keeps its row, with the
  * error in the status column.
  */
-import { formatTable } from '../report/text-table.ts';
+import { formatTable } from '../../core/text-table.ts';
 import type { SweepAxis } from './grid.ts';
 import type { SweepResult } from './pool.ts';
 

@@ -1,79 +1,70 @@
 /**
- * A sweep worker thread. Plain JavaScript, so Node can start it without a loader; it registers
- * tsx itself, then imports the module that runs one grid cell (TypeScript or JavaScript) and
- * runs the cells the pool sends, one at a time.
+ * The sweep's worker entry, run by piscina in each worker thread. Plain JavaScript, so Node can
+ * start it without a loader; it registers tsx itself, then imports the module that runs one grid
+ * cell (TypeScript or JavaScript) once per thread and calls its export for each cell.
  *
- * Messages in:  { type: 'run', index, parameters }
- * Messages out: { type: 'ready' } | { type: 'load-failed', error } |
- *               { type: 'result', index, ok: true, value } | { type: 'result', index, ok: false, error }
+ * It never throws for a cell: a cell's error comes back as data, so its `code` survives the
+ * thread boundary (an Error crossing threads keeps only its message). A module that cannot be
+ * loaded comes back as `fatal`, and the pool fails every cell at once.
+ *
+ * workerData: { moduleUrl, exportName, input }
+ * Task in:    the cell's parameters
+ * Result out: { ok: true, value } | { ok: false, fatal?: true, error: { code, message } }
  */
-import { parentPort, workerData } from 'node:worker_threads';
+/* global structuredClone */
+import { workerData } from 'node:worker_threads';
 import { register } from 'tsx/esm/api';
 
 register();
 
-function describe(error) {
+const { moduleUrl, exportName, input } = workerData;
+
+function describe(error, fallbackCode) {
   if (error !== null && typeof error === 'object') {
-    const code = typeof error.code === 'string' ? error.code : 'SWEEP_CELL_FAILED';
+    const code = typeof error.code === 'string' ? error.code : fallbackCode;
     const message = typeof error.message === 'string' ? error.message : String(error);
     return { code, message };
   }
-  return { code: 'SWEEP_CELL_FAILED', message: String(error) };
+  return { code: fallbackCode, message: String(error) };
 }
 
-const { moduleUrl, exportName, input } = workerData;
-let run;
-try {
-  const module = await import(moduleUrl);
-  run = module[exportName];
-  if (typeof run !== 'function') {
-    throw Object.assign(new Error(`${moduleUrl} does not export a function named ${exportName}`), {
-      code: 'SWEEP_MODULE_INVALID',
-    });
-  }
-} catch (error) {
-  const described = describe(error);
-  parentPort.postMessage({
-    type: 'load-failed',
-    error: {
-      code: described.code === 'SWEEP_CELL_FAILED' ? 'SWEEP_MODULE_LOAD_FAILED' : described.code,
-      message: described.message,
-    },
-  });
-  run = undefined;
-}
+let loading;
 
-if (run) {
-  parentPort.on('message', async (message) => {
-    if (message.type !== 'run') return;
-    try {
-      const value = await run(message.parameters, input);
-      try {
-        parentPort.postMessage({
-          type: 'result',
-          index: message.index,
-          ok: true,
-          value,
-        });
-      } catch (error) {
-        parentPort.postMessage({
-          type: 'result',
-          index: message.index,
-          ok: false,
-          error: {
-            code: 'SWEEP_RESULT_NOT_CLONEABLE',
-            message: describe(error).message,
-          },
-        });
-      }
-    } catch (error) {
-      parentPort.postMessage({
-        type: 'result',
-        index: message.index,
-        ok: false,
-        error: describe(error),
-      });
+function loadRun() {
+  loading ??= import(moduleUrl).then((module) => {
+    const run = module[exportName];
+    if (typeof run !== 'function') {
+      throw Object.assign(
+        new Error(`${moduleUrl} does not export a function named ${exportName}`),
+        { code: 'SWEEP_MODULE_INVALID' },
+      );
     }
+    return run;
   });
-  parentPort.postMessage({ type: 'ready' });
+  return loading;
+}
+
+export default async function runCell(parameters) {
+  let run;
+  try {
+    run = await loadRun();
+  } catch (error) {
+    return { ok: false, fatal: true, error: describe(error, 'SWEEP_MODULE_LOAD_FAILED') };
+  }
+  let value;
+  try {
+    value = await run(parameters, input);
+  } catch (error) {
+    return { ok: false, error: describe(error, 'SWEEP_CELL_FAILED') };
+  }
+  try {
+    // The pool would fail posting it and lose the thread; one more copy of a result row is cheap.
+    structuredClone(value);
+  } catch (error) {
+    return {
+      ok: false,
+      error: { code: 'SWEEP_RESULT_NOT_CLONEABLE', message: describe(error, '').message },
+    };
+  }
+  return { ok: true, value };
 }

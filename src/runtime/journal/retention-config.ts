@@ -3,30 +3,21 @@
  * journal, and whether they are archived or dropped when they leave (`./retention.ts`).
  */
 import { z } from 'zod';
+import { parseDurationText } from '../../core/duration.ts';
 import { RETENTION_MODES } from './retention.ts';
-
-const UNIT_MS: Readonly<Record<string, number>> = {
-  ms: 1,
-  s: 1_000,
-  m: 60_000,
-  h: 3_600_000,
-  d: 86_400_000,
-};
 
 /** A duration: milliseconds as an integer, or a string such as `500ms`, `30s`, `10m`, `12h`, `7d`. */
 export const DurationMs = z.union([z.int().min(1), z.string()]).transform((value, context) => {
   if (typeof value === 'number') return value;
-  const text = value;
-  const match = /^(\d+)(ms|s|m|h|d)$/.exec(text.trim());
-  const unit = match === null ? undefined : UNIT_MS[match[2] as string];
-  if (match === null || unit === undefined || Number(match[1]) <= 0) {
+  const ms = parseDurationText(value);
+  if (ms === null || ms <= 0) {
     context.addIssue({
       code: 'custom',
-      message: `"${text}" is not a duration (a positive number with ms, s, m, h or d: 7d, 30m)`,
+      message: `"${value}" is not a duration (a positive number with ms, s, m, h or d: 7d, 30m)`,
     });
     return z.NEVER;
   }
-  return Number(match[1]) * unit;
+  return ms;
 });
 
 export const JournalRetentionSection = z.strictObject({

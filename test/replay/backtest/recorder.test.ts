@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerRecordCommand, parseDuration } from '../../../src/cli/commands/record.ts';
+import { registerRecordCommand } from '../../../src/cli/commands/record.ts';
+import { parseDuration } from '../../../src/cli/options.ts';
 import { VirtualClock } from '../../../src/core/clock.ts';
 import { defaultEmulatorConfig } from '../../../src/emulator/config.ts';
 import { Exchange } from '../../../src/emulator/engine/exchange.ts';

@@ -49,3 +49,9 @@ export function notCloneable(): unknown {
 }
 
 export const notAFunction = 42;
+
+/** The worker thread a cell ran on, to count the threads the pool used. */
+export async function threadOf(): Promise<number> {
+  const { threadId } = await import('node:worker_threads');
+  return threadId;
+}
