@@ -49,6 +49,12 @@ interface TargetOrder {
 /** What a step that ends at once returns. */
 const DONE: Promise<void> = Promise.resolve();
 
+/** The rule an `unknown_order` denial names, by the kind of intent that named the order. */
+const UNKNOWN_ORDER_RULES = {
+  cancel: 'a cancel names an order the runtime tracks',
+  amend: 'an amendment names an order the runtime tracks',
+} as const;
+
 export class Submission {
   /** Whether placements and amendments may go out (`ExecutorOptions.permit$`). */
   permitted = false;
@@ -162,11 +168,7 @@ export class Submission {
   }
 
   private async cancelUntracked(record: IntentRecord, intent: CancelIntent): Promise<void> {
-    const target = await this.findOrderOrDeny(
-      record,
-      intent.clientOrderId,
-      'a cancel names an order the runtime tracks',
-    );
+    const target = await this.findOrderOrDeny(record, intent);
     if (target === null) return;
     await this.cancelTarget(record, target);
   }
@@ -222,11 +224,7 @@ export class Submission {
    * filled. When nothing would be left, the replacement is dropped and the rest cancelled.
    */
   private async executeAmend(record: IntentRecord, intent: AmendIntent): Promise<void> {
-    const target = await this.findOrderOrDeny(
-      record,
-      intent.clientOrderId,
-      'an amendment names an order the runtime tracks',
-    );
+    const target = await this.findOrderOrDeny(record, intent);
     if (target === null) return;
     let order: Order;
     try {
@@ -453,20 +451,19 @@ export class Submission {
 
   // Order lookups
 
-  /** The order an intent names, or null once the intent is denied (`unknown_order`, `rule`). */
+  /** The order a cancel or an amendment names, or null once the intent is denied (`unknown_order`). */
   private async findOrderOrDeny(
     record: IntentRecord,
-    clientOrderId: string,
-    rule: string,
+    intent: CancelIntent | AmendIntent,
   ): Promise<TargetOrder | null> {
-    const target = await this.findOrder(clientOrderId);
+    const target = await this.findOrder(intent.clientOrderId);
     if (target === null) {
       this.outcomes.finishDenied(
         record,
         denial(
           'unknown_order',
-          rule,
-          clientOrderId,
+          UNKNOWN_ORDER_RULES[intent.kind],
+          intent.clientOrderId,
           'no order with this client order id is known to the runtime or the venue',
         ),
       );

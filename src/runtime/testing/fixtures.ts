@@ -14,13 +14,25 @@ import type {
   Order,
   Position,
   PublicTrade,
-} from '../../protocol/index.ts';
-import type { Ticker } from '../strategy/types.ts';
+  Ticker,
+} from '../strategy/index.ts';
 
 /** 2024-01-01T00:00:00Z, a Monday, so every candle interval starts a bucket there. */
 export const TEST_START_TIME = 1_704_067_200_000;
 
 export const TEST_ROUTE_ID = 'svc-paper';
+
+/** A wire object as a test gives it: the fields `K` the test is about, every other one optional. */
+export type TestFields<T, K extends keyof T> = Partial<T> & Pick<T, K>;
+export type TickerFields = TestFields<Ticker, 'market_id'>;
+export type TradeFields = TestFields<PublicTrade, 'market_id' | 'price' | 'trade_id'>;
+export type CandleFields = TestFields<Candle, 'market_id' | 'close'>;
+export type OrderFields = TestFields<Order, 'order_id' | 'market_id'>;
+export type FillFields = TestFields<Fill, 'fill_id' | 'market_id' | 'price' | 'quantity'>;
+export type PositionFields = TestFields<
+  Position,
+  'market_id' | 'side' | 'quantity' | 'entry_price'
+>;
 
 /** A perpetual with a 0.5 tick, a 0.001 step, minimum quantity 0.001 and notional 10. */
 export function testMarket(overrides: Partial<Market> = {}): Market {
@@ -54,10 +66,7 @@ export function testMarket(overrides: Partial<Market> = {}): Market {
   };
 }
 
-export function testTicker(
-  fields: Partial<Ticker> & { readonly market_id: string },
-  now: number = TEST_START_TIME,
-): Ticker {
+export function testTicker(fields: TickerFields, now: number = TEST_START_TIME): Ticker {
   const mark = fields.mark_price ?? null;
   return {
     mark_price: mark,
@@ -69,14 +78,7 @@ export function testTicker(
   };
 }
 
-export function testTrade(
-  fields: Partial<PublicTrade> & {
-    readonly market_id: string;
-    readonly price: string;
-    readonly trade_id: string;
-  },
-  now: number = TEST_START_TIME,
-): PublicTrade {
+export function testTrade(fields: TradeFields, now: number = TEST_START_TIME): PublicTrade {
   return {
     route_id: TEST_ROUTE_ID,
     quantity: '1',
@@ -88,7 +90,7 @@ export function testTrade(
 
 /** A candle of `interval` opening at `openTime` whose open, high, low and close are `close`. */
 export function testCandle(
-  fields: Partial<Candle> & { readonly market_id: string; readonly close: string },
+  fields: CandleFields,
   interval: CandleInterval,
   openTime: number,
 ): Candle {
@@ -110,14 +112,13 @@ function level(input: LevelInput): BookLevel {
   return 'price' in input ? input : { price: input[0], quantity: input[1], order_count: 1 };
 }
 
-export function testBook(
-  fields: {
-    readonly market_id: string;
-    bids?: readonly LevelInput[];
-    asks?: readonly LevelInput[];
-  },
-  now: number = TEST_START_TIME,
-): Book {
+export interface BookFields {
+  readonly market_id: string;
+  readonly bids?: readonly LevelInput[];
+  readonly asks?: readonly LevelInput[];
+}
+
+export function testBook(fields: BookFields, now: number = TEST_START_TIME): Book {
   return {
     market_id: fields.market_id,
     route_id: TEST_ROUTE_ID,
@@ -131,10 +132,7 @@ export function testBook(
   };
 }
 
-export function testOrder(
-  fields: Partial<Order> & { readonly order_id: string; readonly market_id: string },
-  now: number = TEST_START_TIME,
-): Order {
+export function testOrder(fields: OrderFields, now: number = TEST_START_TIME): Order {
   return {
     trading_mode: 'paper',
     execution_account_id: null,
@@ -162,15 +160,7 @@ export function testOrder(
   };
 }
 
-export function testFill(
-  fields: Partial<Fill> & {
-    readonly fill_id: string;
-    readonly market_id: string;
-    readonly price: string;
-    readonly quantity: string;
-  },
-  now: number = TEST_START_TIME,
-): Fill {
+export function testFill(fields: FillFields, now: number = TEST_START_TIME): Fill {
   return {
     route_id: TEST_ROUTE_ID,
     side: 'buy',
@@ -183,15 +173,7 @@ export function testFill(
   };
 }
 
-export function testPosition(
-  fields: Partial<Position> & {
-    readonly market_id: string;
-    readonly side: string;
-    readonly quantity: string;
-    readonly entry_price: string;
-  },
-  now: number = TEST_START_TIME,
-): Position {
+export function testPosition(fields: PositionFields, now: number = TEST_START_TIME): Position {
   return {
     position_id: `position-${fields.market_id}`,
     route_id: TEST_ROUTE_ID,

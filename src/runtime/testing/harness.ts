@@ -9,34 +9,39 @@
 import { concat, defer, from, type Observable, ReplaySubject, Subject } from 'rxjs';
 import { VirtualClock } from '../../core/clock.ts';
 import { type Decimal, parseDecimal, toWire, ZERO } from '../../core/decimal.ts';
+import { ExitEmulator } from '../exits/emulator.ts';
+import { StrategyHost, type StrategyFailure } from '../strategy/host.ts';
+import { closedCandleHistory } from '../streams/candles.ts';
 import type {
   Account,
   Book,
   Candle,
+  Denial,
   Fill,
+  IntentOutcome,
+  LogFields,
+  Logger,
   Market,
+  OpenOrder,
   Order,
   OrderStatus,
   Position,
-  PublicTrade,
-} from '../../protocol/index.ts';
-import { ExitEmulator } from '../exits/emulator.ts';
-import type { Denial, IntentOutcome, Side, StampedIntent } from '../intents.ts';
-import { StrategyHost, type StrategyFailure } from '../strategy/host.ts';
-import { closedCandleHistory } from '../streams/candles.ts';
-import type {
-  LogFields,
-  Logger,
-  OpenOrder,
   PositionSnapshot,
+  PublicTrade,
+  Side,
+  StampedIntent,
   StrategyContext,
   StrategyDefinition,
   StrategyEnvironment,
   Ticker,
-} from '../strategy/types.ts';
+} from '../strategy/index.ts';
 import {
-  type LevelInput,
+  type BookFields,
+  type OrderFields,
+  type PositionFields,
   TEST_START_TIME,
+  type TestFields,
+  type TickerFields,
   testAccount,
   testBook,
   testFill,
@@ -285,7 +290,7 @@ export class StrategyHarness<Params> {
 
   // Market data
 
-  ticker(fields: Partial<Ticker> & { readonly market_id: string }): this {
+  ticker(fields: TickerFields): this {
     this.tickerSubject(fields.market_id).next(testTicker(fields, this.clock.now()));
     return this;
   }
@@ -295,9 +300,7 @@ export class StrategyHarness<Params> {
     return this.ticker({ market_id: marketId, mark_price: price });
   }
 
-  trade(
-    fields: Partial<PublicTrade> & { readonly market_id: string; readonly price: string },
-  ): this {
+  trade(fields: TestFields<PublicTrade, 'market_id' | 'price'>): this {
     const trade = testTrade(
       { trade_id: `trade-${this.nextTradeId++}`, ...fields },
       this.clock.now(),
@@ -306,45 +309,28 @@ export class StrategyHarness<Params> {
     return this;
   }
 
-  book(fields: {
-    readonly market_id: string;
-    readonly bids?: readonly LevelInput[];
-    readonly asks?: readonly LevelInput[];
-  }): this {
+  book(fields: BookFields): this {
     this.subject(this.bookSubjects, fields.market_id).next(testBook(fields, this.clock.now()));
     return this;
   }
 
   // Account
 
-  order(fields: Partial<Order> & { readonly order_id: string; readonly market_id: string }): this {
+  order(fields: OrderFields): this {
     const order = testOrder(fields, this.clock.now());
     this.trackOrder(order);
     this.orderUpdates.next(order);
     return this;
   }
 
-  fill(
-    fields: Partial<Fill> & {
-      readonly market_id: string;
-      readonly price: string;
-      readonly quantity: string;
-    },
-  ): this {
+  fill(fields: TestFields<Fill, 'market_id' | 'price' | 'quantity'>): this {
     this.fillUpdates.next(
       testFill({ fill_id: `fill-${this.nextFillId++}`, ...fields }, this.clock.now()),
     );
     return this;
   }
 
-  positionUpdate(
-    fields: Partial<Position> & {
-      readonly market_id: string;
-      readonly side: string;
-      readonly quantity: string;
-      readonly entry_price: string;
-    },
-  ): this {
+  positionUpdate(fields: PositionFields): this {
     const position = testPosition(fields, this.clock.now());
     this.trackPosition(position);
     this.positionUpdates.next(position);

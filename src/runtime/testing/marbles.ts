@@ -15,18 +15,23 @@ import {
   shareReplay,
 } from 'rxjs';
 import type { Clock, TimerHandle } from '../../core/clock.ts';
+import { StrategyHost } from '../strategy/host.ts';
 import type {
   Account,
   Book,
   Fill,
+  IntentOutcome,
+  Logger,
   Market,
   Order,
+  OrderIntent,
   Position,
   PublicTrade,
-} from '../../protocol/index.ts';
-import type { IntentOutcome, OrderIntent, StampedIntent } from '../intents.ts';
-import { StrategyHost } from '../strategy/host.ts';
-import type { Logger, StrategyDefinition, StrategyEnvironment, Ticker } from '../strategy/types.ts';
+  StampedIntent,
+  StrategyDefinition,
+  StrategyEnvironment,
+  Ticker,
+} from '../strategy/index.ts';
 import { testMarket } from './fixtures.ts';
 
 /** A `Clock` whose time and timers are a scheduler's (a `TestScheduler` in marble tests). */
