@@ -5,14 +5,13 @@
  */
 import { PaperbotError } from '../../core/errors.ts';
 import {
-  HEADER_WORDS,
-  HEADER_BYTES,
+  corrupt,
+  FLAG_JSON_STRINGS,
   FLAG_NEW_SEQUENCE,
   FLAG_NEW_TABLE,
-  FLAG_JSON_STRINGS,
+  HEADER_BYTES,
+  readBlockHeader,
   STRING_SEPARATOR,
-  align8,
-  corrupt,
 } from './block-layout.ts';
 import {
   type BlockColumns,
@@ -63,31 +62,21 @@ export function createBlockDecoder(options: BlockDecoderOptions = {}): BlockDeco
 
   return {
     decode(input: Uint8Array): unknown[] {
-      if (input.byteLength < HEADER_BYTES) throw corrupt('block shorter than its header');
       // Typed views need aligned offsets; a block read into an aligned buffer is used in place.
       const block = input.byteOffset % 8 === 0 ? input : new Uint8Array(input);
       const buffer = block.buffer;
       const base = block.byteOffset;
-      const header = new Uint32Array(buffer, base, HEADER_WORDS);
-      const total = header[0]!;
-      const records = header[1]!;
-      const flags = header[2]!;
-      const stringCount = header[3]!;
-      const stringBytes = header[4]!;
-      const templateCount = header[5]!;
-      const templateBytes = header[6]!;
-      const referenceCount = header[7]!;
-      const integerCount = header[8]!;
-      const floatCount = header[9]!;
-      const fixedBytes =
-        HEADER_BYTES +
-        floatCount * 8 +
-        4 * (records + referenceCount + integerCount) +
-        stringBytes +
-        templateBytes;
-      if (total !== block.byteLength || align8(fixedBytes) !== total) {
-        throw corrupt('block length does not match its header');
-      }
+      const {
+        records,
+        flags,
+        stringCount,
+        stringBytes,
+        templateCount,
+        templateBytes,
+        referenceCount,
+        integerCount,
+        floatCount,
+      } = readBlockHeader(block);
       if (flags & FLAG_NEW_SEQUENCE) {
         templates = [];
         started = true;

@@ -18,7 +18,6 @@ import {
   MAX_DEPTH,
   MAX_TEMPLATES,
   MAX_TABLE_STRINGS,
-  HEADER_WORDS,
   HEADER_BYTES,
   FLAG_NEW_SEQUENCE,
   FLAG_NEW_TABLE,
@@ -26,7 +25,8 @@ import {
   STRING_SEPARATOR,
   needsJson,
   type TemplateDescription,
-  align8,
+  blockLength,
+  writeBlockHeader,
 } from './block-layout.ts';
 
 /** A typed array that grows by doubling: one of a block's columns while it is encoded. */
@@ -60,16 +60,27 @@ const int32Column = (): Column<Int32Array> =>
 const float64Column = (): Column<Float64Array> =>
   new Column((length) => new Float64Array(length), 1 << 10);
 
-/** A node of a trie over key lists (object shapes). */
-interface ShapeNode {
-  readonly next: Map<string, ShapeNode>;
-  shape: number;
+/**
+ * A node of a trie: over key lists (object shapes, `id` the shape) or over child templates
+ * (`id` the template where a child list ends); -1 until one is given.
+ */
+interface TrieNode<Key> {
+  readonly next: Map<Key, TrieNode<Key>>;
+  id: number;
 }
 
-/** A node of a trie over child templates: where a child list ends, its template. */
-interface TemplateNode {
-  readonly next: Map<number, TemplateNode>;
-  template: number;
+function trieNode<Key>(): TrieNode<Key> {
+  return { next: new Map(), id: -1 };
+}
+
+/** The child of `node` under `key`, made on first use. */
+function descend<Key>(node: TrieNode<Key>, key: Key): TrieNode<Key> {
+  let child = node.next.get(key);
+  if (!child) {
+    child = trieNode();
+    node.next.set(key, child);
+  }
+  return child;
 }
 
 interface Composite {
@@ -102,12 +113,12 @@ export class BlockEncoder {
   private readonly maxTemplates: number;
   private readonly strings = new Map<string, number>();
   private newStrings: string[] = [];
-  private readonly shapeRoot: ShapeNode = { next: new Map(), shape: -1 };
+  private readonly shapeRoot = trieNode<string>();
   private readonly shapeKeys: (readonly string[])[] = [];
   /** Per shape: whether it can be built by an object literal (no `__proto__` key). */
   private readonly shapeLiteral: boolean[] = [];
-  private readonly objectRoots = new Map<number, TemplateNode>();
-  private readonly arrayRoot: TemplateNode = { next: new Map(), template: -1 };
+  private readonly objectRoots = new Map<number, TrieNode<number>>();
+  private readonly arrayRoot = trieNode<number>();
   private readonly composites: Composite[] = [];
   private readonly records = new Map<number, number>();
   private newTemplates: string[] = [];
@@ -158,9 +169,7 @@ export class BlockEncoder {
     let index = this.records.get(template);
     if (index !== undefined) return index;
     if (this.records.size >= this.maxTemplates) {
-      this.references.length = references;
-      this.integers.length = integers;
-      this.floats.length = floats;
+      this.rewind(references, integers, floats);
       template = this.json(value);
       index = this.records.get(template);
       if (index !== undefined) return index;
@@ -169,6 +178,13 @@ export class BlockEncoder {
     this.records.set(template, index);
     this.newTemplates.push(JSON.stringify(this.description(template)));
     return index;
+  }
+
+  /** Takes back the leaves pushed since the columns had these lengths. */
+  private rewind(references: number, integers: number, floats: number): void {
+    this.references.length = references;
+    this.integers.length = integers;
+    this.floats.length = floats;
   }
 
   private description(template: number): TemplateDescription {
@@ -241,9 +257,7 @@ export class BlockEncoder {
     }
     const template = this.composite(this.arrayRoot, start, null);
     if (template !== LEAF_JSON) return template;
-    this.references.length = references;
-    this.integers.length = integers;
-    this.floats.length = floats;
+    this.rewind(references, integers, floats);
     return this.json(value);
   }
 
@@ -252,21 +266,15 @@ export class BlockEncoder {
     // Walk the shape trie key by key: no signature string is built for known shapes.
     let node = this.shapeRoot;
     for (const key of keys) {
-      if (value[key] === undefined) continue;
-      let child = node.next.get(key);
-      if (!child) {
-        child = { next: new Map(), shape: -1 };
-        node.next.set(key, child);
-      }
-      node = child;
+      if (value[key] !== undefined) node = descend(node, key);
     }
-    if (node.shape < 0) {
+    if (node.id < 0) {
       const shapeKeys = keys.filter((key) => value[key] !== undefined);
-      node.shape = this.shapeKeys.length;
+      node.id = this.shapeKeys.length;
       this.shapeKeys.push(shapeKeys);
       this.shapeLiteral.push(!shapeKeys.includes('__proto__'));
     }
-    const shape = node.shape;
+    const shape = node.id;
     // An object literal would set the prototype for a `__proto__` key; JSON.parse makes it an
     // own property, and so does decoding the JSON text.
     if (!this.shapeLiteral[shape]) return this.json(value);
@@ -280,32 +288,22 @@ export class BlockEncoder {
     }
     let root = this.objectRoots.get(shape);
     if (!root) {
-      root = { next: new Map(), template: -1 };
+      root = trieNode();
       this.objectRoots.set(shape, root);
     }
     const template = this.composite(root, start, this.shapeKeys[shape]!);
     if (template !== LEAF_JSON) return template;
-    this.references.length = references;
-    this.integers.length = integers;
-    this.floats.length = floats;
+    this.rewind(references, integers, floats);
     return this.json(value);
   }
 
   /** The template of an object (keys) or array (null) whose children are on the stack. */
-  private composite(root: TemplateNode, start: number, keys: readonly string[] | null): number {
+  private composite(root: TrieNode<number>, start: number, keys: readonly string[] | null): number {
     const children = this.children.data;
     const end = this.children.length;
     let node = root;
-    for (let index = start; index < end; index++) {
-      const child = children[index]!;
-      let next = node.next.get(child);
-      if (!next) {
-        next = { next: new Map(), template: -1 };
-        node.next.set(child, next);
-      }
-      node = next;
-    }
-    if (node.template < 0) {
+    for (let index = start; index < end; index++) node = descend(node, children[index]!);
+    if (node.id < 0) {
       let size = 1;
       const descriptions: TemplateDescription[] = [];
       for (let index = start; index < end; index++) {
@@ -313,9 +311,9 @@ export class BlockEncoder {
         descriptions.push(this.description(children[index]!));
       }
       if (size > MAX_TEMPLATE_SIZE) {
-        node.template = LEAF_JSON;
+        node.id = LEAF_JSON;
       } else {
-        node.template = FIRST_COMPOSITE + this.composites.length;
+        node.id = FIRST_COMPOSITE + this.composites.length;
         this.composites.push({
           description: keys === null ? { a: descriptions } : { k: keys, v: descriptions },
           size,
@@ -323,7 +321,7 @@ export class BlockEncoder {
       }
     }
     this.children.length = start;
-    return node.template;
+    return node.id;
   }
 
   private assemble(flags: number, records: number): Buffer {
@@ -339,31 +337,23 @@ export class BlockEncoder {
       this.newTemplates.length === 0
         ? Buffer.alloc(0)
         : Buffer.from(JSON.stringify(this.newTemplates), 'utf8');
-    const floatBytes = this.floats.length * 8;
-    const fixedBytes =
-      HEADER_BYTES +
-      floatBytes +
-      4 * (records + this.references.length + this.integers.length) +
-      strings.length +
-      templates.length;
-    const total = align8(fixedBytes);
+    const header = {
+      records,
+      flags: stringFlags,
+      stringCount: this.newStrings.length,
+      stringBytes: strings.length,
+      templateCount: this.newTemplates.length,
+      templateBytes: templates.length,
+      referenceCount: this.references.length,
+      integerCount: this.integers.length,
+      floatCount: this.floats.length,
+    };
+    const total = blockLength(header);
     const block = Buffer.alloc(total);
-    const header = new Uint32Array(HEADER_WORDS);
-    header[0] = total;
-    header[1] = records;
-    header[2] = stringFlags;
-    header[3] = this.newStrings.length;
-    header[4] = strings.length;
-    header[5] = this.newTemplates.length;
-    header[6] = templates.length;
-    header[7] = this.references.length;
-    header[8] = this.integers.length;
-    header[9] = this.floats.length;
-    let offset = 0;
-    block.set(new Uint8Array(header.buffer), offset);
-    offset += HEADER_BYTES;
+    block.set(writeBlockHeader({ total, ...header }), 0);
+    let offset = HEADER_BYTES;
     block.set(this.floats.bytes(), offset);
-    offset += floatBytes;
+    offset += this.floats.length * 8;
     for (const column of [this.recordTemplates, this.references, this.integers]) {
       block.set(column.bytes(), offset);
       offset += column.length * 4;

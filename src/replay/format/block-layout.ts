@@ -63,7 +63,7 @@ export const MAX_TEMPLATES = 4_096;
 /** The string table starts over at the next block once it holds this many strings. */
 export const MAX_TABLE_STRINGS = 1 << 16;
 
-export const HEADER_WORDS = 10;
+const HEADER_WORDS = 10;
 export const HEADER_BYTES = HEADER_WORDS * 4;
 export const FLAG_NEW_SEQUENCE = 1;
 export const FLAG_NEW_TABLE = 2;
@@ -84,8 +84,106 @@ export type TemplateDescription =
   | { readonly k: readonly string[]; readonly v: readonly TemplateDescription[] }
   | { readonly a: readonly TemplateDescription[] };
 
-export function align8(bytes: number): number {
+function align8(bytes: number): number {
   return (bytes + 7) & ~7;
+}
+
+/** A block's header: the ten counts, in the order they are written. */
+export interface BlockHeader {
+  /** The block's bytes, this header and the padding included. */
+  readonly total: number;
+  readonly records: number;
+  readonly flags: number;
+  readonly stringCount: number;
+  readonly stringBytes: number;
+  readonly templateCount: number;
+  readonly templateBytes: number;
+  readonly referenceCount: number;
+  readonly integerCount: number;
+  readonly floatCount: number;
+}
+
+/** The bytes of a block of these counts, padding included. */
+export function blockLength(counts: Omit<BlockHeader, 'total'>): number {
+  return align8(
+    HEADER_BYTES +
+      counts.floatCount * 8 +
+      4 * (counts.records + counts.referenceCount + counts.integerCount) +
+      counts.stringBytes +
+      counts.templateBytes,
+  );
+}
+
+/** The header's bytes, in host byte order. */
+export function writeBlockHeader(header: BlockHeader): Uint8Array {
+  return new Uint8Array(
+    new Uint32Array([
+      header.total,
+      header.records,
+      header.flags,
+      header.stringCount,
+      header.stringBytes,
+      header.templateCount,
+      header.templateBytes,
+      header.referenceCount,
+      header.integerCount,
+      header.floatCount,
+    ]).buffer,
+  );
+}
+
+/** Reads the header of a block whose bytes start 8-byte aligned; checks the block's length. */
+export function readBlockHeader(block: Uint8Array): BlockHeader {
+  if (block.byteLength < HEADER_BYTES) throw corrupt('block shorter than its header');
+  const words = new Uint32Array(block.buffer, block.byteOffset, HEADER_WORDS);
+  const header: BlockHeader = {
+    total: words[0]!,
+    records: words[1]!,
+    flags: words[2]!,
+    stringCount: words[3]!,
+    stringBytes: words[4]!,
+    templateCount: words[5]!,
+    templateBytes: words[6]!,
+    referenceCount: words[7]!,
+    integerCount: words[8]!,
+    floatCount: words[9]!,
+  };
+  if (header.total !== block.byteLength || blockLength(header) !== header.total) {
+    throw corrupt('block length does not match its header');
+  }
+  return header;
+}
+
+/** Where the next leaf of each column is, as a template is compiled. */
+export interface LeafOffsets {
+  references: number;
+  integers: number;
+  floats: number;
+}
+
+/**
+ * The source of one leaf, which reads the next value of its column (and moves `offsets` on);
+ * null for an unknown leaf code.
+ */
+export function leafSource(leaf: unknown, offsets: LeafOffsets): string | null {
+  switch (leaf) {
+    case LEAF_NULL:
+      return 'null';
+    case LEAF_FALSE:
+      return 'false';
+    case LEAF_TRUE:
+      return 'true';
+    case LEAF_STRING:
+      return `S[X[x+${offsets.references++}]]`;
+    case LEAF_INTEGER:
+      return `N[n+${offsets.integers++}]`;
+    case LEAF_FLOAT:
+      return `F[f+${offsets.floats++}]`;
+    case LEAF_JSON:
+      return `J(S[X[x+${offsets.references++}]])`;
+    default:
+      return null;
+  }
 }
 
 export function corrupt(message: string): PaperbotError {

@@ -6,16 +6,13 @@
  */
 import { PaperbotError } from '../../core/errors.ts';
 import {
-  LEAF_NULL,
-  LEAF_FALSE,
-  LEAF_TRUE,
-  LEAF_STRING,
-  LEAF_INTEGER,
-  LEAF_FLOAT,
-  LEAF_JSON,
-  MAX_TEMPLATE_SIZE,
-  MAX_DEPTH,
   corrupt,
+  LEAF_JSON,
+  LEAF_STRING,
+  leafSource,
+  type LeafOffsets,
+  MAX_DEPTH,
+  MAX_TEMPLATE_SIZE,
 } from './block-layout.ts';
 
 /** Builds one record from the columns at the given positions. */
@@ -135,38 +132,6 @@ const DEFERRED_KEYS = new Set(['v', 't', 'k', 'm', 'd']);
  */
 const compiledTemplates = new Map<string, Builder>();
 const MAX_COMPILED_TEMPLATES = 16_384;
-
-/** Where the next leaf of each column is, as a template is compiled. */
-interface LeafOffsets {
-  references: number;
-  integers: number;
-  floats: number;
-}
-
-/**
- * The source of one leaf, which reads the next value of its column (and moves `offsets` on);
- * null for an unknown leaf code.
- */
-function leafSource(leaf: unknown, offsets: LeafOffsets): string | null {
-  switch (leaf) {
-    case LEAF_NULL:
-      return 'null';
-    case LEAF_FALSE:
-      return 'false';
-    case LEAF_TRUE:
-      return 'true';
-    case LEAF_STRING:
-      return `S[X[x+${offsets.references++}]]`;
-    case LEAF_INTEGER:
-      return `N[n+${offsets.integers++}]`;
-    case LEAF_FLOAT:
-      return `F[f+${offsets.floats++}]`;
-    case LEAF_JSON:
-      return `J(S[X[x+${offsets.references++}]])`;
-    default:
-      return null;
-  }
-}
 
 function compileTemplate(text: string): Builder {
   let description: unknown;
