@@ -217,3 +217,13 @@ export function prepareStatements(database: Database.Database) {
 
 /** @internal */
 export type Statements = ReturnType<typeof prepareStatements>;
+
+/** What each part of the SQLite journal works through: its file, statements and clock. */
+export interface JournalStore {
+  readonly path: string;
+  readonly database: Database.Database;
+  readonly sql: Statements;
+  readonly now: () => number;
+  /** Runs `work` in one transaction (`Journal.transaction`). */
+  readonly transaction: <T>(work: () => T) => T;
+}
