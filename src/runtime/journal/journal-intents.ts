@@ -129,12 +129,6 @@ export class JournalIntents {
     return known !== undefined && known >= sequence;
   }
 
-  /** Takes the next sequence of one of the runtime's own purposes (persisted before use). */
-  takeInternalSequence(purpose: string): number {
-    const row = this.sql.takeInternalSequence.get(purpose) as { last_sequence: number };
-    return row.last_sequence;
-  }
-
   // Intents
 
   /**
@@ -155,37 +149,28 @@ export class JournalIntents {
     if (cached !== undefined) return { record: cached, created: false };
     const now = this.now();
     const intentJson = JSON.stringify(stamped);
-    const market = marketOf(stamped.intent);
+    // The columns both inserts begin with.
+    const columns = [
+      stamped.requestId,
+      stamped.strategyId,
+      stamped.sequence,
+      stamped.intent.kind,
+      stamped.clientOrderId,
+      marketOf(stamped.intent),
+      intentJson,
+      stamped.emittedAt,
+    ];
     let created: boolean;
     let contextJson: string | null = null;
     if (first === undefined) {
-      created =
-        this.sql.insertIntent.run(
-          stamped.requestId,
-          stamped.strategyId,
-          stamped.sequence,
-          stamped.intent.kind,
-          stamped.clientOrderId,
-          market,
-          intentJson,
-          stamped.emittedAt,
-          now,
-          now,
-        ).changes === 1;
+      created = this.sql.insertIntent.run(...columns, now, now).changes === 1;
     } else {
       const { command, step } = first;
       const simulation = step === 'sending' ? null : step;
       contextJson = JSON.stringify(first.context);
       created =
         this.sql.insertIntentWithCommand.run(
-          stamped.requestId,
-          stamped.strategyId,
-          stamped.sequence,
-          stamped.intent.kind,
-          stamped.clientOrderId,
-          market,
-          intentJson,
-          stamped.emittedAt,
+          ...columns,
           simulation === null ? 'sending' : 'simulating',
           simulation?.simulateRequestId ?? null,
           simulation?.attempt ?? 0,

@@ -26,7 +26,12 @@ export class JournalRuntimeState {
     this.now = store.now;
   }
 
-  // The runtime's own commands
+  // The runtime's own sequences and commands
+  /** Takes the next sequence of one of the runtime's own purposes (persisted before use). */
+  takeInternalSequence(purpose: string): number {
+    const row = this.sql.takeInternalSequence.get(purpose) as { last_sequence: number };
+    return row.last_sequence;
+  }
 
   /** Journals one of the runtime's own commands in state `sending`, before it is sent. */
   recordInternalCommand(purpose: string, requestId: string, command: JournaledCommand): void {

@@ -21,26 +21,19 @@
  */
 import Database from 'better-sqlite3';
 import { PaperbotError } from '../../core/errors.ts';
-import type { Fill, OrderStatusEvent } from '../../protocol/index.ts';
-import type { StampedIntent } from '../intents.ts';
 import { JournalExits } from './exits.ts';
-import type { CommandStep, FirstCommand, IntentJournal } from './intent-journal.ts';
+import type { IntentJournal } from './intent-journal.ts';
 import { JournalIntents, WAL_AUTOCHECKPOINT_PAGES } from './journal-intents.ts';
 import { DEFAULT_ORDER_EVENT_WINDOW, JournalPrivateStream } from './journal-private-stream.ts';
 import { JournalRuntimeState } from './journal-runtime-state.ts';
+import { LedgerCalls } from './ledger-calls.ts';
 import type {
-  DeadmanRecord,
-  FillReadBackRecord,
   FillRecord,
-  IntentContext,
   IntentRecord,
   InternalCommandRecord,
-  JournaledCommand,
   OrderEventRecord,
-  OutcomeRecord,
-  PrivateCursor,
 } from './records.ts';
-import { type IntentState, type InternalCommandState, migrate } from './schema.ts';
+import { migrate } from './schema.ts';
 import { JournalRetention, type PruneStep, type RetentionPolicy } from './retention.ts';
 import { prepareStatements, type Statements } from './statements.ts';
 
@@ -63,7 +56,7 @@ export interface JournalOptions {
   readonly orderEventWindow?: number;
 }
 
-export class Journal implements IntentJournal {
+export class Journal extends LedgerCalls implements IntentJournal {
   readonly path: string;
   readonly epoch: string;
   private readonly database: Database.Database;
@@ -77,8 +70,10 @@ export class Journal implements IntentJournal {
    */
   private readonly runInTransaction: Database.Transaction<(work: () => unknown) => unknown>;
   private readonly intents: JournalIntents;
-  private readonly privateStream: JournalPrivateStream;
-  private readonly runtimeState: JournalRuntimeState;
+  /** Fills, order events, the private sequence and the read-back (`ReplayJournal`'s too). */
+  readonly privateStream: JournalPrivateStream;
+  /** The runtime's own sequences, commands, meta values, dead-man state (`ReplayJournal`'s too). */
+  readonly runtimeState: JournalRuntimeState;
   /** The emulated exits' table (`./exits.ts`). */
   readonly exits: JournalExits;
   /** Retention and maintenance (`./retention.ts`): old settled rows leave, space comes back. */
@@ -91,6 +86,7 @@ export class Journal implements IntentJournal {
     epoch: string,
     orderEventWindow: number,
   ) {
+    super();
     this.path = path;
     this.database = database;
     this.now = now;
@@ -206,217 +202,165 @@ export class Journal implements IntentJournal {
     return this.intents.nextSequence(strategyId);
   }
 
-  noteSequence(strategyId: string, sequence: number): void {
-    this.intents.noteSequence(strategyId, sequence);
+  noteSequence(...call: Parameters<JournalIntents['noteSequence']>): void {
+    this.intents.noteSequence(...call);
   }
 
-  takeInternalSequence(purpose: string): number {
-    return this.intents.takeInternalSequence(purpose);
+  recordIntent(...call: Parameters<JournalIntents['recordIntent']>): {
+    readonly record: IntentRecord;
+    readonly created: boolean;
+  } {
+    return this.intents.recordIntent(...call);
   }
 
-  recordIntent(
-    stamped: StampedIntent,
-    first?: FirstCommand,
-  ): { readonly record: IntentRecord; readonly created: boolean } {
-    return this.intents.recordIntent(stamped, first);
+  getIntent(...call: Parameters<JournalIntents['getIntent']>): IntentRecord | undefined {
+    return this.intents.getIntent(...call);
   }
 
-  getIntent(requestId: string): IntentRecord | undefined {
-    return this.intents.getIntent(requestId);
+  requireIntent(...call: Parameters<JournalIntents['requireIntent']>): IntentRecord {
+    return this.intents.requireIntent(...call);
   }
 
-  requireIntent(requestId: string): IntentRecord {
-    return this.intents.requireIntent(requestId);
+  intentByOrderId(
+    ...call: Parameters<JournalIntents['intentByOrderId']>
+  ): IntentRecord | undefined {
+    return this.intents.intentByOrderId(...call);
   }
 
-  intentByOrderId(orderId: string): IntentRecord | undefined {
-    return this.intents.intentByOrderId(orderId);
+  intentByClientOrderId(
+    ...call: Parameters<JournalIntents['intentByClientOrderId']>
+  ): IntentRecord | undefined {
+    return this.intents.intentByClientOrderId(...call);
   }
 
-  intentByClientOrderId(clientOrderId: string): IntentRecord | undefined {
-    return this.intents.intentByClientOrderId(clientOrderId);
+  openIntents(...call: Parameters<JournalIntents['openIntents']>): IntentRecord[] {
+    return this.intents.openIntents(...call);
   }
 
-  openIntents(): IntentRecord[] {
-    return this.intents.openIntents();
+  countExhaustedUnknown(...call: Parameters<JournalIntents['countExhaustedUnknown']>): number {
+    return this.intents.countExhaustedUnknown(...call);
   }
 
-  countExhaustedUnknown(): number {
-    return this.intents.countExhaustedUnknown();
+  countIntents(...call: Parameters<JournalIntents['countIntents']>): number {
+    return this.intents.countIntents(...call);
   }
 
-  countIntents(state: IntentState): number {
-    return this.intents.countIntents(state);
-  }
-
-  knownOrderIds(): {
+  knownOrderIds(...call: Parameters<JournalIntents['knownOrderIds']>): {
     readonly orderIds: ReadonlySet<string>;
     readonly clientOrderIds: ReadonlySet<string>;
   } {
-    return this.intents.knownOrderIds();
+    return this.intents.knownOrderIds(...call);
   }
 
-  isKnownOrder(orderId: string, clientOrderId: string | null): boolean {
-    return this.intents.isKnownOrder(orderId, clientOrderId);
+  isKnownOrder(...call: Parameters<JournalIntents['isKnownOrder']>): boolean {
+    return this.intents.isKnownOrder(...call);
   }
 
-  recordSimulation(requestId: string, simulateRequestId: string, attempt: number): void {
-    this.intents.recordSimulation(requestId, simulateRequestId, attempt);
+  recordSimulation(...call: Parameters<JournalIntents['recordSimulation']>): void {
+    this.intents.recordSimulation(...call);
   }
 
-  recordCommand(requestId: string, command: JournaledCommand, context: IntentContext = {}): void {
-    this.intents.recordCommand(requestId, command, context);
+  recordCommand(...call: Parameters<JournalIntents['recordCommand']>): void {
+    this.intents.recordCommand(...call);
   }
 
-  recordCommandWithStep(
-    requestId: string,
-    command: JournaledCommand,
-    context: IntentContext,
-    step: CommandStep,
-  ): void {
-    this.intents.recordCommandWithStep(requestId, command, context, step);
+  recordCommandWithStep(...call: Parameters<JournalIntents['recordCommandWithStep']>): void {
+    this.intents.recordCommandWithStep(...call);
   }
 
-  recordSendAttempt(requestId: string): void {
-    this.intents.recordSendAttempt(requestId);
+  recordSendAttempt(...call: Parameters<JournalIntents['recordSendAttempt']>): void {
+    this.intents.recordSendAttempt(...call);
   }
 
-  recordAccepted(
-    requestId: string,
-    orderId: string | null,
-    outcome: OutcomeRecord,
-    replacesOrderId: string | null = null,
-  ): void {
-    this.intents.recordAccepted(requestId, orderId, outcome, replacesOrderId);
+  recordAccepted(...call: Parameters<JournalIntents['recordAccepted']>): void {
+    this.intents.recordAccepted(...call);
   }
 
-  recordRejected(requestId: string, outcome: OutcomeRecord): void {
-    this.intents.recordRejected(requestId, outcome);
+  recordRejected(...call: Parameters<JournalIntents['recordRejected']>): void {
+    this.intents.recordRejected(...call);
   }
 
-  recordDenied(requestId: string, outcome: OutcomeRecord): void {
-    this.intents.recordDenied(requestId, outcome);
+  recordDenied(...call: Parameters<JournalIntents['recordDenied']>): void {
+    this.intents.recordDenied(...call);
   }
 
-  recordUnknown(requestId: string, outcome: OutcomeRecord, nextResolutionAt: number | null): void {
-    this.intents.recordUnknown(requestId, outcome, nextResolutionAt);
+  recordUnknown(...call: Parameters<JournalIntents['recordUnknown']>): void {
+    this.intents.recordUnknown(...call);
   }
 
-  recordResolutionAttempt(requestId: string, nextResolutionAt: number | null): void {
-    this.intents.recordResolutionAttempt(requestId, nextResolutionAt);
+  recordResolutionAttempt(...call: Parameters<JournalIntents['recordResolutionAttempt']>): void {
+    this.intents.recordResolutionAttempt(...call);
   }
 
-  recordResolved(
-    requestId: string,
-    resolution: 'accepted' | 'rejected',
-    orderId: string | null,
-    outcome: OutcomeRecord,
-    replacesOrderId: string | null = null,
-  ): void {
-    this.intents.recordResolved(requestId, resolution, orderId, outcome, replacesOrderId);
+  recordResolved(...call: Parameters<JournalIntents['recordResolved']>): void {
+    this.intents.recordResolved(...call);
   }
 
-  markFillReported(requestId: string): boolean {
-    return this.intents.markFillReported(requestId);
+  markFillReported(...call: Parameters<JournalIntents['markFillReported']>): boolean {
+    return this.intents.markFillReported(...call);
   }
 
   // Fills, order events, the private sequence, the read-back (`JournalPrivateStream`)
 
-  markFillSeen(fillId: string, orderId: string | null): boolean {
-    return this.privateStream.markFillSeen(fillId, orderId);
+  markFillSeen(...call: Parameters<JournalPrivateStream['markFillSeen']>): boolean {
+    return this.privateStream.markFillSeen(...call);
   }
 
-  hasSeenFill(fillId: string): boolean {
-    return this.privateStream.hasSeenFill(fillId);
+  hasSeenFill(...call: Parameters<JournalPrivateStream['hasSeenFill']>): boolean {
+    return this.privateStream.hasSeenFill(...call);
   }
 
-  recordFill(
-    fill: Fill,
-    delivery: { readonly sequence: number | null; readonly source: 'stream' | 'rest' },
-    eventAt: string | null = null,
-  ): boolean {
-    return this.privateStream.recordFill(fill, delivery, eventAt);
+  recordFill(...call: Parameters<JournalPrivateStream['recordFill']>): boolean {
+    return this.privateStream.recordFill(...call);
   }
 
-  fill(fillId: string): FillRecord | undefined {
-    return this.privateStream.fill(fillId);
+  fill(...call: Parameters<JournalPrivateStream['fill']>): FillRecord | undefined {
+    return this.privateStream.fill(...call);
   }
 
-  fillCount(): number {
-    return this.privateStream.fillCount();
+  fillCount(...call: Parameters<JournalPrivateStream['fillCount']>): number {
+    return this.privateStream.fillCount(...call);
   }
 
-  recordOrderEvent(event: OrderStatusEvent): boolean {
-    return this.privateStream.recordOrderEvent(event);
+  recordOrderEvent(...call: Parameters<JournalPrivateStream['recordOrderEvent']>): boolean {
+    return this.privateStream.recordOrderEvent(...call);
   }
 
-  orderEvents(): OrderEventRecord[] {
-    return this.privateStream.orderEvents();
+  orderEvents(...call: Parameters<JournalPrivateStream['orderEvents']>): OrderEventRecord[] {
+    return this.privateStream.orderEvents(...call);
   }
 
-  privateCursor(): PrivateCursor | null {
-    return this.privateStream.privateCursor();
-  }
-
-  advancePrivateSequence(sequence: number, eventAt: string | null): void {
-    this.privateStream.advancePrivateSequence(sequence, eventAt);
-  }
-
-  restartPrivateSequence(sequence: number): void {
-    this.privateStream.restartPrivateSequence(sequence);
-  }
-
-  requestFillReadBack(reason: string): FillReadBackRecord {
-    return this.privateStream.requestFillReadBack(reason);
-  }
-
-  pendingFillReadBack(): FillReadBackRecord | null {
-    return this.privateStream.pendingFillReadBack();
-  }
-
-  finishFillReadBack(generation: number): boolean {
-    return this.privateStream.finishFillReadBack(generation);
+  advancePrivateSequence(
+    ...call: Parameters<JournalPrivateStream['advancePrivateSequence']>
+  ): void {
+    this.privateStream.advancePrivateSequence(...call);
   }
 
   // The runtime's own commands, meta values and the dead-man state (`JournalRuntimeState`)
 
-  recordInternalCommand(purpose: string, requestId: string, command: JournaledCommand): void {
-    this.runtimeState.recordInternalCommand(purpose, requestId, command);
+  getInternalCommand(
+    ...call: Parameters<JournalRuntimeState['getInternalCommand']>
+  ): InternalCommandRecord | undefined {
+    return this.runtimeState.getInternalCommand(...call);
   }
 
-  finishInternalCommand(
-    requestId: string,
-    state: Exclude<InternalCommandState, 'sending'>,
-    outcome: Readonly<Record<string, unknown>>,
-  ): void {
-    this.runtimeState.finishInternalCommand(requestId, state, outcome);
+  internalCommands(
+    ...call: Parameters<JournalRuntimeState['internalCommands']>
+  ): InternalCommandRecord[] {
+    return this.runtimeState.internalCommands(...call);
   }
 
-  getInternalCommand(requestId: string): InternalCommandRecord | undefined {
-    return this.runtimeState.getInternalCommand(requestId);
+  abandonOpenInternalCommands(
+    ...call: Parameters<JournalRuntimeState['abandonOpenInternalCommands']>
+  ): number {
+    return this.runtimeState.abandonOpenInternalCommands(...call);
   }
 
-  internalCommands(purpose?: string): InternalCommandRecord[] {
-    return this.runtimeState.internalCommands(purpose);
+  readMeta(...call: Parameters<JournalRuntimeState['readMeta']>): string | null {
+    return this.runtimeState.readMeta(...call);
   }
 
-  abandonOpenInternalCommands(): number {
-    return this.runtimeState.abandonOpenInternalCommands();
-  }
-
-  readMeta(key: string): string | null {
-    return this.runtimeState.readMeta(key);
-  }
-
-  writeMeta(key: string, value: string): void {
-    this.runtimeState.writeMeta(key, value);
-  }
-
-  readDeadman(): DeadmanRecord | null {
-    return this.runtimeState.readDeadman();
-  }
-
-  writeDeadman(record: DeadmanRecord): void {
-    this.runtimeState.writeDeadman(record);
+  writeMeta(...call: Parameters<JournalRuntimeState['writeMeta']>): void {
+    this.runtimeState.writeMeta(...call);
   }
 }
