@@ -94,6 +94,7 @@ export class JournalIntents {
    */
   private knownIds: { orderIds: Set<string>; clientOrderIds: Set<string> } | null = null;
 
+  /** @internal */
   constructor(store: JournalStore) {
     this.path = store.path;
     this.database = store.database;

@@ -28,6 +28,7 @@ export class JournalPrivateStream {
   /** Order events this process recorded (the ledger is trimmed every so many). */
   private orderEventsRecorded = 0;
 
+  /** @internal */
   constructor(
     store: JournalStore,
     private readonly orderEventWindow: number,

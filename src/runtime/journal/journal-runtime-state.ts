@@ -21,6 +21,7 @@ export class JournalRuntimeState {
   private readonly sql: Statements;
   private readonly now: () => number;
 
+  /** @internal */
   constructor(store: JournalStore) {
     this.sql = store.sql;
     this.now = store.now;

@@ -218,7 +218,10 @@ export function prepareStatements(database: Database.Database) {
 /** @internal */
 export type Statements = ReturnType<typeof prepareStatements>;
 
-/** What each part of the SQLite journal works through: its file, statements and clock. */
+/**
+ * @internal What each part of the SQLite journal works through: its file, statements and clock
+ * (left out of the package's declarations, as `prepareStatements` is).
+ */
 export interface JournalStore {
   readonly path: string;
   readonly database: Database.Database;
