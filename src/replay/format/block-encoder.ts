@@ -29,21 +29,17 @@ import {
   writeBlockHeader,
 } from './block-layout.ts';
 
-/** A typed array that grows by doubling: one of a block's columns while it is encoded. */
-class Column<Data extends Int32Array | Float64Array> {
-  data: Data;
+/**
+ * The block's columns while it is encoded: typed arrays that grow by doubling. Two classes, not
+ * one generic class, so each `push` sees one kind of typed array (the encoder's hot path).
+ */
+class Int32Column {
+  data = new Int32Array(1 << 12);
   length = 0;
-
-  constructor(
-    private readonly allocate: (length: number) => Data,
-    initialLength: number,
-  ) {
-    this.data = allocate(initialLength);
-  }
 
   push(value: number): void {
     if (this.length === this.data.length) {
-      const larger = this.allocate(this.data.length * 2);
+      const larger = new Int32Array(this.data.length * 2);
       larger.set(this.data);
       this.data = larger;
     }
@@ -51,14 +47,27 @@ class Column<Data extends Int32Array | Float64Array> {
   }
 
   bytes(): Uint8Array {
-    return new Uint8Array(this.data.buffer, 0, this.length * this.data.BYTES_PER_ELEMENT);
+    return new Uint8Array(this.data.buffer, 0, this.length * 4);
   }
 }
 
-const int32Column = (): Column<Int32Array> =>
-  new Column((length) => new Int32Array(length), 1 << 12);
-const float64Column = (): Column<Float64Array> =>
-  new Column((length) => new Float64Array(length), 1 << 10);
+class Float64Column {
+  data = new Float64Array(1 << 10);
+  length = 0;
+
+  push(value: number): void {
+    if (this.length === this.data.length) {
+      const larger = new Float64Array(this.data.length * 2);
+      larger.set(this.data);
+      this.data = larger;
+    }
+    this.data[this.length++] = value;
+  }
+
+  bytes(): Uint8Array {
+    return new Uint8Array(this.data.buffer, 0, this.length * 8);
+  }
+}
 
 /**
  * A node of a trie: over key lists (object shapes, `id` the shape) or over child templates
@@ -122,11 +131,11 @@ export class BlockEncoder {
   private readonly composites: Composite[] = [];
   private readonly records = new Map<number, number>();
   private newTemplates: string[] = [];
-  private readonly children = int32Column();
-  private readonly references = int32Column();
-  private readonly integers = int32Column();
-  private readonly floats = float64Column();
-  private readonly recordTemplates = int32Column();
+  private readonly children = new Int32Column();
+  private readonly references = new Int32Column();
+  private readonly integers = new Int32Column();
+  private readonly floats = new Float64Column();
+  private readonly recordTemplates = new Int32Column();
   private started = false;
   private failed = false;
 
