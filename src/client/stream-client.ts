@@ -53,15 +53,6 @@ import type {
 import { TickerSubscriptions } from './stream-tickers.ts';
 import { type TransportOptions, webSocketTransportOptions } from './transport.ts';
 
-export type {
-  ConnectionState,
-  ResyncSignal,
-  RiskEvent,
-  StreamClientOptions,
-  StreamStatistics,
-  TickerFrame,
-} from './stream-types.ts';
-
 const DEFAULT_RECONNECT: BackoffPolicy = {
   initialDelayMs: 500,
   maxDelayMs: 30_000,

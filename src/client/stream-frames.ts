@@ -115,12 +115,15 @@ export class StreamReplies {
   }
 
   answerChallenge(reading: ServerFrameReading): void {
+    this.takeChallengeWaiter()?.resolve(reading);
+  }
+
+  /** The challenge's waiter, no longer waiting (its timer cleared); null when none waits. */
+  private takeChallengeWaiter(): Waiter | null {
     const waiter = this.challengeWaiter;
     this.challengeWaiter = null;
-    if (waiter !== null) {
-      this.clock.clearTimeout(waiter.timer);
-      waiter.resolve(reading);
-    }
+    if (waiter !== null) this.clock.clearTimeout(waiter.timer);
+    return waiter;
   }
 
   /** Sends a client frame and waits for the reply carrying its request id. */
@@ -201,12 +204,7 @@ export class StreamReplies {
 
   /** The socket is gone: every waiter, the challenge's included, is refused with `error`. */
   rejectAll(error: unknown): void {
-    const waiter = this.challengeWaiter;
-    this.challengeWaiter = null;
-    if (waiter !== null) {
-      this.clock.clearTimeout(waiter.timer);
-      waiter.reject(error);
-    }
+    this.takeChallengeWaiter()?.reject(error);
     for (const [requestId, reply] of this.replyWaiters) {
       this.clock.clearTimeout(reply.timer);
       reply.reject(error);
