@@ -64,15 +64,9 @@ export {
   SequenceTracker,
   type SequenceTrackerOptions,
 } from './sequence.ts';
-export {
-  type ConnectionState,
-  type ResyncSignal,
-  type RiskEvent,
-  StreamClient,
-  type StreamClientOptions,
-  type StreamStatistics,
-  type TickerFrame,
-} from './stream-client.ts';
+export { StreamClient } from './stream-client.ts';
+/** The stream client's public types: `ConnectionState`, `ResyncSignal`, `RiskEvent`, `StreamClientOptions`, `StreamStatistics`, `TickerFrame`. */
+export type * from './stream-types.ts';
 export { MAX_CA_FILE_BYTES, readCaFile, readCertificates } from './ca-file.ts';
 export { type ProxyEnvironment, proxyFor, type ProxySettings, proxySettingsOf } from './proxy.ts';
 export { createRestDispatcher, type TransportOptions } from './transport.ts';

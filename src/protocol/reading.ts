@@ -152,6 +152,28 @@ function openReading(values: OpenValues): z.ZodType {
   return z.string().transform((value) => (values.known.has(value) ? value : meaning));
 }
 
+/**
+ * The type a wrapper wraps (optional, nullable, a default, readonly, a catch): read as its inner
+ * type; null for any other type.
+ */
+function wrappedType(def: {
+  readonly type: string;
+  readonly innerType?: unknown;
+}): z.ZodType | null {
+  switch (def.type) {
+    case 'optional':
+    case 'nullable':
+    case 'default':
+    case 'prefault':
+    case 'nonoptional':
+    case 'readonly':
+    case 'catch':
+      return def.innerType as z.ZodType;
+    default:
+      return null;
+  }
+}
+
 /** The tolerant form of `schema` (see the header). Built once per schema. */
 export function tolerantSchema<S extends z.ZodType>(schema: S): S {
   const cached = loosened.get(schema);
@@ -167,6 +189,8 @@ function buildTolerant(schema: z.ZodType): z.ZodType {
   const open = openValues.get(schema);
   if (open !== undefined) return openReading(open);
   const def = defOf(schema);
+  const inner = wrappedType(def);
+  if (inner !== null) return withDef(schema, { ...def, innerType: tolerantSchema(inner) });
   switch (def.type) {
     case 'object': {
       const shape = def.shape as Record<string, z.ZodType>;
@@ -182,14 +206,6 @@ function buildTolerant(schema: z.ZodType): z.ZodType {
     }
     case 'array':
       return withDef(schema, { ...def, element: tolerantSchema(def.element as z.ZodType) });
-    case 'optional':
-    case 'nullable':
-    case 'default':
-    case 'prefault':
-    case 'nonoptional':
-    case 'readonly':
-    case 'catch':
-      return withDef(schema, { ...def, innerType: tolerantSchema(def.innerType as z.ZodType) });
     case 'union':
       return withDef(schema, {
         ...def,
@@ -289,6 +305,11 @@ function walk(
     return;
   }
   const def = defOf(schema);
+  const inner = wrappedType(def);
+  if (inner !== null) {
+    if (input !== null && input !== undefined) walk(inner, input, path, shape, context);
+    return;
+  }
   switch (def.type) {
     case 'object': {
       if (!isPlainObject(input)) return;
@@ -321,16 +342,6 @@ function walk(
       }
       return;
     }
-    case 'optional':
-    case 'nullable':
-    case 'default':
-    case 'prefault':
-    case 'nonoptional':
-    case 'readonly':
-    case 'catch':
-      if (input === null || input === undefined) return;
-      walk(def.innerType as z.ZodType, input, path, shape, context);
-      return;
     case 'union': {
       const options = def.options as z.ZodType[];
       const discriminator = def.discriminator as string | undefined;

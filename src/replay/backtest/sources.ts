@@ -48,7 +48,7 @@ export interface ReplaySource {
 export interface BatchOptions {
   /**
    * Book and trade records may come with their `d` decoded only when first read (from a
-   * session's binary cache; `DeferredRecord` in `format/binary-codec.ts`). The replay venue
+   * session's binary cache; `DeferredRecord` in `format/record-templates.ts`). The replay venue
    * reads a snapshot or a trade only when something needs it, so most are never built.
    */
   readonly deferred?: boolean;

@@ -1,6 +1,6 @@
 /**
  * `events.cache`: a binary copy of a session's events, built on the first replay and used by the
- * next ones while it matches the events file (see `binary-codec.ts` for why it decodes faster).
+ * next ones while it matches the events file (see `block-layout.ts` for why it decodes faster).
  *
  * Layout: 8 bytes of magic (`PBCACHE2`), a 4-byte header length and a header slot of
  * `HEADER_SLOT` bytes (JSON, padded with spaces), then the blocks of one `BlockEncoder` sequence,
@@ -20,12 +20,9 @@ import { basename } from 'node:path';
 import { z } from 'zod';
 import { PaperbotError } from '../../core/errors.ts';
 import { openUserFile } from '../../core/user-file.ts';
-import {
-  BlockEncoder,
-  type BlockDecoderOptions,
-  createBlockDecoder,
-  HOST_LITTLE_ENDIAN,
-} from './binary-codec.ts';
+import { type BlockDecoderOptions, createBlockDecoder } from './block-decoder.ts';
+import { BlockEncoder } from './block-encoder.ts';
+import { HOST_LITTLE_ENDIAN } from './block-layout.ts';
 import type { ReadSummary } from './event-log-reader.ts';
 import type { RecordedEvent } from './records.ts';
 
@@ -80,7 +77,7 @@ export interface CacheFile {
   readonly header: CacheHeader;
   /**
    * The records block by block, in file order; closes the file at the end. With
-   * `deferredKinds`, records of those kinds may come as `DeferredRecord`s (`binary-codec.ts`).
+   * `deferredKinds`, records of those kinds may come as `DeferredRecord`s (`record-templates.ts`).
    */
   batches(options?: BlockDecoderOptions): AsyncGenerator<RecordedEvent[]>;
   close(): Promise<void>;

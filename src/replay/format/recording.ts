@@ -77,7 +77,7 @@ export interface RecordingReadOptions extends ReadOptions {
   readonly kinds?: readonly RecordKind[];
   /**
    * Records of these kinds read from the cache may come with their `d` decoded only when first
-   * read (`DeferredRecord`, `binary-codec.ts`): a replay skips building what nobody looks at.
+   * read (`DeferredRecord`, `record-templates.ts`): a replay skips building what nobody looks at.
    * Records read from the events file are always whole.
    */
   readonly deferredKinds?: readonly RecordKind[];

@@ -21,18 +21,18 @@ import type { JournalExits } from './exits.ts';
 import type { CommandStep, FirstCommand, IntentJournal } from './intent-journal.ts';
 import { IntentWindow } from './intent-window.ts';
 import { Journal } from './journal.ts';
+import type { JournalPrivateStream } from './journal-private-stream.ts';
+import type { JournalRuntimeState } from './journal-runtime-state.ts';
+import { LedgerCalls } from './ledger-calls.ts';
 import {
-  type DeadmanRecord,
-  type FillReadBackRecord,
   type IntentContext,
   type IntentRecord,
   type JournaledCommand,
   newIntentRecord,
   ORDER_MAKING_KINDS,
   type OutcomeRecord,
-  type PrivateCursor,
 } from './records.ts';
-import { type IntentState, type InternalCommandState, OPEN_INTENT_STATES } from './schema.ts';
+import { type IntentState, OPEN_INTENT_STATES } from './schema.ts';
 
 export interface ReplayJournalOptions {
   /** Epoch milliseconds for record timestamps; pass the replay's clock. */
@@ -203,9 +203,11 @@ function requireIntegerOrNull(value: number | null, name: string): void {
   if (value !== null) requireInteger(value, name);
 }
 
-export class ReplayJournal implements IntentJournal {
+export class ReplayJournal extends LedgerCalls implements IntentJournal {
   /** Everything but intents and sequences: a SQLite journal in memory. */
   private readonly ledger: Journal;
+  protected readonly privateStream: JournalPrivateStream;
+  protected readonly runtimeState: JournalRuntimeState;
   private readonly now: () => number;
   private readonly window: IntentWindow<Slot> | null;
   private readonly slots = new Map<string, Slot>();
@@ -236,7 +238,10 @@ export class ReplayJournal implements IntentJournal {
   private readonly meta = new Map<string, string>();
 
   private constructor(ledger: Journal, now: () => number, window: IntentWindow<Slot> | null) {
+    super();
     this.ledger = ledger;
+    this.privateStream = ledger.privateStream;
+    this.runtimeState = ledger.runtimeState;
     this.now = now;
     this.window = window;
   }
@@ -288,10 +293,6 @@ export class ReplayJournal implements IntentJournal {
     this.requireOpen();
     requireInteger(sequence, 'a sequence');
     this.sequences.set(strategyId, sequence);
-  }
-
-  takeInternalSequence(purpose: string): number {
-    return this.ledger.takeInternalSequence(purpose);
   }
 
   // Intents
@@ -671,39 +672,7 @@ export class ReplayJournal implements IntentJournal {
     return this.fillsSeen;
   }
 
-  privateCursor(): PrivateCursor | null {
-    return this.ledger.privateCursor();
-  }
-
-  restartPrivateSequence(sequence: number): void {
-    this.ledger.restartPrivateSequence(sequence);
-  }
-
-  requestFillReadBack(reason: string): FillReadBackRecord {
-    return this.ledger.requestFillReadBack(reason);
-  }
-
-  pendingFillReadBack(): FillReadBackRecord | null {
-    return this.ledger.pendingFillReadBack();
-  }
-
-  finishFillReadBack(generation: number): boolean {
-    return this.ledger.finishFillReadBack(generation);
-  }
-
   // The runtime's own commands, meta values, the dead-man state
-
-  recordInternalCommand(purpose: string, requestId: string, command: JournaledCommand): void {
-    this.ledger.recordInternalCommand(purpose, requestId, command);
-  }
-
-  finishInternalCommand(
-    requestId: string,
-    state: Exclude<InternalCommandState, 'sending'>,
-    outcome: Readonly<Record<string, unknown>>,
-  ): void {
-    this.ledger.finishInternalCommand(requestId, state, outcome);
-  }
 
   readMeta(key: string): string | null {
     if (!this.ledger.isOpen) return this.ledger.readMeta(key);
@@ -721,13 +690,5 @@ export class ReplayJournal implements IntentJournal {
     }
     this.ledger.writeMeta(key, value);
     this.meta.set(key, value);
-  }
-
-  readDeadman(): DeadmanRecord | null {
-    return this.ledger.readDeadman();
-  }
-
-  writeDeadman(record: DeadmanRecord): void {
-    this.ledger.writeDeadman(record);
   }
 }

@@ -217,3 +217,16 @@ export function prepareStatements(database: Database.Database) {
 
 /** @internal */
 export type Statements = ReturnType<typeof prepareStatements>;
+
+/**
+ * @internal What each part of the SQLite journal works through: its file, statements and clock
+ * (left out of the package's declarations, as `prepareStatements` is).
+ */
+export interface JournalStore {
+  readonly path: string;
+  readonly database: Database.Database;
+  readonly sql: Statements;
+  readonly now: () => number;
+  /** Runs `work` in one transaction (`Journal.transaction`). */
+  readonly transaction: <T>(work: () => T) => T;
+}

@@ -6,7 +6,8 @@ import { statSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../../src/core/clock.ts';
-import { CHECKPOINT_EVERY_SETTLED, Journal } from '../../../src/runtime/journal/journal.ts';
+import { CHECKPOINT_EVERY_SETTLED } from '../../../src/runtime/journal/journal-intents.ts';
+import { Journal } from '../../../src/runtime/journal/journal.ts';
 import { JOURNAL_SCHEMA_VERSION } from '../../../src/runtime/journal/schema.ts';
 import { limitBuy, placeCommand, START, stamp, tempJournalPath } from '../execution/fixtures.ts';
 
