@@ -831,8 +831,7 @@ async function haltedKernel() {
   });
   const never = new Subject<never>();
   const venue = {
-    orderEvents$: never,
-    fills$: never,
+    privateStream: { items$: never },
     riskEvents$: never,
     resync$: never,
     listOpenOrders: async () => [],

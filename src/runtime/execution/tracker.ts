@@ -17,8 +17,8 @@
  *   ignored, and a terminal order never becomes active again.
  * - Fills are de-duplicated by `fill_id` through the journal, so a fill replayed after a
  *   reconnect or a restart is counted once (LEAN #2204, NautilusTrader #3046).
- * - Exactly once by sequence, where the venue has a private stream that survives a restart
- *   (`ExecutionVenue.privateStream`): each order event and fill is journaled together with its
+ * - Exactly once by sequence, from the venue's private stream (`ExecutionVenue.privateStream`,
+ *   the only source of order events and fills, live and in replay): each order event and fill is journaled together with its
  *   sequence as the highest applied, in one transaction; an order event at or below that
  *   sequence was applied before and is ignored. A gap in the sequence (the venue's event log no
  *   longer reaching back) owes a read-back of GET /v1/fills down to the newest fill known,
@@ -208,22 +208,14 @@ export class OrderTracker {
   start(): void {
     if (this.running) return;
     this.running = true;
-    const privateStream = this.venue.privateStream;
-    if (privateStream === undefined) {
-      this.subscriptions.push(
-        this.venue.orderEvents$.subscribe((event) => this.onOrderEvent(event)),
-        this.venue.fills$.subscribe((fill) =>
-          this.onFill(fill, { sequence: null, source: 'stream' }),
-        ),
-      );
-    } else {
-      // A journal from before sequences were kept (schema 1) knows fills but no sequence: the
-      // fills made since its last run can only be read back.
-      if (this.journal.privateCursor() === null && this.journal.fillCount() > 0) {
-        this.journal.requestFillReadBack('the journal holds no private sequence yet');
-      }
-      this.subscriptions.push(privateStream.items$.subscribe((item) => this.onPrivateItem(item)));
+    // A journal from before sequences were kept (schema 1) knows fills but no sequence: the
+    // fills made since its last run can only be read back.
+    if (this.journal.privateCursor() === null && this.journal.fillCount() > 0) {
+      this.journal.requestFillReadBack('the journal holds no private sequence yet');
     }
+    this.subscriptions.push(
+      this.venue.privateStream.items$.subscribe((item) => this.onPrivateItem(item)),
+    );
     this.refreshTimer = this.clock.setInterval(
       () => this.refreshAccount(),
       this.config.refreshIntervalMs,
@@ -429,7 +421,7 @@ export class OrderTracker {
    */
   readFillsBack(): Promise<boolean> {
     const privateStream = this.venue.privateStream;
-    if (privateStream === undefined || !this.journal.isOpen) return Promise.resolve(true);
+    if (!this.journal.isOpen) return Promise.resolve(true);
     if (this.readBack !== null) return this.readBack;
     const run = async (): Promise<boolean> => {
       for (let round = 0; round < 3; round++) {

@@ -5,15 +5,7 @@
  */
 import type { Observable } from 'rxjs';
 import type { Clock } from '../../core/clock.ts';
-import type {
-  Account,
-  Fill,
-  MutationStatus,
-  Order,
-  OrderStatusEvent,
-  Position,
-  ResponseOf,
-} from '../../protocol/index.ts';
+import type { Account, MutationStatus, Order, Position, ResponseOf } from '../../protocol/index.ts';
 import type {
   CommandEndpoint,
   ExecutionVenue,
@@ -33,11 +25,9 @@ export interface PlacementTiming {
 }
 
 export class MeasuredVenue implements ExecutionVenue {
-  readonly orderEvents$: Observable<OrderStatusEvent>;
-  readonly fills$: Observable<Fill>;
   readonly riskEvents$: Observable<RiskEvent>;
   readonly resync$: Observable<ResyncSignal>;
-  readonly privateStream?: PrivateStreamFeed;
+  readonly privateStream: PrivateStreamFeed;
   readonly abortable: boolean;
 
   constructor(
@@ -45,11 +35,9 @@ export class MeasuredVenue implements ExecutionVenue {
     private readonly clock: Clock,
     private readonly onPlacement: (timing: PlacementTiming) => void,
   ) {
-    this.orderEvents$ = inner.orderEvents$;
-    this.fills$ = inner.fills$;
     this.riskEvents$ = inner.riskEvents$;
     this.resync$ = inner.resync$;
-    if (inner.privateStream !== undefined) this.privateStream = inner.privateStream;
+    this.privateStream = inner.privateStream;
     this.abortable = inner.abortable === true;
   }
 

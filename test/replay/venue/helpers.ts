@@ -72,7 +72,9 @@ export function harness(config: ReplayVenueConfigInput = {}, bookDepth = 5): Har
   });
   const delivered: Fill[] = [];
   const engineEvents: PrivateEvent[] = [];
-  venue.execution.fills$.subscribe((fill) => delivered.push(fill));
+  venue.execution.privateStream.items$.subscribe((item) => {
+    if (item.kind === 'fill') delivered.push(item.fill);
+  });
   venue.exchange.onPrivateEvent((_, event) => engineEvents.push(event));
   const ingest = (record: RecordedEvent) => venue.ingest(record);
   const advance = async (ms: number) => {

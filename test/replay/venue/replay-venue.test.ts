@@ -257,9 +257,9 @@ describe('replay venue: the execution contract', () => {
   it('delivers private events after the event latency, in order', async () => {
     const h = harness();
     const seen: { to: string; at: number }[] = [];
-    h.venue.execution.orderEvents$.subscribe((event) =>
-      seen.push({ to: event.data.to_state, at: h.clock.now() }),
-    );
+    h.venue.execution.privateStream.items$.subscribe((item) => {
+      if (item.kind === 'order') seen.push({ to: item.event.data.to_state, at: h.clock.now() });
+    });
     h.ticker('100');
     h.book([['99', '5']], [['101', '5']]);
     await h.send(limit('order-0001', 'buy', '99', '1'));

@@ -11,11 +11,9 @@ import { isoTimestamp, VirtualClock } from '../../../src/core/clock.ts';
 import { PaperbotError } from '../../../src/core/errors.ts';
 import type {
   Account,
-  Fill,
   Market,
   MutationStatus,
   Order,
-  OrderStatusEvent,
   Position,
   ResponseOf,
 } from '../../../src/protocol/index.ts';
@@ -29,6 +27,8 @@ import {
   type CommandEndpoint,
   type ExecutionVenue,
   type PreparedCommand,
+  type PrivateStreamFeed,
+  type PrivateStreamItem,
   type ResyncSignal,
   type RiskEvent,
   type VenueCommandOf,
@@ -65,8 +65,10 @@ interface HeldSend {
  * placed. Any other call fails the test (`failures`).
  */
 class HandVenue implements ExecutionVenue {
-  readonly orderEvents$ = new Subject<OrderStatusEvent>();
-  readonly fills$ = new Subject<Fill>();
+  readonly privateStream: PrivateStreamFeed = {
+    items$: new Subject<PrivateStreamItem>(),
+    readFillsBack: () => Promise.reject(new Error('the hand venue reads no fills back')),
+  };
   readonly riskEvents$ = new Subject<RiskEvent>();
   readonly resync$ = new Subject<ResyncSignal>();
   readonly held: HeldSend[] = [];

@@ -16,8 +16,7 @@ function venue() {
     throw new Error('unexpected venue call');
   };
   const inner = {
-    orderEvents$: EMPTY,
-    fills$: EMPTY,
+    privateStream: { items$: EMPTY, readFillsBack: refuse },
     riskEvents$: EMPTY,
     resync$: EMPTY,
     send: () =>
