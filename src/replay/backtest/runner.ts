@@ -84,6 +84,11 @@ export interface BacktestRunOptions {
    * before the shutdown: a run on data cut at a point lives up to it, as the whole data's run.
    */
   readonly replayUntilMs?: number;
+  /**
+   * A test seam: the venue's private events of these sequences are never delivered, so a test
+   * shows the runtime recovering from a lost event exactly as live (`ReplayVenueOptions`).
+   */
+  readonly dropPrivateSequences?: readonly number[];
 }
 
 export interface BacktestResult {
@@ -296,6 +301,7 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
     candleHistory: source.candleHistory,
     bookedMarkets: bookedMarkets(source),
     candleIntervals: candleIntervals(source),
+    dropPrivateSequences: options.dropPrivateSequences ?? [],
   });
   const journal = ReplayJournal.open({
     now: () => clock.now(),

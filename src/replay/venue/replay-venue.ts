@@ -103,6 +103,11 @@ export interface ReplayVenueOptions {
    * candle's open (its first trade) only.
    */
   readonly candleIntervals?: ReadonlyMap<string, number>;
+  /**
+   * A test seam: the account's private events of these sequences never reach the runtime, as
+   * a live stream may lose them (the runtime sees the gap and reads the fills back).
+   */
+  readonly dropPrivateSequences?: readonly number[];
 }
 
 /** Orders that ended without a fill because nothing was there to trade against. */
@@ -332,6 +337,7 @@ export class ReplayVenue implements MarketDataVenue {
       // Nothing outlives a replay: the ledger keeps a window of records, unserialized.
       store: new IdempotencyWindow(),
       latency: new LatencyModel(latencySettings(options.config.latency), options.seed),
+      dropPrivateSequences: options.dropPrivateSequences ?? [],
       hooks: {
         beforeCommand: (marketId) => this.beforeCommand(marketId),
         marketOfOrder: (orderId) => this.orders.get(orderId)?.market.marketId,
