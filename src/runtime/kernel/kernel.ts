@@ -634,25 +634,15 @@ export class Kernel {
       const marketId = market.market_id;
       const lastTick: LastTick = { marketId, at: 0, received: false, unread: false };
       this.lastTickAt.set(marketId, lastTick);
-      const marketData = this.marketData;
-      if (marketData.tickerArrivals$ !== undefined && marketData.latestTicker !== undefined) {
-        subscriptions.push(
-          marketData.tickerArrivals$(marketId).subscribe(() => {
-            lastTick.at = this.clock.now();
-            lastTick.received = true;
-            if (!lastTick.unread) {
-              lastTick.unread = true;
-              this.tickersUnread.push(lastTick);
-            }
-          }),
-        );
-        continue;
-      }
+      // Arrivals only: the ticker is read when a risk snapshot needs it (`takeUnreadTickers`).
       subscriptions.push(
-        marketData.ticker$(marketId).subscribe((ticker) => {
+        this.marketData.tickerArrivals$(marketId).subscribe(() => {
           lastTick.at = this.clock.now();
           lastTick.received = true;
-          this.snapshots.onTicker(ticker);
+          if (!lastTick.unread) {
+            lastTick.unread = true;
+            this.tickersUnread.push(lastTick);
+          }
         }),
       );
     }
@@ -826,7 +816,7 @@ export class Kernel {
     for (let index = 0; index < unread.length; index++) {
       const lastTick = unread[index]!;
       lastTick.unread = false;
-      const ticker = this.marketData.latestTicker?.(lastTick.marketId);
+      const ticker = this.marketData.latestTicker(lastTick.marketId);
       if (ticker !== undefined) this.snapshots.onTicker(ticker);
     }
     unread.length = 0;

@@ -4,7 +4,7 @@
  * releases it by hand (or answers after a fixed round trip on the virtual clock); anything the
  * fake was not built for fails the test.
  */
-import { Subject } from 'rxjs';
+import { type Observable, Subject } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { isoTimestamp, VirtualClock } from '../../../src/core/clock.ts';
@@ -19,7 +19,7 @@ import type {
 } from '../../../src/protocol/index.ts';
 import type { IntentOutcome } from '../../../src/runtime/intents.ts';
 import { Kernel } from '../../../src/runtime/kernel/index.ts';
-import type { MarketDataVenue } from '../../../src/runtime/streams/market-data.ts';
+import { type MarketDataVenue, TickerArrivals } from '../../../src/runtime/streams/market-data.ts';
 import { parseRiskConfig } from '../../../src/runtime/risk/index.ts';
 import { defineStrategy, type Ticker } from '../../../src/runtime/strategy/index.ts';
 import { testMarket, testTicker } from '../../../src/runtime/testing/fixtures.ts';
@@ -209,6 +209,16 @@ class HandVenue implements ExecutionVenue {
 class TickerFeed implements MarketDataVenue {
   readonly tickers = new Subject<Ticker>();
   private readonly list: readonly Market[] = [testMarket()];
+
+  private readonly arrivals = new TickerArrivals((marketId) => this.ticker$(marketId));
+
+  tickerArrivals$(marketId: string): Observable<string> {
+    return this.arrivals.arrivals$(marketId);
+  }
+
+  latestTicker(marketId: string): Ticker | undefined {
+    return this.arrivals.latestTicker(marketId);
+  }
 
   markets(): readonly Market[] {
     return this.list;
