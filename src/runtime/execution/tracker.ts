@@ -42,8 +42,9 @@ import {
   TERMINAL_ORDER_STATUSES,
 } from '../../protocol/index.ts';
 import type { IntentJournal } from '../journal/intent-journal.ts';
-import type { ExecutionVenue, FillReadBack, PrivateStreamItem } from '../venue.ts';
+import type { ExecutionVenue, PrivateStreamItem } from '../venue.ts';
 import { withDeadline } from './deadline.ts';
+import { readOwedFills } from './fill-read-back.ts';
 import { FifoQueue } from '../../core/fifo-queue.ts';
 import { type ExecutionLogger, silentLogger } from './logger.ts';
 
@@ -420,50 +421,19 @@ export class OrderTracker {
    * resolves true once none is owed. A failure leaves it owed, for the next reconciliation.
    */
   readFillsBack(): Promise<boolean> {
-    const privateStream = this.venue.privateStream;
     if (!this.journal.isOpen) return Promise.resolve(true);
     if (this.readBack !== null) return this.readBack;
-    const run = async (): Promise<boolean> => {
-      for (let round = 0; round < 3; round++) {
-        const owed = this.journal.pendingFillReadBack();
-        if (owed === null) return true;
-        let result: FillReadBack;
-        try {
-          result = await withDeadline(this.clock, this.config.readTimeoutMs, () =>
-            privateStream.readFillsBack({
-              stopFillId: owed.stopFillId,
-              stopOccurredAt: owed.stopOccurredAt,
-              maximumFills: this.config.readBackMaximumFills,
-            }),
-          );
-        } catch (error) {
-          this.logger.warn('fill read-back failed; retried at the next reconciliation', {
-            code: isPaperbotError(error) ? error.code : 'UNEXPECTED_ERROR',
-            reason: owed.reason,
-          });
-          return false;
-        }
-        if (!this.running || !this.journal.isOpen) return false;
-        let added = 0;
-        for (const fill of result.fills) {
-          if (this.onFill(fill, { sequence: null, source: 'rest' })) added += 1;
-        }
-        this.logger[result.complete ? 'info' : 'warn'](
-          result.complete
-            ? 'fills read back over REST'
-            : 'fills read back over REST up to the limit; older ones were not reached',
-          {
-            reason: owed.reason,
-            read: result.fills.length,
-            added,
-            stopFillId: owed.stopFillId,
-          },
-        );
-        if (this.journal.finishFillReadBack(owed.generation)) return true;
-      }
-      return this.journal.pendingFillReadBack() === null;
-    };
-    this.readBack = this.track(run()).finally(() => {
+    const run = readOwedFills({
+      journal: this.journal,
+      feed: this.venue.privateStream,
+      clock: this.clock,
+      logger: this.logger,
+      readTimeoutMs: this.config.readTimeoutMs,
+      maximumFills: this.config.readBackMaximumFills,
+      running: () => this.running,
+      apply: (fill) => this.onFill(fill, { sequence: null, source: 'rest' }),
+    });
+    this.readBack = this.track(run).finally(() => {
       this.readBack = null;
     });
     return this.readBack;
