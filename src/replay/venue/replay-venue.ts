@@ -43,7 +43,6 @@ import type {
   Book,
   Candle,
   CandleInterval,
-  Fill,
   Market,
   Order,
   OrderStatus,
@@ -133,8 +132,11 @@ export class ReplayVenue implements MarketDataVenue {
   readonly execution: ExchangeExecutionVenue;
   readonly accountId: string;
   readonly engineConfig: EmulatorConfig;
-  /** Every fill of the account, in the engine's order (liquidations included). */
-  readonly fills: Fill[] = [];
+  /**
+   * Steps the account's fills took while a taker batch runs (`takeAtTrade`), else null. The
+   * venue keeps no list of fills: the runtime takes them from the private stream.
+   */
+  private batchSteps: number | null = null;
   /** The recording's gaps and what they affected (`gaps.ts`). */
   readonly gapLog = new GapLog();
 
@@ -489,16 +491,15 @@ export class ReplayVenue implements MarketDataVenue {
       const crossesOwn = own !== null && (side === BUY ? own >= priceTicks : own <= priceTicks);
       const level: QuoteLevel[] = left > 0 && !crossesOwn ? [{ priceTicks, steps: left }] : [];
       const quoter = side === BUY ? RECORDED_ASKS : RECORDED_BIDS;
-      const before = this.fills.length;
+      this.batchSteps = 0;
       this.exchange.batch(() => {
         if (side === BUY) this.exchange.replaceQuotes(marketId, quoter, [], level);
         else this.exchange.replaceQuotes(marketId, quoter, level, []);
         this.exchange.submitHeld(marketId, side);
         this.exchange.replaceQuotes(marketId, quoter, [], []);
       });
-      for (let index = before; index < this.fills.length; index++) {
-        left -= market.steps(this.fills[index]!.quantity) ?? 0;
-      }
+      left -= this.batchSteps;
+      this.batchSteps = null;
     }
   }
 
@@ -605,7 +606,9 @@ export class ReplayVenue implements MarketDataVenue {
         this.onOrderStatus(event.data.entity_id, event.data.from_state, event.data.to_state);
         return;
       case 'fill': {
-        this.fills.push(event.data);
+        if (this.batchSteps !== null) {
+          this.batchSteps += this.byId.get(event.data.market_id)?.steps(event.data.quantity) ?? 0;
+        }
         const orderId = event.data.order_id;
         if (orderId !== null) {
           this.rememberFilledOrder(orderId);

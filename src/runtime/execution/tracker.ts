@@ -472,10 +472,9 @@ export class OrderTracker {
           this.refreshOrder(item.entityId);
           return;
         }
-        this.journal.requestFillReadBack(
+        this.owe(
           `the ${item.type ?? 'private'} event at sequence ${item.sequence} broke its schema`,
         );
-        void this.readFillsBack();
         return;
       case 'gap':
         this.logger.warn('private events will not be delivered; fills are read back over REST', {
@@ -486,10 +485,15 @@ export class OrderTracker {
         if (item.after !== null && item.next !== null && item.next <= item.after) {
           this.journal.restartPrivateSequence(item.next - 1);
         }
-        this.journal.requestFillReadBack(item.reason);
-        void this.readFillsBack();
+        this.owe(item.reason);
         return;
     }
+  }
+
+  /** Fills may be missing: the journal owes a read-back (kept across restarts), started now. */
+  private owe(reason: string): void {
+    this.journal.requestFillReadBack(reason);
+    void this.readFillsBack();
   }
 
   /** Applies a fill once by `fill_id`; true when it was new. */
