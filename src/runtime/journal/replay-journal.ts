@@ -639,17 +639,6 @@ export class ReplayJournal implements IntentJournal {
   // Order events and fills
 
   /**
-   * An order event the runtime applied, for a venue whose events are not journaled (a
-   * replay's, whose tracker takes them straight from the venue): an order that reached a
-   * terminal status lets its intents leave the window.
-   */
-  noteOrderEvent(event: OrderStatusEvent): void {
-    if (this.window !== null && TERMINAL_ORDER_STATUSES.has(event.data.to_state)) {
-      this.window.noteOrderClosed(event.data.entity_id);
-    }
-  }
-
-  /**
    * Records an order event as applied, its sequence as the highest applied; false when that
    * sequence was applied before (the caller then ignores the event), as the SQLite journal.
    */
@@ -658,7 +647,10 @@ export class ReplayJournal implements IntentJournal {
     const cursor = this.cursor;
     if (cursor !== null && event.sequence <= cursor.lastSequence) return false;
     this.advanceCursor(event.sequence, event.occurred_at);
-    this.noteOrderEvent(event);
+    // An order that reached a terminal status lets its intents leave the window.
+    if (this.window !== null && TERMINAL_ORDER_STATUSES.has(event.data.to_state)) {
+      this.window.noteOrderClosed(event.data.entity_id);
+    }
     return true;
   }
 
