@@ -141,11 +141,9 @@ export class VenueKeyWatch {
       listOpenOrders: () => guard(() => venue.listOpenOrders()),
       listPositions: () => guard(() => venue.listPositions()),
       getAccount: () => guard(() => venue.getAccount()),
-      orderEvents$: venue.orderEvents$,
-      fills$: venue.fills$,
       riskEvents$: venue.riskEvents$,
       resync$: venue.resync$,
-      ...(venue.privateStream === undefined ? {} : { privateStream: venue.privateStream }),
+      privateStream: venue.privateStream,
     };
     return watched;
   }

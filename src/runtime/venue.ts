@@ -128,10 +128,10 @@ export interface FillReadBack {
 }
 
 /**
- * The private stream with its sequences, for a venue whose events can be resumed after a
- * restart (the live service). The runtime keeps the highest sequence applied in its journal and
- * the caller resumes the stream after it; the venue hands on every event from there exactly
- * once, buffering (bounded) until the first subscriber.
+ * The private stream with its sequences (`src/runtime/private-stream.ts` holds what the venues
+ * share). The runtime keeps the highest sequence applied in its journal; a live venue resumes
+ * the stream after it and hands on every event from there exactly once, buffering (bounded)
+ * until the first subscriber; an in-process venue hands on its engine's events as they come.
  */
 export interface PrivateStreamFeed {
   /** Orders, fills, other events and gaps, in sequence order; replays what arrived before. */
@@ -178,18 +178,14 @@ export interface ExecutionVenue {
   listPositions(): Promise<Position[]>;
   getAccount(): Promise<Account>;
 
-  /** `authoritative_status` events of the orders channel, in sequence order. */
-  readonly orderEvents$: Observable<OrderStatusEvent>;
-  /** Fills as the fills channel delivers them; may repeat after a reconnect. */
-  readonly fills$: Observable<Fill>;
   /** Risk channel events (`cancel_all_after.triggered`, `liquidation`). */
   readonly riskEvents$: Observable<RiskEvent>;
   /** Emits whenever private-stream continuity was lost; consumers fail closed until reconciled. */
   readonly resync$: Observable<ResyncSignal>;
   /**
-   * The private stream with its sequences, where the venue has one that survives a restart.
-   * When present, the order tracker takes order events and fills from here (not from
-   * `orderEvents$` and `fills$`) and applies each exactly once by sequence and `fill_id`.
+   * The account's private stream with its sequences: every venue has one (live, in-process,
+   * replay), and the order tracker takes order events and fills from here alone, applying each
+   * exactly once by sequence and `fill_id`, with the gap fill and the read-back.
    */
-  readonly privateStream?: PrivateStreamFeed;
+  readonly privateStream: PrivateStreamFeed;
 }

@@ -185,7 +185,9 @@ export async function venueMicrosecondsPerIntent(): Promise<number> {
     ),
   });
   let delivered = 0;
-  venue.orderEvents$.subscribe(() => delivered++);
+  venue.privateStream.items$.subscribe((item) => {
+    if (item.kind === 'order') delivered++;
+  });
   // Applied after one latency, answered (and its events delivered) after the next.
   const settle = <T>(answer: Promise<T>): Promise<T> => {
     clock.advanceBy(VENUE_LATENCY_MS);

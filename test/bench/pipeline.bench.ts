@@ -53,7 +53,7 @@ import type { OrderIntent } from '../../src/runtime/intents.ts';
 import { Journal } from '../../src/runtime/journal/journal.ts';
 import { Kernel, RiskSnapshotBuilder, silentKernelLogger } from '../../src/runtime/kernel/index.ts';
 import { createLiveVenue } from '../../src/runtime/live/index.ts';
-import type { MarketDataVenue } from '../../src/runtime/streams/market-data.ts';
+import { TickerArrivals, type MarketDataVenue } from '../../src/runtime/streams/market-data.ts';
 import { parseRiskConfig, RiskGate } from '../../src/runtime/risk/index.ts';
 import {
   defineStrategy,
@@ -711,6 +711,16 @@ class SubjectMarketData implements MarketDataVenue {
   readonly ticker = new Subject<Ticker>();
   private readonly list = [testMarket({ market_id: 'BTC-PERP' })];
 
+  private readonly arrivals = new TickerArrivals(() => this.ticker$());
+
+  tickerArrivals$(marketId: string): Observable<string> {
+    return this.arrivals.arrivals$(marketId);
+  }
+
+  latestTicker(marketId: string): Ticker | undefined {
+    return this.arrivals.latestTicker(marketId);
+  }
+
   markets() {
     return this.list;
   }
@@ -831,8 +841,7 @@ async function haltedKernel() {
   });
   const never = new Subject<never>();
   const venue = {
-    orderEvents$: never,
-    fills$: never,
+    privateStream: { items$: never },
     riskEvents$: never,
     resync$: never,
     listOpenOrders: async () => [],

@@ -63,8 +63,7 @@ function venueAnswering(getAccount: () => Promise<never>): {
       calls += 1;
       return getAccount();
     },
-    orderEvents$: NEVER,
-    fills$: NEVER,
+    privateStream: { items$: NEVER, readFillsBack: unexpected },
     riskEvents$: NEVER,
     resync$: EMPTY,
   };

@@ -32,8 +32,6 @@ function tracing(name: string, trace: string[]): SendInterceptor {
 /** A venue class with state of its own (a private field), as the real ones are. */
 class CountingVenue {
   readonly abortable = true;
-  readonly orderEvents$ = EMPTY;
-  readonly fills$ = EMPTY;
   readonly riskEvents$ = EMPTY;
   readonly resync$ = EMPTY;
   readonly sent: (number | undefined)[] = [];
@@ -78,7 +76,7 @@ describe('venue send interceptors', () => {
     expect(calls).toEqual(['req-1']);
     expect(inner.sent).toEqual([]);
     expect(replaced.abortable).toBe(true);
-    expect(replaced.orderEvents$).toBe(inner.orderEvents$);
+    expect(replaced.riskEvents$).toBe(inner.riskEvents$);
     // A method that reads a private field runs on the venue, however it is called.
     const { getAccount } = replaced;
     await expect(getAccount()).resolves.toBe(1);

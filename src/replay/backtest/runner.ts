@@ -8,7 +8,8 @@
  * outlives the run, and the kernel's shutdown cancels every order instead.
  *
  * Each record is delivered when the clock reaches its `t` (`loop.ts`); equity is sampled on a
- * fixed grid of virtual time and at the end; the fills are the venue's. The report is collected
+ * fixed grid of virtual time and at the end; the fills are the kernel's (the order tracker's,
+ * from the venue's private stream, as live). The report is collected
  * from those as the run goes, in bounded memory (`report/collector.ts`), with no clock read, so
  * the same data, config and seed give the same bytes.
  */
@@ -83,6 +84,11 @@ export interface BacktestRunOptions {
    * before the shutdown: a run on data cut at a point lives up to it, as the whole data's run.
    */
   readonly replayUntilMs?: number;
+  /**
+   * A test seam: the venue's private events of these sequences are never delivered, so a test
+   * shows the runtime recovering from a lost event exactly as live (`ReplayVenueOptions`).
+   */
+  readonly dropPrivateSequences?: readonly number[];
 }
 
 export interface BacktestResult {
@@ -295,6 +301,7 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
     candleHistory: source.candleHistory,
     bookedMarkets: bookedMarkets(source),
     candleIntervals: candleIntervals(source),
+    dropPrivateSequences: options.dropPrivateSequences ?? [],
   });
   const journal = ReplayJournal.open({
     now: () => clock.now(),
@@ -315,7 +322,8 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
       params: { ...strategy.rawParams, ...options.paramOverrides?.[strategy.id] },
     }));
   let kernel: Kernel | null = null;
-  let closedOrders: Subscription | undefined;
+  let fundingPayments: Subscription | undefined;
+  const fills: Fill[] = [];
   let stopFunding: (() => void) | undefined;
   let stopped = false;
   try {
@@ -359,28 +367,18 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
         ),
       ),
     });
-    // Funding payments of the account's positions, to the report apart from fees, after the
-    // fills before them (so the trade they belong to is open in the report).
-    stopFunding = venue.exchange.onPrivateEvent((accountId, event) => {
-      if (accountId === venue.accountId && event.type === 'funding_payment') {
-        reportFills();
-        collector.funding(event.data.market_id, event.data.amount);
-      }
+    // The kernel's fills (the tracker's, from the venue's private stream, read-backs
+    // included), to the report with the strategy whose order filled.
+    running.fills$.subscribe((fill) => {
+      fills.push(fill);
+      const clientOrderId =
+        fill.order_id === null
+          ? null
+          : (venue.filledOrderIdsOf(fill.order_id)?.clientOrderId ??
+            venue.exchange.getOrder(venue.accountId, fill.order_id).client_order_id);
+      const owner = prefixes.find((entry) => clientOrderId?.startsWith(entry.prefix) === true);
+      collector.fill(fill, owner?.id, tally.exitReasonOf(fill.order_id, clientOrderId ?? null));
     });
-    // The venue's new fills, to the report with the strategy whose order filled.
-    let reported = 0;
-    const reportFills = () => {
-      for (; reported < venue.fills.length; reported++) {
-        const fill = venue.fills[reported]!;
-        const clientOrderId =
-          fill.order_id === null
-            ? null
-            : (venue.filledOrderIdsOf(fill.order_id)?.clientOrderId ??
-              venue.exchange.getOrder(venue.accountId, fill.order_id).client_order_id);
-        const owner = prefixes.find((entry) => clientOrderId?.startsWith(entry.prefix) === true);
-        collector.fill(fill, owner?.id, tally.exitReasonOf(fill.order_id, clientOrderId ?? null));
-      }
-    };
     running.outcomes$.subscribe((outcome) => {
       tally.outcome(outcome);
       for (const key of outcomeKey(outcome)) {
@@ -392,18 +390,27 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
       }
     });
     await driver.runUntil(running.start(), START_LIMIT_MS, 'the kernel start');
-    // The replay venue's order events reach the tracker without the journal: the journal's
-    // intent window learns of closed orders here, after the tracker (subscribed at the start)
-    // has applied each event.
-    closedOrders = venue.execution.orderEvents$.subscribe((event) => {
-      journal.noteOrderEvent(event);
+    // Funding payments of the account's positions, to the report apart from fees, in their
+    // place in the private stream: after the tracker (subscribed at the start) has handed on
+    // the fills before them, so the trade they belong to is open in the report.
+    const funding = new Map<number, { readonly marketId: string; readonly amount: string }>();
+    stopFunding = venue.exchange.onPrivateEvent((accountId, event) => {
+      if (accountId === venue.accountId && event.type === 'funding_payment') {
+        funding.set(event.sequence, { marketId: event.data.market_id, amount: event.data.amount });
+      }
+    });
+    fundingPayments = venue.execution.privateStream.items$.subscribe((item) => {
+      if (item.kind !== 'other' || funding.size === 0) return;
+      const payment = funding.get(item.sequence);
+      if (payment === undefined) return;
+      funding.delete(item.sequence);
+      collector.funding(payment.marketId, payment.amount);
     });
 
     const interval = config.report.equity_interval_ms;
     let nextSample = startMs + interval;
     const nextSampleAt = () => nextSample;
     const sample = (t: number) => {
-      reportFills();
       collector.equity(t, venue.equity());
       nextSample = t + interval;
     };
@@ -434,7 +441,6 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
         const before = driver.mark();
         venue.ingest(record);
         if (driver.mark() !== before) await driver.settle();
-        if (venue.fills.length > reported) reportFills();
       }
       delivered += batch.length;
       options.onProgress?.(delivered);
@@ -461,7 +467,6 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
     stopped = true;
     const endMs = clock.now();
     options.onPhase?.('reporting');
-    reportFills();
     // Open trades are marked where the venue marks the positions the equity counts.
     const marks = new Map<string, string>();
     for (const position of await venue.execution.listPositions()) {
@@ -487,7 +492,7 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
       );
     }
     const orderIds = new Map<string, OrderIds>();
-    for (const fill of venue.fills) {
+    for (const fill of fills) {
       if (fill.order_id === null || orderIds.has(fill.order_id)) continue;
       const known = venue.filledOrderIdsOf(fill.order_id);
       if (known !== undefined) {
@@ -502,7 +507,7 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
     }
     return {
       report,
-      fills: venue.fills,
+      fills,
       orderIds,
       records: delivered,
       counters: running.status().counters,
@@ -513,7 +518,7 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
     };
   } finally {
     stopFunding?.();
-    closedOrders?.unsubscribe();
+    fundingPayments?.unsubscribe();
     if (kernel !== null && !stopped) kernel.dispose();
     await iterator.return?.();
     venue.close();

@@ -14,8 +14,10 @@
  *   response latency, both on the clock. Refusals keep the service's code and HTTP status.
  * - Idempotency, the error envelope, the key's risk limits and the endpoint-to-engine map are
  *   the core's; `getRequest` answers from the core's ledger.
- * - The account's private events reach `orderEvents$`, `fills$` and `riskEvents$` after the
- *   event latency, in sequence order. Nothing here loses continuity, so `resync$` never emits.
+ * - The account's private events reach `privateStream` (and risk events `riskEvents$`) after
+ *   the event latency, in sequence order, as the engine numbered them (`private-stream.ts`); its
+ *   fill read-back reads the engine's fills. Nothing here loses continuity, so `resync$` never
+ *   emits (a test may drop events: the stream then shows the gap, as live).
  * - No wall clock and no randomness of its own: jitter comes from the seeded latency model.
  */
 import { type Observable, Subject } from 'rxjs';
@@ -39,7 +41,6 @@ import {
   type MutationStatus,
   matchEndpoint,
   type Order,
-  type OrderStatusEvent,
   type PathParamsOf,
   type Position,
   type PrivateEvent,
@@ -58,7 +59,9 @@ import {
 } from '../../runtime/venue.ts';
 import { prepareCommand, restoreCommand } from '../../signing/index.ts';
 import { toVenueFailure } from '../../runtime/venue-error.ts';
+import { readFillsBackFrom } from '../../runtime/private-stream.ts';
 import type { LatencyModel } from './latency.ts';
+import { pagedItems, ReplayPrivateStream } from './private-stream.ts';
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
 // Module-local: under tsx an imported constant is read through a getter at each use.
@@ -175,6 +178,8 @@ export interface ExchangeVenueOptions {
   readonly riskLimits?: KeyRiskLimits;
   readonly latency: LatencyModel;
   readonly hooks?: ExchangeVenueHooks;
+  /** A test seam: private events of these sequences are never delivered (`private-stream.ts`). */
+  readonly dropPrivateSequences?: Iterable<number>;
 }
 
 interface ParsedCommand {
@@ -243,8 +248,7 @@ function marketOfCommand(endpoint: CommandEndpoint, body: Record<string, unknown
 }
 
 export class ExchangeExecutionVenue implements ExecutionVenue {
-  readonly orderEvents$: Observable<OrderStatusEvent>;
-  readonly fills$: Observable<Fill>;
+  readonly privateStream: ReplayPrivateStream;
   readonly riskEvents$: Observable<RiskEvent>;
   readonly resync$: Observable<ResyncSignal>;
 
@@ -262,8 +266,6 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
   /** The service core, the one the HTTP server uses: every command goes through it. */
   readonly core: ServiceCore;
   private readonly account: ServiceAccount;
-  private readonly orderSubject = new Subject<OrderStatusEvent>();
-  private readonly fillSubject = new Subject<Fill>();
   private readonly riskSubject = new Subject<RiskEvent>();
   private readonly resyncSubject = new Subject<ResyncSignal>();
   /** Active orders of the account, in the order they were created. */
@@ -295,8 +297,11 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
       options.riskLimits === undefined
         ? { accountId: options.accountId }
         : { accountId: options.accountId, riskLimits: options.riskLimits };
-    this.orderEvents$ = this.orderSubject.asObservable();
-    this.fills$ = this.fillSubject.asObservable();
+    this.privateStream = new ReplayPrivateStream(
+      (stop) =>
+        this.read(() => this.fillsNewestFirst()).then((fills) => readFillsBackFrom(fills, stop)),
+      options.dropPrivateSequences,
+    );
     this.riskEvents$ = this.riskSubject.asObservable();
     this.resync$ = this.resyncSubject.asObservable();
     this.unsubscribe = this.exchange.onPrivateEvent((accountId, event) => {
@@ -310,8 +315,7 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
     this.closed = true;
     this.unsubscribe();
     this.core.close();
-    this.orderSubject.complete();
-    this.fillSubject.complete();
+    this.privateStream.complete();
     this.riskSubject.complete();
     this.resyncSubject.complete();
   }
@@ -405,17 +409,14 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
 
   /** The account's positions now, synchronously (for equity samples and reports). */
   positionsNow(): Position[] {
-    const positions: Position[] = [];
-    let cursor: string | undefined;
-    for (;;) {
-      const page = this.exchange.listPositions(this.accountId, {
-        limit: POSITION_PAGE,
-        ...(cursor === undefined ? {} : { cursor }),
-      });
-      positions.push(...page.data);
-      if (!page.page.has_more || page.page.next_cursor === null) return positions;
-      cursor = page.page.next_cursor;
-    }
+    return [
+      ...pagedItems((cursor) =>
+        this.exchange.listPositions(this.accountId, {
+          limit: POSITION_PAGE,
+          ...(cursor === undefined ? {} : { cursor }),
+        }),
+      ),
+    ];
   }
 
   // ------------------------------------------------------------------ internals
@@ -442,6 +443,16 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
     const outcome = inFlight.outcome!;
     if (outcome.error !== undefined) inFlight.reject(outcome.error);
     else inFlight.resolve(outcome.value);
+  }
+
+  /** The account's fills, newest first as GET /v1/fills reads them (for a read-back). */
+  private fillsNewestFirst(): Iterable<Fill> {
+    return pagedItems((cursor) =>
+      this.exchange.listFills(this.accountId, {
+        limit: POSITION_PAGE,
+        ...(cursor === undefined ? {} : { cursor }),
+      }),
+    );
   }
 
   private read<T>(work: () => T): Promise<T> {
@@ -571,13 +582,8 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
     if (delivery === undefined || this.closed) return;
     this.activity++;
     for (const event of delivery.events) {
+      this.privateStream.deliver(event);
       switch (event.type) {
-        case 'authoritative_status':
-          this.orderSubject.next(event);
-          break;
-        case 'fill':
-          this.fillSubject.next(event.data);
-          break;
         case 'cancel_all_after.triggered':
         case 'liquidation':
           this.riskSubject.next(event);

@@ -5,5 +5,5 @@ export * from './latency.ts';
 export * from './market-data.ts';
 export * from './queue.ts';
 export * from './replay-venue.ts';
-export * from './streams.ts';
+export * from './private-stream.ts';
 export * from './gaps.ts';

@@ -15,7 +15,7 @@ import { PaperbotError } from '../../core/errors.ts';
 import type { Book, Market, PublicTrade, TickerData } from '../../protocol/index.ts';
 import type { MarketDataVenue } from '../../runtime/streams/market-data.ts';
 import type { Ticker } from '../../runtime/strategy/types.ts';
-import { HotStream } from './streams.ts';
+import { HotStream } from '../../core/streams.ts';
 
 function pad2(value: number): string {
   return value < 10 ? `0${value}` : `${value}`;

@@ -37,15 +37,12 @@ import {
   MemoryStore,
   type QuoteLevel,
   SELL,
-  type UnitGrid,
 } from '../../emulator/index.ts';
 import type {
   Account,
   Book,
-  BookLevel,
   Candle,
   CandleInterval,
-  Fill,
   Market,
   Order,
   OrderStatus,
@@ -74,10 +71,11 @@ import {
   replayEngineConfig,
 } from './config.ts';
 import { TakerPricing } from './taker.ts';
+import { type ClippedLevels, crossedWhenClipped, ReplayMarket } from './replay-market.ts';
 import { ExchangeExecutionVenue } from './exchange-venue.ts';
 import { GapLog, type ReplayGap, SUSPENDING_STREAMS } from './gaps.ts';
 import { LatencyModel, latencySettings } from './latency.ts';
-import { type DisplayedLevel, type DisplayedSide, displayedAt, MarketQueues } from './queue.ts';
+import { displayedAt, type MarketQueues } from './queue.ts';
 import { RecordedMarketData } from './market-data.ts';
 
 export interface ReplayVenueOptions {
@@ -103,6 +101,11 @@ export interface ReplayVenueOptions {
    * candle's open (its first trade) only.
    */
   readonly candleIntervals?: ReadonlyMap<string, number>;
+  /**
+   * A test seam: the account's private events of these sequences never reach the runtime, as
+   * a live stream may lose them (the runtime sees the gap and reads the fills back).
+   */
+  readonly dropPrivateSequences?: readonly number[];
 }
 
 /** Orders that ended without a fill because nothing was there to trade against. */
@@ -118,136 +121,10 @@ const TERMINAL = TERMINAL_ORDER_STATUSES;
 /** Engine events and fills the replay's store keeps per account (nothing reads them back). */
 export const REPLAY_RETAINED_RECORDS = 1_000;
 
-/** Level objects a side keeps for later snapshots; a deeper snapshot makes the rest anew. */
-const POOLED_LEVELS = 256;
-
-interface ParsedLevel {
-  priceTicks: number;
-  steps: number;
-}
-
-/**
- * One side of a market's latest snapshot as ticks and steps, rewritten in place by the next
- * snapshot: a replay parses every snapshot of a market it trades, and nothing keeps a parsed
- * level past the next one (the engine copies posted levels into its own orders, and queue
- * positions keep numbers).
- */
-class ParsedSide implements DisplayedSide {
-  readonly levels: ParsedLevel[] = [];
-  complete = false;
-  private readonly pool: ParsedLevel[] = [];
-
-  /** Sets the side's next level, reusing a level object of an earlier snapshot when it can. */
-  set(index: number, priceTicks: number, steps: number): void {
-    let level = this.pool[index];
-    if (level === undefined) {
-      level = { priceTicks, steps };
-      if (index < POOLED_LEVELS) this.pool[index] = level;
-    } else {
-      level.priceTicks = priceTicks;
-      level.steps = steps;
-    }
-    this.levels[index] = level;
-  }
-}
-
-class ParsedBook {
-  readonly bids = new ParsedSide();
-  readonly asks = new ParsedSide();
-}
-
-interface ClippedLevels {
-  readonly bids: QuoteLevel[];
-  readonly asks: QuoteLevel[];
-}
-
 interface OrderInfo {
   readonly market: ReplayMarket;
   readonly side: BookSide;
   readonly priceTicks: number | null;
-}
-
-/** Whether a level is left in when a book is clipped (`clippedLevels`). */
-function keptBid(level: DisplayedLevel, ownAsk: number | null): boolean {
-  return level.steps > 0 && (ownAsk === null || level.priceTicks < ownAsk);
-}
-
-function keptAsk(level: DisplayedLevel, ownBid: number | null): boolean {
-  return level.steps > 0 && (ownBid === null || level.priceTicks > ownBid);
-}
-
-/**
- * Whether a snapshot's highest bid reaches its lowest ask once clipped against the account's
- * best prices (its levels would trade), without building the clipped levels.
- */
-function crossedWhenClipped(
-  parsed: ParsedBook,
-  ownBid: number | null,
-  ownAsk: number | null,
-): boolean {
-  let highestBid = Number.NEGATIVE_INFINITY;
-  for (const level of parsed.bids.levels) {
-    if (keptBid(level, ownAsk) && level.priceTicks > highestBid) highestBid = level.priceTicks;
-  }
-  for (const level of parsed.asks.levels) {
-    if (keptAsk(level, ownBid) && level.priceTicks <= highestBid) return true;
-  }
-  return false;
-}
-
-class ReplayMarket {
-  readonly queues: MarketQueues;
-  /** A ticker whose mark the engine has not had yet (the market is not engaged). */
-  pendingTicker: RecordedTickerData | null = null;
-  /** The latest snapshot's record: its book is built when first read (`BatchOptions.deferred`). */
-  bookRecord: BookRecord | null = null;
-  /** The latest snapshot parsed (`book`), or null until something reads it. */
-  parsedBook: ParsedBook | null = null;
-  readonly book = new ParsedBook();
-  /** Whether the engine holds the latest recorded book, or holds it back (`held`). */
-  bookInEngine = true;
-  /**
-   * Whether the latest snapshot is held back, not yet in the engine: posted when something
-   * reads the book (a command, a submission, a recorded trade), clipped then against the
-   * account's best prices of when it came (`heldOwnBid`, `heldOwnAsk`). Most snapshots are
-   * replaced while held, so they are never clipped.
-   */
-  held = false;
-  heldOwnBid: number | null = null;
-  heldOwnAsk: number | null = null;
-  activeOrders = 0;
-  hasPosition = false;
-  /** Market orders that ended unfilled, and found nothing to trade against. */
-  untraded = 0;
-  /** Candle data: the interval, and the first trade's time (a candle's open) once seen. */
-  candleIntervalMs: number | null = null;
-  firstTradeT: number | null = null;
-
-  constructor(
-    readonly marketId: string,
-    readonly tick: UnitGrid,
-    readonly step: UnitGrid,
-    queuePosition: boolean,
-    readonly model: FillModelName,
-  ) {
-    this.queues = new MarketQueues(queuePosition);
-  }
-
-  get latestBook(): Book | null {
-    return this.bookRecord === null ? null : this.bookRecord.d;
-  }
-
-  get engaged(): boolean {
-    return this.activeOrders > 0 || this.hasPosition;
-  }
-
-  priceTicks(text: string): number | null {
-    return this.tick.unitsOf(text) ?? this.tick.roundedUnitsOf(text, 'half-even');
-  }
-
-  steps(text: string): number | null {
-    return this.step.unitsOf(text) ?? this.step.roundedUnitsOf(text, 'down');
-  }
 }
 
 export class ReplayVenue implements MarketDataVenue {
@@ -255,8 +132,11 @@ export class ReplayVenue implements MarketDataVenue {
   readonly execution: ExchangeExecutionVenue;
   readonly accountId: string;
   readonly engineConfig: EmulatorConfig;
-  /** Every fill of the account, in the engine's order (liquidations included). */
-  readonly fills: Fill[] = [];
+  /**
+   * Steps the account's fills took while a taker batch runs (`takeAtTrade`), else null. The
+   * venue keeps no list of fills: the runtime takes them from the private stream.
+   */
+  private batchSteps: number | null = null;
   /** The recording's gaps and what they affected (`gaps.ts`). */
   readonly gapLog = new GapLog();
 
@@ -310,6 +190,7 @@ export class ReplayVenue implements MarketDataVenue {
           market.step,
           options.config.queue_position,
           model,
+          options.bookDepth,
         ),
       );
     }
@@ -332,6 +213,7 @@ export class ReplayVenue implements MarketDataVenue {
       // Nothing outlives a replay: the ledger keeps a window of records, unserialized.
       store: new IdempotencyWindow(),
       latency: new LatencyModel(latencySettings(options.config.latency), options.seed),
+      dropPrivateSequences: options.dropPrivateSequences ?? [],
       hooks: {
         beforeCommand: (marketId) => this.beforeCommand(marketId),
         marketOfOrder: (orderId) => this.orders.get(orderId)?.market.marketId,
@@ -545,7 +427,7 @@ export class ReplayVenue implements MarketDataVenue {
   private suspend(market: ReplayMarket, record: GapRecord): void {
     this.gapLog.suspend(market.marketId, record, market.queues.restart());
     market.bookRecord = null;
-    market.parsedBook = null;
+    market.parsedLatest = null;
     market.held = false;
     market.bookInEngine = true;
     this.exchange.batch(() => {
@@ -558,10 +440,10 @@ export class ReplayVenue implements MarketDataVenue {
   private onBook(market: ReplayMarket, record: BookRecord): void {
     this.gapLog.resume(market.marketId, record.t);
     market.bookRecord = record;
-    market.parsedBook = null;
+    market.parsedLatest = null;
     this.data.bookRecord(market.marketId, record);
     if (market.queues.size > 0) {
-      const parsed = this.parsedBook(market)!;
+      const parsed = market.parsedBook()!;
       market.queues.onSnapshot(parsed.bids, parsed.asks);
     }
     if (market.engaged) {
@@ -609,16 +491,15 @@ export class ReplayVenue implements MarketDataVenue {
       const crossesOwn = own !== null && (side === BUY ? own >= priceTicks : own <= priceTicks);
       const level: QuoteLevel[] = left > 0 && !crossesOwn ? [{ priceTicks, steps: left }] : [];
       const quoter = side === BUY ? RECORDED_ASKS : RECORDED_BIDS;
-      const before = this.fills.length;
+      this.batchSteps = 0;
       this.exchange.batch(() => {
         if (side === BUY) this.exchange.replaceQuotes(marketId, quoter, [], level);
         else this.exchange.replaceQuotes(marketId, quoter, level, []);
         this.exchange.submitHeld(marketId, side);
         this.exchange.replaceQuotes(marketId, quoter, [], []);
       });
-      for (let index = before; index < this.fills.length; index++) {
-        left -= market.steps(this.fills[index]!.quantity) ?? 0;
-      }
+      left -= this.batchSteps;
+      this.batchSteps = null;
     }
   }
 
@@ -646,7 +527,7 @@ export class ReplayVenue implements MarketDataVenue {
         allocation.limitTicks,
       );
       if (market.bookInEngine && market.bookRecord !== null) {
-        const levels = this.clippedLevels(market, market.queues.bestBid(), market.queues.bestAsk());
+        const levels = market.clippedLevels(market.queues.bestBid(), market.queues.bestAsk());
         if (aggressor === SELL) {
           this.exchange.replaceQuotes(market.marketId, RECORDED_BIDS, levels.bids, []);
         } else {
@@ -676,10 +557,7 @@ export class ReplayVenue implements MarketDataVenue {
     market.bookInEngine = true;
     market.held = false;
     if (market.bookRecord === null) return;
-    this.postLevels(
-      market,
-      this.clippedLevels(market, market.queues.bestBid(), market.queues.bestAsk()),
-    );
+    this.postLevels(market, market.clippedLevels(market.queues.bestBid(), market.queues.bestAsk()));
   }
 
   /**
@@ -697,8 +575,8 @@ export class ReplayVenue implements MarketDataVenue {
     if (market.bookRecord === null) return;
     const ownBid = market.queues.bestBid();
     const ownAsk = market.queues.bestAsk();
-    if (crossedWhenClipped(this.parsedBook(market)!, ownBid, ownAsk)) {
-      this.postLevels(market, this.clippedLevels(market, ownBid, ownAsk));
+    if (crossedWhenClipped(market.parsedBook()!, ownBid, ownAsk)) {
+      this.postLevels(market, market.clippedLevels(ownBid, ownAsk));
       return;
     }
     market.held = true;
@@ -709,7 +587,7 @@ export class ReplayVenue implements MarketDataVenue {
   private postHeldLevels(market: ReplayMarket): void {
     if (!market.held) return;
     market.held = false;
-    this.postLevels(market, this.clippedLevels(market, market.heldOwnBid, market.heldOwnAsk));
+    this.postLevels(market, market.clippedLevels(market.heldOwnBid, market.heldOwnAsk));
   }
 
   private postLevels(market: ReplayMarket, levels: ClippedLevels): void {
@@ -721,49 +599,6 @@ export class ReplayVenue implements MarketDataVenue {
     });
   }
 
-  /**
-   * The latest book without the levels that would trade with the account's resting orders,
-   * whose best prices are `ownBid` and `ownAsk`.
-   */
-  private clippedLevels(
-    market: ReplayMarket,
-    ownBid: number | null,
-    ownAsk: number | null,
-  ): ClippedLevels {
-    const parsed = this.parsedBook(market)!;
-    const bids: QuoteLevel[] = [];
-    for (const level of parsed.bids.levels) if (keptBid(level, ownAsk)) bids.push(level);
-    const asks: QuoteLevel[] = [];
-    for (const level of parsed.asks.levels) if (keptAsk(level, ownBid)) asks.push(level);
-    return { bids, asks };
-  }
-
-  private parsedBook(market: ReplayMarket): ParsedBook | null {
-    if (market.parsedBook !== null) return market.parsedBook;
-    const book = market.latestBook;
-    if (book === null) return null;
-    // The snapshot before is replaced: its parsed levels are rewritten in place.
-    this.parseSide(market, book.bids, market.book.bids);
-    this.parseSide(market, book.asks, market.book.asks);
-    market.parsedBook = market.book;
-    return market.parsedBook;
-  }
-
-  // A method, not a closure per book: a replay parses every snapshot of an engaged market.
-  private parseSide(market: ReplayMarket, levels: readonly BookLevel[], into: ParsedSide): void {
-    let count = 0;
-    for (const level of levels) {
-      const priceTicks = market.priceTicks(level.price);
-      const steps = market.steps(level.quantity);
-      if (priceTicks !== null && priceTicks >= 1 && steps !== null) {
-        into.set(count, priceTicks, steps);
-        count++;
-      }
-    }
-    into.levels.length = count;
-    into.complete = levels.length < this.bookDepth;
-  }
-
   private onEngineEvent(event: PrivateEvent): void {
     this.version++;
     switch (event.type) {
@@ -771,7 +606,9 @@ export class ReplayVenue implements MarketDataVenue {
         this.onOrderStatus(event.data.entity_id, event.data.from_state, event.data.to_state);
         return;
       case 'fill': {
-        this.fills.push(event.data);
+        if (this.batchSteps !== null) {
+          this.batchSteps += this.byId.get(event.data.market_id)?.steps(event.data.quantity) ?? 0;
+        }
         const orderId = event.data.order_id;
         if (orderId !== null) {
           this.rememberFilledOrder(orderId);
@@ -814,7 +651,7 @@ export class ReplayVenue implements MarketDataVenue {
       if (info.priceTicks === null) return;
       const remaining = this.remainingSteps(market, orderId);
       if (remaining <= 0) return;
-      const parsed = this.parsedBook(market);
+      const parsed = market.parsedBook();
       const side = parsed === null ? null : info.side === BUY ? parsed.bids : parsed.asks;
       market.queues.add(
         orderId,

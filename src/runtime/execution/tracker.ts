@@ -17,8 +17,8 @@
  *   ignored, and a terminal order never becomes active again.
  * - Fills are de-duplicated by `fill_id` through the journal, so a fill replayed after a
  *   reconnect or a restart is counted once (LEAN #2204, NautilusTrader #3046).
- * - Exactly once by sequence, where the venue has a private stream that survives a restart
- *   (`ExecutionVenue.privateStream`): each order event and fill is journaled together with its
+ * - Exactly once by sequence, from the venue's private stream (`ExecutionVenue.privateStream`,
+ *   the only source of order events and fills, live and in replay): each order event and fill is journaled together with its
  *   sequence as the highest applied, in one transaction; an order event at or below that
  *   sequence was applied before and is ignored. A gap in the sequence (the venue's event log no
  *   longer reaching back) owes a read-back of GET /v1/fills down to the newest fill known,
@@ -42,8 +42,9 @@ import {
   TERMINAL_ORDER_STATUSES,
 } from '../../protocol/index.ts';
 import type { IntentJournal } from '../journal/intent-journal.ts';
-import type { ExecutionVenue, FillReadBack, PrivateStreamItem } from '../venue.ts';
+import type { ExecutionVenue, PrivateStreamItem } from '../venue.ts';
 import { withDeadline } from './deadline.ts';
+import { readOwedFills } from './fill-read-back.ts';
 import { FifoQueue } from '../../core/fifo-queue.ts';
 import { type ExecutionLogger, silentLogger } from './logger.ts';
 
@@ -208,22 +209,14 @@ export class OrderTracker {
   start(): void {
     if (this.running) return;
     this.running = true;
-    const privateStream = this.venue.privateStream;
-    if (privateStream === undefined) {
-      this.subscriptions.push(
-        this.venue.orderEvents$.subscribe((event) => this.onOrderEvent(event)),
-        this.venue.fills$.subscribe((fill) =>
-          this.onFill(fill, { sequence: null, source: 'stream' }),
-        ),
-      );
-    } else {
-      // A journal from before sequences were kept (schema 1) knows fills but no sequence: the
-      // fills made since its last run can only be read back.
-      if (this.journal.privateCursor() === null && this.journal.fillCount() > 0) {
-        this.journal.requestFillReadBack('the journal holds no private sequence yet');
-      }
-      this.subscriptions.push(privateStream.items$.subscribe((item) => this.onPrivateItem(item)));
+    // A journal from before sequences were kept (schema 1) knows fills but no sequence: the
+    // fills made since its last run can only be read back.
+    if (this.journal.privateCursor() === null && this.journal.fillCount() > 0) {
+      this.journal.requestFillReadBack('the journal holds no private sequence yet');
     }
+    this.subscriptions.push(
+      this.venue.privateStream.items$.subscribe((item) => this.onPrivateItem(item)),
+    );
     this.refreshTimer = this.clock.setInterval(
       () => this.refreshAccount(),
       this.config.refreshIntervalMs,
@@ -428,50 +421,19 @@ export class OrderTracker {
    * resolves true once none is owed. A failure leaves it owed, for the next reconciliation.
    */
   readFillsBack(): Promise<boolean> {
-    const privateStream = this.venue.privateStream;
-    if (privateStream === undefined || !this.journal.isOpen) return Promise.resolve(true);
+    if (!this.journal.isOpen) return Promise.resolve(true);
     if (this.readBack !== null) return this.readBack;
-    const run = async (): Promise<boolean> => {
-      for (let round = 0; round < 3; round++) {
-        const owed = this.journal.pendingFillReadBack();
-        if (owed === null) return true;
-        let result: FillReadBack;
-        try {
-          result = await withDeadline(this.clock, this.config.readTimeoutMs, () =>
-            privateStream.readFillsBack({
-              stopFillId: owed.stopFillId,
-              stopOccurredAt: owed.stopOccurredAt,
-              maximumFills: this.config.readBackMaximumFills,
-            }),
-          );
-        } catch (error) {
-          this.logger.warn('fill read-back failed; retried at the next reconciliation', {
-            code: isPaperbotError(error) ? error.code : 'UNEXPECTED_ERROR',
-            reason: owed.reason,
-          });
-          return false;
-        }
-        if (!this.running || !this.journal.isOpen) return false;
-        let added = 0;
-        for (const fill of result.fills) {
-          if (this.onFill(fill, { sequence: null, source: 'rest' })) added += 1;
-        }
-        this.logger[result.complete ? 'info' : 'warn'](
-          result.complete
-            ? 'fills read back over REST'
-            : 'fills read back over REST up to the limit; older ones were not reached',
-          {
-            reason: owed.reason,
-            read: result.fills.length,
-            added,
-            stopFillId: owed.stopFillId,
-          },
-        );
-        if (this.journal.finishFillReadBack(owed.generation)) return true;
-      }
-      return this.journal.pendingFillReadBack() === null;
-    };
-    this.readBack = this.track(run()).finally(() => {
+    const run = readOwedFills({
+      journal: this.journal,
+      feed: this.venue.privateStream,
+      clock: this.clock,
+      logger: this.logger,
+      readTimeoutMs: this.config.readTimeoutMs,
+      maximumFills: this.config.readBackMaximumFills,
+      running: () => this.running,
+      apply: (fill) => this.onFill(fill, { sequence: null, source: 'rest' }),
+    });
+    this.readBack = this.track(run).finally(() => {
       this.readBack = null;
     });
     return this.readBack;
@@ -510,10 +472,9 @@ export class OrderTracker {
           this.refreshOrder(item.entityId);
           return;
         }
-        this.journal.requestFillReadBack(
+        this.owe(
           `the ${item.type ?? 'private'} event at sequence ${item.sequence} broke its schema`,
         );
-        void this.readFillsBack();
         return;
       case 'gap':
         this.logger.warn('private events will not be delivered; fills are read back over REST', {
@@ -524,10 +485,15 @@ export class OrderTracker {
         if (item.after !== null && item.next !== null && item.next <= item.after) {
           this.journal.restartPrivateSequence(item.next - 1);
         }
-        this.journal.requestFillReadBack(item.reason);
-        void this.readFillsBack();
+        this.owe(item.reason);
         return;
     }
+  }
+
+  /** Fills may be missing: the journal owes a read-back (kept across restarts), started now. */
+  private owe(reason: string): void {
+    this.journal.requestFillReadBack(reason);
+    void this.readFillsBack();
   }
 
   /** Applies a fill once by `fill_id`; true when it was new. */

@@ -59,7 +59,8 @@ export const DEFAULT_EXIT_EMULATOR_CONFIG: ExitEmulatorConfig = {
 
 export interface ExitEmulatorOptions {
   readonly clock: Clock;
-  readonly marketData: MarketDataVenue;
+  /** The market streams the exits watch (the kernel's market data, or a test's). */
+  readonly marketData: Pick<MarketDataVenue, 'markets' | 'ticker$' | 'book$' | 'trades$'>;
   readonly store: ExitStore | null;
   readonly logger: ExecutionLogger;
   /** Open positions now (flat ones left out). */
@@ -112,7 +113,7 @@ export class ExitEmulator {
   readonly outcomes$: Observable<IntentOutcome>;
 
   private readonly clock: Clock;
-  private readonly marketData: MarketDataVenue;
+  private readonly marketData: Pick<MarketDataVenue, 'markets' | 'ticker$' | 'book$' | 'trades$'>;
   private readonly store: ExitStore | null;
   private readonly book: ExitBook;
   private readonly feeds: PriceFeeds;

@@ -30,7 +30,7 @@ export class PriceFeeds {
   private readonly feeds = new Map<string, Feed>();
 
   constructor(
-    private readonly marketData: MarketDataVenue,
+    private readonly marketData: Pick<MarketDataVenue, 'markets' | 'ticker$' | 'book$' | 'trades$'>,
     private readonly onPrices: (marketId: string, source: TriggerSource, sides: FeedSides) => void,
   ) {}
 

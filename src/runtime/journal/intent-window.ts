@@ -6,7 +6,7 @@
  * An intent leaves only when nothing in the runtime can ask for it again: it is settled (no open
  * state), at least `size` newer intents were journaled after it, and, when it made a venue
  * order (a placement, an amendment, a close), that order reached a terminal status, as the
- * order events the tracker records tell (or, in a replay, `Journal.noteOrderEvent`). Lookups by order id and by client order id serve live
+ * order events the tracker records tell (`recordOrderEvent`, live and in a replay). Lookups by order id and by client order id serve live
  * orders only (their fills, their amendments, the reconciler), and a closed order's last
  * events were applied long before `size` more intents came. An intent that must stay goes back
  * to the end of the queue and is looked at again later.

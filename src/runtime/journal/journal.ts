@@ -28,10 +28,12 @@ import { DEFAULT_ORDER_EVENT_WINDOW, JournalPrivateStream } from './journal-priv
 import { JournalRuntimeState } from './journal-runtime-state.ts';
 import { LedgerCalls } from './ledger-calls.ts';
 import type {
+  FillReadBackRecord,
   FillRecord,
   IntentRecord,
   InternalCommandRecord,
   OrderEventRecord,
+  PrivateCursor,
 } from './records.ts';
 import { migrate } from './schema.ts';
 import { JournalRetention, type PruneStep, type RetentionPolicy } from './retention.ts';
@@ -334,6 +336,30 @@ export class Journal extends LedgerCalls implements IntentJournal {
     ...call: Parameters<JournalPrivateStream['advancePrivateSequence']>
   ): void {
     this.privateStream.advancePrivateSequence(...call);
+  }
+
+  /** The highest private sequence applied; null when none was. */
+  privateCursor(): PrivateCursor | null {
+    return this.privateStream.privateCursor();
+  }
+
+  /** The venue's counter went backwards (a reset account): the highest applied starts over. */
+  restartPrivateSequence(sequence: number): void {
+    this.privateStream.restartPrivateSequence(sequence);
+  }
+
+  /** Notes that fills may be missing: a read-back of GET /v1/fills is owed. */
+  requestFillReadBack(reason: string): FillReadBackRecord {
+    return this.privateStream.requestFillReadBack(reason);
+  }
+
+  pendingFillReadBack(): FillReadBackRecord | null {
+    return this.privateStream.pendingFillReadBack();
+  }
+
+  /** The read-back of `generation` is done; false when a newer request is still owed. */
+  finishFillReadBack(generation: number): boolean {
+    return this.privateStream.finishFillReadBack(generation);
   }
 
   // The runtime's own commands, meta values and the dead-man state (`JournalRuntimeState`)

@@ -9,9 +9,13 @@
  * With `intentWindow`, settled intents older than the window leave (`intent-window.ts`), so a
  * replay of days of data holds a window of intents, not every one.
  *
- * Fills are told apart by id in a bounded window. What is rare in a replay (order events, the
- * private cursor, the runtime's own commands, meta values, the dead-man state, emulated exits)
- * goes to a SQLite journal in memory, whose intents and fills tables stay empty.
+ * Fills are told apart by id in a bounded window. The private stream's cursor (the highest
+ * sequence applied, which makes each order event and fill count once), the fill read-back owed
+ * after a gap, and the newest fill known (where a read-back stops) are plain fields: a backtest
+ * applies every private event of its venue, as live, and a SQLite transaction per order event
+ * would double the cost of an intent. What is rare in a replay (the runtime's own commands, meta
+ * values, the dead-man state, emulated exits) goes to a SQLite journal in memory, whose
+ * intents, fills and order events tables stay empty.
  */
 import { PaperbotError } from '../../core/errors.ts';
 import { FifoQueue } from '../../core/fifo-queue.ts';
@@ -21,7 +25,7 @@ import type { JournalExits } from './exits.ts';
 import type { CommandStep, FirstCommand, IntentJournal } from './intent-journal.ts';
 import { IntentWindow } from './intent-window.ts';
 import { Journal } from './journal.ts';
-import type { JournalPrivateStream } from './journal-private-stream.ts';
+import type { FillReadBackRecord, PrivateCursor } from './records.ts';
 import type { JournalRuntimeState } from './journal-runtime-state.ts';
 import { LedgerCalls } from './ledger-calls.ts';
 import {
@@ -172,8 +176,6 @@ function copyOf(record: IntentRecord, updatedAt: number): Changed {
 
 /** Fill ids a replay's journal remembers (see `recordFill`). */
 export const FILL_IDS_KEPT = 100_000;
-/** Order status events the replay's ledger keeps (the live journal keeps 100,000). */
-export const REPLAY_ORDER_EVENTS_KEPT = 1_000;
 
 /** A held intent's record, for the window's sweep. */
 function recordOf(slot: Slot): IntentRecord | undefined {
@@ -199,6 +201,13 @@ function requireInteger(value: number, name: string): void {
   if (!Number.isSafeInteger(value)) throw refused(`${name} is ${value}, not an integer`);
 }
 
+/** A private sequence, refused as the SQLite journal refuses it. */
+function requireSequence(sequence: number): void {
+  if (!Number.isSafeInteger(sequence) || sequence < 0) {
+    throw new PaperbotError('JOURNAL_SEQUENCE_INVALID', `a private sequence is ${sequence}`);
+  }
+}
+
 function requireIntegerOrNull(value: number | null, name: string): void {
   if (value !== null) requireInteger(value, name);
 }
@@ -206,7 +215,6 @@ function requireIntegerOrNull(value: number | null, name: string): void {
 export class ReplayJournal extends LedgerCalls implements IntentJournal {
   /** Everything but intents and sequences: a SQLite journal in memory. */
   private readonly ledger: Journal;
-  protected readonly privateStream: JournalPrivateStream;
   protected readonly runtimeState: JournalRuntimeState;
   private readonly now: () => number;
   private readonly window: IntentWindow<Slot> | null;
@@ -236,11 +244,16 @@ export class ReplayJournal extends LedgerCalls implements IntentJournal {
   private fillsSeen = 0;
   /** Meta values written, by key (see `writeMeta`). */
   private readonly meta = new Map<string, string>();
+  /** The highest private sequence applied (the SQLite journal's `private_cursor`). */
+  private cursor: PrivateCursor | null = null;
+  /** The fill last seen: where a read-back requested now stops. */
+  private lastFill: Fill | null = null;
+  /** The fill read-back owed (the SQLite journal's `fill_read_back`). */
+  private readBackOwed: FillReadBackRecord | null = null;
 
   private constructor(ledger: Journal, now: () => number, window: IntentWindow<Slot> | null) {
     super();
     this.ledger = ledger;
-    this.privateStream = ledger.privateStream;
     this.runtimeState = ledger.runtimeState;
     this.now = now;
     this.window = window;
@@ -254,8 +267,6 @@ export class ReplayJournal extends LedgerCalls implements IntentJournal {
     const ledger = Journal.open(':memory:', {
       now: options.now,
       durability: 'normal',
-      // Nothing in a replay reads order events back (a restart does, and a replay has none).
-      orderEventWindow: REPLAY_ORDER_EVENTS_KEPT,
       ...(options.epoch === undefined ? {} : { epoch: options.epoch }),
     });
     return new ReplayJournal(
@@ -627,20 +638,19 @@ export class ReplayJournal extends LedgerCalls implements IntentJournal {
   // Order events and fills
 
   /**
-   * An order event the runtime applied, for a venue whose events are not journaled (a
-   * replay's, whose tracker takes them straight from the venue): an order that reached a
-   * terminal status lets its intents leave the window.
+   * Records an order event as applied, its sequence as the highest applied; false when that
+   * sequence was applied before (the caller then ignores the event), as the SQLite journal.
    */
-  noteOrderEvent(event: OrderStatusEvent): void {
+  recordOrderEvent(event: OrderStatusEvent): boolean {
+    this.requireOpen();
+    const cursor = this.cursor;
+    if (cursor !== null && event.sequence <= cursor.lastSequence) return false;
+    this.advanceCursor(event.sequence, event.occurred_at);
+    // An order that reached a terminal status lets its intents leave the window.
     if (this.window !== null && TERMINAL_ORDER_STATUSES.has(event.data.to_state)) {
       this.window.noteOrderClosed(event.data.entity_id);
     }
-  }
-
-  recordOrderEvent(event: OrderStatusEvent): boolean {
-    const applied = this.ledger.recordOrderEvent(event);
-    if (applied) this.noteOrderEvent(event);
-    return applied;
+    return true;
   }
 
   /**
@@ -655,12 +665,13 @@ export class ReplayJournal extends LedgerCalls implements IntentJournal {
     this.requireOpen();
     // The sequence first: refused, it leaves the fill unrecorded, as the SQLite transaction does.
     if (delivery.sequence !== null) {
-      this.ledger.advancePrivateSequence(delivery.sequence, eventAt ?? fill.occurred_at);
+      this.advanceCursor(delivery.sequence, eventAt ?? fill.occurred_at);
     }
     if (this.fillIds.has(fill.fill_id)) return false;
     this.fillIds.add(fill.fill_id);
     this.fillIdOrder.push(fill.fill_id);
     this.fillsSeen += 1;
+    this.lastFill = fill;
     if (this.fillIds.size > FILL_IDS_KEPT) {
       const oldest = this.fillIdOrder.shift();
       if (oldest !== undefined) this.fillIds.delete(oldest);
@@ -670,6 +681,54 @@ export class ReplayJournal extends LedgerCalls implements IntentJournal {
 
   fillCount(): number {
     return this.fillsSeen;
+  }
+
+  privateCursor(): PrivateCursor | null {
+    this.requireOpen();
+    return this.cursor;
+  }
+
+  restartPrivateSequence(sequence: number): void {
+    this.requireOpen();
+    requireSequence(sequence);
+    this.cursor = { lastSequence: sequence, lastEventAt: null };
+  }
+
+  requestFillReadBack(reason: string): FillReadBackRecord {
+    this.requireOpen();
+    const owed = this.readBackOwed;
+    // A read-back already owed keeps its (older) stop: reading down to it covers the new gap too.
+    this.readBackOwed =
+      owed === null
+        ? {
+            generation: 1,
+            stopFillId: this.lastFill?.fill_id ?? null,
+            stopOccurredAt: this.lastFill?.occurred_at ?? this.cursor?.lastEventAt ?? null,
+            reason,
+            requestedAt: this.time(),
+          }
+        : { ...owed, generation: owed.generation + 1 };
+    return this.readBackOwed;
+  }
+
+  pendingFillReadBack(): FillReadBackRecord | null {
+    this.requireOpen();
+    return this.readBackOwed;
+  }
+
+  finishFillReadBack(generation: number): boolean {
+    this.requireOpen();
+    if (this.readBackOwed?.generation !== generation) return false;
+    this.readBackOwed = null;
+    return true;
+  }
+
+  /** The stored value is a maximum: an older sequence never moves it back. */
+  private advanceCursor(sequence: number, eventAt: string | null): void {
+    requireSequence(sequence);
+    if (this.cursor === null || sequence > this.cursor.lastSequence) {
+      this.cursor = { lastSequence: sequence, lastEventAt: eventAt };
+    }
   }
 
   // The runtime's own commands, meta values, the dead-man state

@@ -28,21 +28,15 @@ import {
 import type { Clock } from '../../core/clock.ts';
 import { type Decimal, parseDecimal } from '../../core/decimal.ts';
 import { isPaperbotError, PaperbotError } from '../../core/errors.ts';
-import type { Account, Fill, Order, Position } from '../../protocol/index.ts';
-import {
-  type DeadmanConfig,
-  type DeadmanStatus,
-  DeadmanSwitch,
-  type ShutdownOptions,
-  type ShutdownReport,
-} from '../deadman/heartbeat.ts';
+import type { Account, Fill } from '../../protocol/index.ts';
+import { DeadmanSwitch, type ShutdownOptions, type ShutdownReport } from '../deadman/heartbeat.ts';
 import {
   closeOutAccount,
   resolveShutdownConfig,
   type ShutdownConfig,
 } from '../deadman/shutdown.ts';
 import { withDeadline } from '../execution/deadline.ts';
-import { type ExecutionOutcome, Executor, type ExecutorConfig } from '../execution/executor.ts';
+import { type ExecutionOutcome, Executor } from '../execution/executor.ts';
 import { sendInternalCommand } from '../execution/internal-command.ts';
 import {
   describePermit,
@@ -51,161 +45,56 @@ import {
   permitState$,
   tradingPermit,
 } from '../execution/permit.ts';
-import {
-  Reconciler,
-  type ReconcilerConfig,
-  type ReconciliationReport,
-} from '../execution/reconciler.ts';
-import { OrderTracker, type OrderTrackerConfig } from '../execution/tracker.ts';
-import { EMULATOR_INTENT_KINDS, ExitEmulator, type WaitingExitView } from '../exits/emulator.ts';
+import { Reconciler, type ReconciliationReport } from '../execution/reconciler.ts';
+import { OrderTracker } from '../execution/tracker.ts';
+import { EMULATOR_INTENT_KINDS, ExitEmulator } from '../exits/emulator.ts';
 import { journalExitStore } from '../journal/exits.ts';
 import type { IntentOutcome, StampedIntent } from '../intents.ts';
 import type { IntentJournal } from '../journal/intent-journal.ts';
-import type { MarketDataVenue } from '../streams/market-data.ts';
-import type { RiskConfig } from '../risk/config.ts';
 import {
   type DenialEvent,
   type ReadonlyBehaviorSubject,
   RiskGate,
   type TradingStateSnapshot,
 } from '../risk/gate.ts';
-import type { LossTrackingRecord } from '../risk/loss.ts';
 import type { RiskSnapshot } from '../risk/view.ts';
 import { STRATEGY_ID_PATTERN, StrategyHost } from '../strategy/host.ts';
 import { parseStrategyParams } from '../strategy/params.ts';
-import type { StrategyDefinition } from '../strategy/types.ts';
 import type { ExecutionVenue } from '../venue.ts';
 import { createKernelEnvironment, PositionFeed } from './environment.ts';
 import { type KernelLogger, messageFirst, riskLogger } from './logging.ts';
 import { measurePlacements, type PlacementTiming } from './placement-timing.ts';
 import { composeSend, sendOf, withSend } from '../venue-send.ts';
+import {
+  type IntentLatency,
+  type KernelOptions,
+  type KernelStatus,
+  type KernelStrategy,
+  type KernelStrategyStatus,
+  ROUTE_GATE,
+  type RouteReadySignal,
+  routeGateReading,
+} from './options.ts';
+import { LOSS_TRACKING_META_KEY, readLossTracking, saveLossTracking } from './loss-tracking.ts';
+import { MarketTicks } from './market-ticks.ts';
 import { RiskSnapshotBuilder } from './risk-snapshot.ts';
+import type { Ticker } from '../strategy/types.ts';
 
 /** Fills applied at start that are kept for the strategies (see `Kernel.startupFills`). */
 const STARTUP_FILLS = 10_000;
 
-/** Where the gate's loss tracking is kept in the journal, so a restart resets nothing. */
-export const LOSS_TRACKING_META_KEY = 'risk.loss_tracking';
-
-export interface KernelStrategy {
-  /** The instance id (part of every request id); letters, digits, `_` and `-`, at most 40. */
-  readonly id: string;
-  readonly definition: StrategyDefinition<unknown>;
-  /** Raw params; parsed with the plugin's schema at `create`. */
-  readonly params: unknown;
-}
-
-export interface KernelOptions {
-  readonly clock: Clock;
-  readonly venue: ExecutionVenue;
-  readonly marketData: MarketDataVenue;
-  /** Opened by the caller, closed by the caller after `stop`. */
-  readonly journal: IntentJournal;
-  readonly strategies: readonly KernelStrategy[];
-  readonly risk: RiskConfig;
-  readonly execution?: Partial<ExecutorConfig>;
-  readonly tracker?: Partial<OrderTrackerConfig>;
-  readonly reconciler?: Partial<ReconcilerConfig>;
-  /** `false`: no dead-man switch (replay, where nothing outlives the run). */
-  readonly deadman?: Partial<DeadmanConfig> | false;
-  /** The shutdown's deadline and retry budget (cancel-all, confirmation, disarm). */
-  readonly shutdown?: Partial<ShutdownConfig>;
-  readonly logger: KernelLogger;
-  /**
-   * The venue's route readiness (`LiveVenue.routeReadiness$`, or a plain boolean); while not
-   * ready the gate adds no exposure, and the log and status say why. Counted ready when omitted.
-   */
-  readonly routeReady$?: Observable<boolean | RouteReadySignal>;
-  /** Grace before a candle closes on the clock alone (`StrategyEnvironment.candleGraceMs`). */
-  readonly candleGraceMs?: number;
-  /**
-   * A later start picks up this run's journal (default true). False for a backtest: what it
-   * leaves for a next start (waiting exits) is then no warning.
-   */
-  readonly nextStart?: boolean;
-}
-
-export interface IntentCounters {
-  /** Intents the strategies emitted. */
-  readonly intents: number;
-  /** Denied by the gate or the executor. */
-  readonly denied: number;
-  /** Rejected by the venue, at once or once resolved. */
-  readonly rejected: number;
-  /** Accepted by the venue, at once or once resolved. */
-  readonly accepted: number;
-  /** Outcomes that were unknown when first reported. */
-  readonly unknown: number;
-  /** Fills, each counted once. */
-  readonly fills: number;
-}
-
-export interface KernelStrategyStatus {
-  readonly id: string;
-  /** `added` before `start`; then the host's status (`running`, `completed`, `failed`, `stopped`). */
-  readonly status: string;
-  readonly nextSequence: number;
-}
-
-/** Route readiness with its reason (`LiveVenue.routeReadiness$` emits a superset of this). */
-export interface RouteReadySignal {
-  readonly ready: boolean;
-  readonly reason: string | null;
-}
-
-const ROUTE_GATE = 'route readiness';
-
-function routeGateReading(value: boolean | RouteReadySignal): GateReading {
-  if (typeof value === 'boolean') {
-    return { open: value, reason: value ? null : 'the venue reports the route not ready' };
-  }
-  return { open: value.ready, reason: value.ready ? null : (value.reason ?? 'not ready') };
-}
-
-export interface KernelStatus {
-  readonly tradingState: 'ACTIVE' | 'REDUCING' | 'HALTED';
-  readonly tradingReason: string | null;
-  /**
-   * New exposure may be taken: reconciled, covered by a confirmed dead-man deadline, the route
-   * ready, and the risk gate ACTIVE (not HALTED or REDUCING).
-   */
-  readonly mayTrade: boolean;
-  /** Every gate that refuses new exposure now, with its reason; empty while `mayTrade`. */
-  readonly refusing: PermitState['refusing'];
-  readonly reconciled: boolean;
-  readonly deadman: DeadmanStatus | null;
-  readonly unknownIntents: number;
-  readonly unresolvedIntents: number;
-  readonly account: Account | null;
-  readonly positions: readonly Position[];
-  readonly openOrders: readonly Order[];
-  readonly strategies: readonly KernelStrategyStatus[];
-  readonly counters: IntentCounters;
-  /** Emulated exits still live (pending, waiting or triggered), with trigger and distance. */
-  readonly waitingExits: readonly WaitingExitView[];
-}
-
-export interface IntentLatency {
-  readonly requestId: string;
-  /**
-   * From the last ticker of the intent's market received to the placement handed to the venue
-   * (the simulation round trip included); null when no ticker had been received.
-   */
-  readonly tickToPlaceMs: number | null;
-  /** The placement request's round trip. */
-  readonly placeMs: number;
-}
+export { LOSS_TRACKING_META_KEY };
+export type {
+  IntentCounters,
+  IntentLatency,
+  KernelOptions,
+  KernelStatus,
+  KernelStrategy,
+  KernelStrategyStatus,
+  RouteReadySignal,
+} from './options.ts';
 
 type Phase = 'created' | 'starting' | 'running' | 'stopping' | 'stopped';
-
-/** A market's last ticker arrival, written in place. */
-interface LastTick {
-  readonly marketId: string;
-  at: number;
-  received: boolean;
-  /** Listed in `tickersUnread`: the risk snapshot has not taken this ticker yet. */
-  unread: boolean;
-}
 
 interface LatencyEntry {
   readonly tickAt: number | null;
@@ -214,27 +103,6 @@ interface LatencyEntry {
 function freezeIntent(stamped: StampedIntent): StampedIntent {
   if (Object.isFrozen(stamped) && Object.isFrozen(stamped.intent)) return stamped;
   return Object.freeze({ ...stamped, intent: Object.freeze({ ...stamped.intent }) });
-}
-
-function readLossTracking(
-  journal: IntentJournal,
-  logger: KernelLogger,
-): LossTrackingRecord | undefined {
-  const text = journal.readMeta(LOSS_TRACKING_META_KEY);
-  if (text === null) return undefined;
-  try {
-    return JSON.parse(text) as LossTrackingRecord;
-  } catch (error) {
-    logger.error(
-      { error: error instanceof Error ? error.message : String(error) },
-      'the journaled loss tracking is unreadable; daily loss and drawdown start over',
-    );
-    return undefined;
-  }
-}
-
-function lastTickTime(tick: { at: number; received: boolean } | undefined): number | null {
-  return tick?.received === true ? tick.at : null;
 }
 
 export class Kernel {
@@ -250,7 +118,6 @@ export class Kernel {
 
   private readonly clock: Clock;
   private readonly journal: IntentJournal;
-  private readonly marketData: MarketDataVenue;
   private readonly logger: KernelLogger;
   private readonly strategies: readonly KernelStrategy[];
   private readonly routeReady$: Observable<boolean | RouteReadySignal> | undefined;
@@ -275,19 +142,7 @@ export class Kernel {
   private equity: Decimal | null = null;
   /** The gate's loss tracking version last written to the journal; -1 before the first. */
   private lossTrackingWritten = -1;
-  /**
-   * When each market's last ticker came, as a field written in place: a map of times would box
-   * a new number per ticker (times are past the small-integer range).
-   */
-  private readonly lastTickAt = new Map<string, LastTick>();
-  /**
-   * Markets whose latest ticker the risk snapshot has not taken yet, where the market data
-   * offers arrivals without the ticker: it is read when the next intent needs a snapshot (a
-   * replay then builds no ticker object for the kernel between intents). The kernel subscribes
-   * before any strategy, so it hears of a ticker before a strategy can act on it, and the latest
-   * read then is the one a subscription to `ticker$` would have handed it.
-   */
-  private readonly tickersUnread: LastTick[] = [];
+  private readonly ticks: MarketTicks;
   private readonly subscriptions: Subscription[] = [];
   private readonly added = new Set<string>();
   private readonly nextSequences = new Map<string, number>();
@@ -306,7 +161,7 @@ export class Kernel {
     const { clock, journal } = options;
     this.clock = clock;
     this.journal = journal;
-    this.marketData = options.marketData;
+    this.ticks = new MarketTicks(options.marketData, clock);
     this.logger = options.logger;
     this.strategies = options.strategies;
     this.routeReady$ = options.routeReady$;
@@ -633,32 +488,7 @@ export class Kernel {
         );
       }),
     );
-    for (const market of this.marketData.markets()) {
-      const marketId = market.market_id;
-      const lastTick: LastTick = { marketId, at: 0, received: false, unread: false };
-      this.lastTickAt.set(marketId, lastTick);
-      const marketData = this.marketData;
-      if (marketData.tickerArrivals$ !== undefined && marketData.latestTicker !== undefined) {
-        subscriptions.push(
-          marketData.tickerArrivals$(marketId).subscribe(() => {
-            lastTick.at = this.clock.now();
-            lastTick.received = true;
-            if (!lastTick.unread) {
-              lastTick.unread = true;
-              this.tickersUnread.push(lastTick);
-            }
-          }),
-        );
-        continue;
-      }
-      subscriptions.push(
-        marketData.ticker$(marketId).subscribe((ticker) => {
-          lastTick.at = this.clock.now();
-          lastTick.received = true;
-          this.snapshots.onTicker(ticker);
-        }),
-      );
-    }
+    subscriptions.push(...this.ticks.watch());
     if (this.routeReady$ !== undefined) {
       subscriptions.push(
         this.routeReady$.subscribe((value) => {
@@ -750,7 +580,7 @@ export class Kernel {
       this.snapshots.addPending(approved);
       if (approved.intent.kind === 'place') {
         this.latency.set(approved.requestId, {
-          tickAt: lastTickTime(this.lastTickAt.get(approved.intent.marketId)),
+          tickAt: this.ticks.lastAt(approved.intent.marketId),
         });
       }
       this.executor.submit(approved);
@@ -818,22 +648,14 @@ export class Kernel {
 
   /** The gate's snapshot, with the latest ticker of each market that had one since the last. */
   private readonly readSnapshot = (): RiskSnapshot => {
-    this.takeUnreadTickers();
+    this.ticks.takeUnread(this.takeTicker);
     return this.snapshots.snapshot();
   };
 
-  /** The risk snapshot takes the latest ticker of each market that had one since it last read. */
-  private takeUnreadTickers(): void {
-    const unread = this.tickersUnread;
-    if (unread.length === 0) return;
-    for (let index = 0; index < unread.length; index++) {
-      const lastTick = unread[index]!;
-      lastTick.unread = false;
-      const ticker = this.marketData.latestTicker?.(lastTick.marketId);
-      if (ticker !== undefined) this.snapshots.onTicker(ticker);
-    }
-    unread.length = 0;
-  }
+  /** The risk snapshot takes a market's latest ticker (`MarketTicks.takeUnread`). */
+  private readonly takeTicker = (ticker: Ticker): void => {
+    this.snapshots.onTicker(ticker);
+  };
 
   private onAccount(account: Account): void {
     // Most account updates repeat the equity: parsed once per text.
@@ -850,10 +672,7 @@ export class Kernel {
     // Written when the tracking changed since the last write (not for a repeated equity).
     const version = this.gate.lossTrackingVersion;
     if (this.journal.isOpen && version !== this.lossTrackingWritten) {
-      this.journal.writeMeta(
-        LOSS_TRACKING_META_KEY,
-        JSON.stringify(this.gate.lossTrackingRecord()),
-      );
+      saveLossTracking(this.journal, this.gate);
       this.lossTrackingWritten = version;
     }
   }
@@ -974,12 +793,7 @@ export class Kernel {
     this.executor.stop();
     this.reconciler.stop();
     this.tracker.stop();
-    if (this.journal.isOpen) {
-      this.journal.writeMeta(
-        LOSS_TRACKING_META_KEY,
-        JSON.stringify(this.gate.lossTrackingRecord()),
-      );
-    }
+    saveLossTracking(this.journal, this.gate);
     this.gate.dispose();
     this.exits.stop();
     this.positions.dispose();

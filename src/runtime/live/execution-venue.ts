@@ -14,7 +14,7 @@
  *   a second signal asks for a reconciliation whose REST reads come after that point, so nothing
  *   between the halt and the resume is lost.
  */
-import { map, type Observable, Subject, type Subscription } from 'rxjs';
+import { type Observable, Subject, type Subscription } from 'rxjs';
 import type {
   ResyncSignal as ClientResyncSignal,
   RestClient,
@@ -23,11 +23,9 @@ import type {
 import type { Clock, TimerHandle } from '../../core/clock.ts';
 import {
   type Account,
-  type Fill,
   type MutationStatus,
   type Order,
   type OrderStatus,
-  type OrderStatusEvent,
   type Position,
   type ResponseOf,
 } from '../../protocol/index.ts';
@@ -71,8 +69,6 @@ export interface LiveExecutionVenueOptions {
 }
 
 export class LiveExecutionVenue implements ExecutionVenue {
-  readonly orderEvents$: Observable<OrderStatusEvent>;
-  readonly fills$: Observable<Fill>;
   readonly riskEvents$: Observable<RiskEvent>;
   readonly resync$: Observable<ResyncSignal>;
   readonly privateStream: LivePrivateStream;
@@ -96,8 +92,6 @@ export class LiveExecutionVenue implements ExecutionVenue {
     this.clock = options.clock;
     this.logger = options.logger;
     this.resumeRetryMs = options.resumeRetryMs ?? 1_000;
-    this.orderEvents$ = this.stream.orders$;
-    this.fills$ = this.stream.fills$.pipe(map((event) => event.data));
     this.riskEvents$ = this.stream.risk$;
     this.resync$ = this.resyncSubject.asObservable();
     this.privateStream = new LivePrivateStream({

@@ -245,6 +245,15 @@ export class LiveMarketData implements MarketDataVenue {
     return latest.asObservable();
   }
 
+  tickerArrivals$(marketId: string): Observable<string> {
+    return this.ticker$(marketId).pipe(map(() => marketId));
+  }
+
+  /** The latest ticker of a market someone listens to (stale once the connection dropped). */
+  latestTicker(marketId: string): Ticker | undefined {
+    return this.latestTickers.get(marketId);
+  }
+
   book$(marketId: string): Observable<Book> {
     let poller = this.books.get(marketId);
     if (poller === undefined) {

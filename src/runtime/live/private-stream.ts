@@ -17,11 +17,11 @@
 import { Observable, Subject, type Subscription } from 'rxjs';
 import type { RestClient, StreamClient } from '../../client/index.ts';
 import type {
-  Fill,
   OtherPrivateEvent,
   PrivateEvent,
   UnreadablePrivateEvent,
 } from '../../protocol/index.ts';
+import { PrivateSequence, privateStreamItem, readFillsBackFrom } from '../private-stream.ts';
 import type {
   FillReadBack,
   FillReadBackStop,
@@ -42,37 +42,6 @@ export interface LivePrivateStreamOptions {
   readonly bufferLimit?: number;
 }
 
-function itemOf(event: PrivateEvent | UnreadablePrivateEvent): PrivateStreamItem {
-  if ('unreadable' in event) {
-    return {
-      kind: 'unreadable',
-      sequence: event.sequence,
-      channel: event.channel,
-      type: event.type,
-      entityId: event.entityId,
-      problem: event.problem,
-    };
-  }
-  if (event.channel === 'orders' && event.type === 'authoritative_status') {
-    return { kind: 'order', sequence: event.sequence, event };
-  }
-  if (event.channel === 'fills' && event.type === 'fill') {
-    return {
-      kind: 'fill',
-      sequence: event.sequence,
-      occurredAt: event.occurred_at,
-      fill: event.data,
-    };
-  }
-  return { kind: 'other', sequence: event.sequence, occurredAt: event.occurred_at };
-}
-
-/** Epoch milliseconds of an RFC 3339 time, or null when it does not parse. */
-function timeOf(text: string): number | null {
-  const value = Date.parse(text);
-  return Number.isFinite(value) ? value : null;
-}
-
 export class LivePrivateStream implements PrivateStreamFeed {
   readonly items$: Observable<PrivateStreamItem>;
 
@@ -82,14 +51,14 @@ export class LivePrivateStream implements PrivateStreamFeed {
   private readonly live = new Subject<PrivateStreamItem>();
   /** Items waiting for the first subscriber; null once it came. */
   private buffer: PrivateStreamItem[] | null = [];
-  private last: number | null;
+  private readonly sequence: PrivateSequence;
   private subscription: Subscription | null = null;
 
   constructor(options: LivePrivateStreamOptions) {
     this.rest = options.rest;
     this.stream = options.stream;
     this.bufferLimit = options.bufferLimit ?? DEFAULT_PRIVATE_BUFFER;
-    this.last = options.resumeAfterSequence;
+    this.sequence = new PrivateSequence(options.resumeAfterSequence);
     this.items$ = new Observable<PrivateStreamItem>((subscriber) => {
       const held = this.buffer;
       this.buffer = null;
@@ -120,32 +89,17 @@ export class LivePrivateStream implements PrivateStreamFeed {
    */
   resumedAt(head: number, reason: string): void {
     // Above the last one: events were skipped. Below: the counter went backwards.
-    if (this.last === null || head !== this.last) {
-      this.emit({
-        kind: 'gap',
-        after: this.last,
-        next: head + 1,
-        reason,
-      });
+    const last = this.sequence.last;
+    if (last === null || head !== last) {
+      this.emit({ kind: 'gap', after: last, next: head + 1, reason });
     }
-    this.last = head;
+    this.sequence.last = head;
   }
 
-  async readFillsBack(stop: FillReadBackStop): Promise<FillReadBack> {
-    const stopAt = stop.stopOccurredAt === null ? null : timeOf(stop.stopOccurredAt);
-    return translated(async () => {
-      const newestFirst: Fill[] = [];
-      for await (const fill of this.rest.iterateFills({ limit: FILLS_PAGE_LIMIT })) {
-        if (stop.stopFillId !== null && fill.fill_id === stop.stopFillId) break;
-        const at = timeOf(fill.occurred_at);
-        if (stopAt !== null && at !== null && at < stopAt) break;
-        if (newestFirst.length >= stop.maximumFills) {
-          return { fills: newestFirst.reverse(), complete: false };
-        }
-        newestFirst.push(fill);
-      }
-      return { fills: newestFirst.reverse(), complete: true };
-    });
+  readFillsBack(stop: FillReadBackStop): Promise<FillReadBack> {
+    return translated(() =>
+      readFillsBackFrom(this.rest.iterateFills({ limit: FILLS_PAGE_LIMIT }), stop),
+    );
   }
 
   private onOther(event: OtherPrivateEvent): void {
@@ -154,23 +108,16 @@ export class LivePrivateStream implements PrivateStreamFeed {
   }
 
   private onEvent(event: PrivateEvent | UnreadablePrivateEvent): void {
-    this.onItem(event.sequence, () => itemOf(event));
+    this.onItem(event.sequence, () => privateStreamItem(event));
   }
 
   private onItem(sequence: number, item: () => PrivateStreamItem): void {
-    if (this.last !== null && sequence <= this.last) return;
-    const jumps = this.last !== null && sequence > this.last + 1;
+    if (this.sequence.seen(sequence)) return;
     // No room for the event (and its gap): dropped, so the next one handed on shows the gap.
-    if (this.buffer !== null && this.buffer.length + (jumps ? 2 : 1) > this.bufferLimit) return;
-    if (this.last !== null && jumps) {
-      this.emit({
-        kind: 'gap',
-        after: this.last,
-        next: sequence,
-        reason: `sequences ${this.last + 1} to ${sequence - 1} were not delivered`,
-      });
-    }
-    this.last = sequence;
+    const needed = this.sequence.jumps(sequence) ? 2 : 1;
+    if (this.buffer !== null && this.buffer.length + needed > this.bufferLimit) return;
+    const gap = this.sequence.advance(sequence);
+    if (gap !== null) this.emit(gap);
     this.emit(item());
   }
 

@@ -10,13 +10,12 @@
  * Snapshots (`position`, `openOrders`, `lastTicker`, `lastAccount`) are kept by subscriptions
  * made before the strategy's own, so they are up to date when the strategy handles an event.
  */
+import type { Observable } from 'rxjs';
 import {
   concat,
   defer,
   filter,
   from,
-  type MonoTypeOperatorFunction,
-  Observable,
   queueScheduler,
   type SchedulerLike,
   Subject,
@@ -26,6 +25,7 @@ import {
 } from 'rxjs';
 import { type Clock, ClockScheduler, type TimerHandle } from '../../core/clock.ts';
 import { type Decimal, parseDecimal, ZERO } from '../../core/decimal.ts';
+import { observeOnQueue } from '../../core/streams.ts';
 import { PaperbotError } from '../../core/errors.ts';
 import type { Account, Candle, CandleInterval, Market, Position } from '../../protocol/index.ts';
 import type { IntentOutcome, StampedIntent } from '../intents.ts';
@@ -42,35 +42,6 @@ import type {
   StrategyEnvironment,
   Ticker,
 } from './types.ts';
-
-/**
- * `observeOn(queueScheduler)`: each notification as a task of its own on the queue scheduler,
- * in the same order, scheduled directly rather than kept as a subscription per value (a task
- * left queued after the strategy unsubscribed hands nothing on). Every ticker of every strategy
- * passes here.
- */
-function onQueue<T>(): MonoTypeOperatorFunction<T> {
-  return (source) =>
-    new Observable<T>((subscriber) =>
-      source.subscribe({
-        next: (value) => {
-          queueScheduler.schedule(() => {
-            if (!subscriber.closed) subscriber.next(value);
-          });
-        },
-        error: (error: unknown) => {
-          queueScheduler.schedule(() => {
-            if (!subscriber.closed) subscriber.error(error);
-          });
-        },
-        complete: () => {
-          queueScheduler.schedule(() => {
-            if (!subscriber.closed) subscriber.complete();
-          });
-        },
-      }),
-    );
-}
 
 /** A logger that adds the strategy id to every line. */
 export function strategyLogger(logger: Logger, strategyId: string): Logger {
@@ -304,7 +275,7 @@ export function createStrategyContext<Params>(
             interval,
             tradeId: trade.trade_id,
           }),
-      }).pipe(share(), onQueue());
+      }).pipe(share(), observeOnQueue());
       candleStreams.set(key, stream);
     }
     return stream;
@@ -325,7 +296,7 @@ export function createStrategyContext<Params>(
       const last = history.at(-1);
       if (last === undefined) return live$;
       return concat(
-        from(history).pipe(onQueue()),
+        from(history).pipe(observeOnQueue()),
         live$.pipe(filter((candle) => candle.open_time > last.open_time)),
       );
     });
@@ -342,24 +313,24 @@ export function createStrategyContext<Params>(
     ticker$: (marketId: string) => {
       findMarket(marketId);
       watchTicker(marketId);
-      return environment.ticker$(marketId).pipe(onQueue());
+      return environment.ticker$(marketId).pipe(observeOnQueue());
     },
     book$: (marketId: string) => {
       findMarket(marketId);
-      return environment.book$(marketId).pipe(onQueue());
+      return environment.book$(marketId).pipe(observeOnQueue());
     },
     trades$: (marketId: string) => {
       findMarket(marketId);
-      return environment.trades$(marketId).pipe(onQueue());
+      return environment.trades$(marketId).pipe(observeOnQueue());
     },
     candles$,
     candleHistory,
-    orders$: environment.orders$.pipe(onQueue()),
-    ownOrders$: ownOrderUpdates.pipe(onQueue()),
-    fills$: environment.fills$.pipe(onQueue()),
-    positions$: environment.positions$.pipe(onQueue()),
-    account$: environment.account$.pipe(onQueue()),
-    outcomes$: outcomes.pipe(onQueue()),
+    orders$: environment.orders$.pipe(observeOnQueue()),
+    ownOrders$: ownOrderUpdates.pipe(observeOnQueue()),
+    fills$: environment.fills$.pipe(observeOnQueue()),
+    positions$: environment.positions$.pipe(observeOnQueue()),
+    account$: environment.account$.pipe(observeOnQueue()),
+    outcomes$: outcomes.pipe(observeOnQueue()),
     position,
     openOrders: (marketId?: string) => ownOrders.open(marketId),
     emulatedOrders: (marketId?: string) =>

@@ -3,7 +3,7 @@
  * stream client (ticker) and REST polling (book, trades); the replay venue builds it from
  * recorded sessions on virtual time. Strategy, gate and executor code never knows which.
  */
-import type { Observable } from 'rxjs';
+import { map, type Observable } from 'rxjs';
 import type { Book, Candle, CandleInterval, Market, PublicTrade } from '../../protocol/index.ts';
 import type { Ticker } from '../strategy/types.ts';
 
@@ -13,14 +13,15 @@ export interface MarketDataVenue {
   /** Hot; a new subscriber gets the latest ticker first, then updates. */
   ticker$(marketId: string): Observable<Ticker>;
   /**
-   * Optional, with `latestTicker`: each ticker's arrival as its market's id, at the place among
-   * `ticker$`'s subscribers a ticker subscriber would have (a new subscriber hears of the latest
-   * first), for a listener that reads the ticker only when it needs it (`latestTicker` then
-   * gives the one that arrived last). A replay then builds no ticker object nobody reads.
+   * Each ticker's arrival as its market's id, at the place among `ticker$`'s subscribers a
+   * ticker subscriber would have (a new subscriber hears of the latest first), for a listener
+   * that reads the ticker only when it needs it (`latestTicker` then gives the one that arrived
+   * last). The kernel's one ticker path, live and in replay: a replay then builds no ticker
+   * object nobody reads.
    */
-  tickerArrivals$?(marketId: string): Observable<string>;
+  tickerArrivals$(marketId: string): Observable<string>;
   /** The latest ticker, the object `ticker$` gives for it; undefined before the first. */
-  latestTicker?(marketId: string): Ticker | undefined;
+  latestTicker(marketId: string): Ticker | undefined;
   /** Hot; a new subscriber gets the latest book first, then updates. */
   book$(marketId: string): Observable<Book>;
   /** Hot; each public trade once, in time order. */
@@ -34,4 +35,27 @@ export interface MarketDataVenue {
     interval: CandleInterval,
     count: number,
   ): Promise<readonly Candle[]>;
+}
+
+/**
+ * `tickerArrivals$` and `latestTicker` over a `ticker$`, for a market data that keeps no latest
+ * ticker of its own (test doubles): the latest is noted as each arrival is heard.
+ */
+export class TickerArrivals {
+  private readonly latest = new Map<string, Ticker>();
+
+  constructor(private readonly ticker$: (marketId: string) => Observable<Ticker>) {}
+
+  arrivals$(marketId: string): Observable<string> {
+    return this.ticker$(marketId).pipe(
+      map((ticker) => {
+        this.latest.set(marketId, ticker);
+        return marketId;
+      }),
+    );
+  }
+
+  latestTicker(marketId: string): Ticker | undefined {
+    return this.latest.get(marketId);
+  }
 }

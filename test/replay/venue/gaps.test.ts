@@ -24,16 +24,16 @@ describe('replay venue: gaps', () => {
     expect(queued.queueAheadSteps).toBe(Number.POSITIVE_INFINITY);
     // While suspended, a trade at the order's price does not reach it: its place is unknown.
     h.trade('sell', '99', '2');
-    expect(h.venue.fills).toEqual([]);
+    expect(h.fills).toEqual([]);
     await h.advance(50);
     const end = h.clock.now();
     // The next snapshot shows 7 at 99: the order waits behind all of it (without the gap: 1).
     h.book([['99', '7']], [['101', '5']]);
     expect(queued.queueAheadSteps).toBe(7);
     h.trade('sell', '99', '7');
-    expect(h.venue.fills).toEqual([]);
+    expect(h.fills).toEqual([]);
     h.trade('sell', '99', '2');
-    expect(h.venue.fills.map((fill) => fill.quantity)).toEqual(['2']);
+    expect(h.fills.map((fill) => fill.quantity)).toEqual(['2']);
 
     expect(h.venue.gaps()).toEqual([
       {
@@ -55,11 +55,11 @@ describe('replay venue: gaps', () => {
     const ended = h.venue.exchange.getOrder(h.venue.accountId, taker.order_id);
     expect(ended.filled_quantity).toBe('0');
     expect(ended.status).toBe('CANCELLED');
-    expect(h.venue.fills).toEqual([]);
+    expect(h.fills).toEqual([]);
 
     h.book([['99', '5']], [['101', '5']]);
     await h.send(marketOrder('order-0003', 'buy', '2'));
-    expect(h.venue.fills.map((fill) => [fill.price, fill.quantity, fill.is_maker])).toEqual([
+    expect(h.fills.map((fill) => [fill.price, fill.quantity, fill.is_maker])).toEqual([
       ['101', '2', false],
     ]);
     const [gap] = h.venue.gaps();
@@ -73,7 +73,7 @@ describe('replay venue: gaps', () => {
     h.ticker('100');
     h.book([['99', '5']], [['101', '5']]);
     await h.send(marketOrder('order-0002', 'buy', '2'));
-    expect(h.venue.fills.map((fill) => fill.quantity)).toEqual(['2']);
+    expect(h.fills.map((fill) => fill.quantity)).toEqual(['2']);
     expect(h.venue.gaps()).toEqual([]);
   });
 
@@ -81,7 +81,7 @@ describe('replay venue: gaps', () => {
     const { h } = await withRestingBidThenGap('ticker');
     expect(h.venue.queueOf(MARKET).orders(BUY)[0]!.queueAheadSteps).toBe(1);
     await h.send(marketOrder('order-0002', 'sell', '1'));
-    expect(h.venue.fills.map((fill) => [fill.price, fill.quantity])).toContainEqual(['99', '1']);
+    expect(h.fills.map((fill) => [fill.price, fill.quantity])).toContainEqual(['99', '1']);
     expect(h.venue.gaps()).toMatchObject([
       { stream: 'ticker', suspended: false, endMs: null, restartedQueues: { count: 0 } },
     ]);

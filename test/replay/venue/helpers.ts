@@ -44,6 +44,8 @@ export interface Harness {
   /** Private events in delivery order (after the event latency). */
   readonly delivered: Fill[];
   readonly engineEvents: PrivateEvent[];
+  /** The account's fills as the engine made them (before the event latency). */
+  readonly fills: Fill[];
   ingest(record: RecordedEvent): void;
   ticker(mark: string): void;
   book(bids: readonly [string, string][], asks: readonly [string, string][]): void;
@@ -72,8 +74,14 @@ export function harness(config: ReplayVenueConfigInput = {}, bookDepth = 5): Har
   });
   const delivered: Fill[] = [];
   const engineEvents: PrivateEvent[] = [];
-  venue.execution.fills$.subscribe((fill) => delivered.push(fill));
-  venue.exchange.onPrivateEvent((_, event) => engineEvents.push(event));
+  venue.execution.privateStream.items$.subscribe((item) => {
+    if (item.kind === 'fill') delivered.push(item.fill);
+  });
+  const fills: Fill[] = [];
+  venue.exchange.onPrivateEvent((_, event) => {
+    engineEvents.push(event);
+    if (event.type === 'fill') fills.push(event.data);
+  });
   const ingest = (record: RecordedEvent) => venue.ingest(record);
   const advance = async (ms: number) => {
     clock.advanceBy(ms);
@@ -85,6 +93,7 @@ export function harness(config: ReplayVenueConfigInput = {}, bookDepth = 5): Har
     venue,
     delivered,
     engineEvents,
+    fills,
     ingest,
     ticker: (mark) =>
       ingest(

@@ -58,8 +58,10 @@ describe('latency distributions', () => {
       },
     });
     const statuses: string[] = [];
-    h.venue.execution.orderEvents$.subscribe((event) => {
-      statuses.push(`${event.data.entity_id}:${event.data.to_state}`);
+    h.venue.execution.privateStream.items$.subscribe((item) => {
+      if (item.kind === 'order') {
+        statuses.push(`${item.event.data.entity_id}:${item.event.data.to_state}`);
+      }
     });
     h.ticker('100');
     h.book([['99', '5']], [['101', '5']]);

@@ -9,7 +9,7 @@ import { testBook, testTrade } from '../../../src/runtime/testing/fixtures.ts';
 import { harness, limit, MARKET, marketOrder, T0 } from './helpers.ts';
 
 function fillsOf(h: ReturnType<typeof harness>) {
-  return h.venue.fills.map((fill) => ({
+  return h.fills.map((fill) => ({
     price: fill.price,
     quantity: fill.quantity,
     maker: fill.is_maker,
@@ -41,7 +41,7 @@ describe('replay venue: queue position of resting orders', () => {
     expect(queued).toMatchObject({ priceTicks: 99, remainingSteps: 3, queueAheadSteps: 5 });
 
     h.trade('sell', '99', '4');
-    expect(h.venue.fills).toEqual([]);
+    expect(h.fills).toEqual([]);
     expect(queued!.queueAheadSteps).toBe(1);
 
     h.trade('sell', '99', '3');
@@ -65,7 +65,7 @@ describe('replay venue: queue position of resting orders', () => {
     await h.send(limit('order-0001', 'buy', '99', '2'));
     h.trade('buy', '99', '50');
     h.trade('sell', '100', '50');
-    expect(h.venue.fills).toEqual([]);
+    expect(h.fills).toEqual([]);
     expect(h.venue.queueOf(MARKET).orders(BUY)[0]!.queueAheadSteps).toBe(1);
   });
 
@@ -97,9 +97,9 @@ describe('replay venue: queue position of resting orders', () => {
     expect([first!.queueAheadSteps, second!.queueAheadSteps]).toEqual([3, 4]);
     h.trade('sell', '99', '6');
     // 3 ahead of the first, which takes 2; the second is behind 4 and the first's 2.
-    expect(h.venue.fills.map((fill) => fill.quantity)).toEqual(['2']);
+    expect(h.fills.map((fill) => fill.quantity)).toEqual(['2']);
     h.trade('sell', '99', '1');
-    expect(h.venue.fills.map((fill) => fill.quantity)).toEqual(['2', '1']);
+    expect(h.fills.map((fill) => fill.quantity)).toEqual(['2', '1']);
   });
 
   it('fills at the first trade reaching the price when queue position is off', async () => {
@@ -124,7 +124,7 @@ describe('replay venue: queue position of resting orders', () => {
         ['103', '5'],
       ],
     );
-    expect(h.venue.fills).toEqual([]);
+    expect(h.fills).toEqual([]);
     // The snapshot reaches the engine when something reads its book (here the next order),
     // clipped against the orders that rested when it came.
     await h.send(limit('order-0002', 'buy', '90', '1'));
@@ -215,7 +215,7 @@ describe('replay venue: taking liquidity', () => {
     h.book([['99', '5']], [['101', '5']]);
     const order = (await h.send(limit('order-0001', 'buy', '101', '1'))) as Order;
     expect(h.venue.exchange.getOrder(h.venue.accountId, order.order_id).status).toBe('REJECTED');
-    expect(h.venue.fills).toEqual([]);
+    expect(h.fills).toEqual([]);
   });
 
   it("gives the engine a market's marks and book only once it trades there", async () => {
@@ -257,9 +257,9 @@ describe('replay venue: the execution contract', () => {
   it('delivers private events after the event latency, in order', async () => {
     const h = harness();
     const seen: { to: string; at: number }[] = [];
-    h.venue.execution.orderEvents$.subscribe((event) =>
-      seen.push({ to: event.data.to_state, at: h.clock.now() }),
-    );
+    h.venue.execution.privateStream.items$.subscribe((item) => {
+      if (item.kind === 'order') seen.push({ to: item.event.data.to_state, at: h.clock.now() });
+    });
     h.ticker('100');
     h.book([['99', '5']], [['101', '5']]);
     await h.send(limit('order-0001', 'buy', '99', '1'));

@@ -17,10 +17,8 @@ import { VirtualClock } from '../../../src/core/clock.ts';
 import { PaperbotError } from '../../../src/core/errors.ts';
 import type {
   Account,
-  Fill,
   MutationStatus,
   Order,
-  OrderStatusEvent,
   Position,
   ResponseOf,
 } from '../../../src/protocol/index.ts';
@@ -31,6 +29,7 @@ import {
   type CommandEndpoint,
   type ExecutionVenue,
   type PreparedCommand,
+  type PrivateStreamFeed,
   type ResyncSignal,
   type RiskEvent,
   type VenueCommandOf,
@@ -80,8 +79,10 @@ const sendBehaviours: readonly SendBehaviour[] = [
  * other bytes are IDEMPOTENCY_CONFLICT), orders keyed by client order id, and scripted failures.
  */
 class ModelVenue implements ExecutionVenue {
-  readonly orderEvents$: Observable<OrderStatusEvent> = NEVER;
-  readonly fills$: Observable<Fill> = NEVER;
+  readonly privateStream: PrivateStreamFeed = {
+    items$: NEVER,
+    readFillsBack: () => Promise.reject(new Error('the model venue reads no fills back')),
+  };
   readonly riskEvents$: Observable<RiskEvent> = NEVER;
   readonly resync$: Observable<ResyncSignal> = NEVER;
 

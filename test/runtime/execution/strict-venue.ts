@@ -64,12 +64,34 @@ export function bodyOf(prepared: PreparedCommand): Record<string, unknown> {
 }
 
 export class StrictVenue implements ExecutionVenue {
-  readonly orderEventSource = new Subject<OrderStatusEvent>();
-  readonly fillSource = new Subject<Fill>();
+  /** The private stream's items as the test hands them on. */
+  readonly itemSource = new Subject<PrivateStreamItem>();
+  readonly privateStream: PrivateStreamFeed = {
+    items$: this.itemSource.asObservable(),
+    readFillsBack: (stop) => this.readFillsBack(stop),
+  };
+  /** The highest sequence handed on: a fill given without one comes at it. */
+  private lastSequence = 0;
+  /** An order event to the private stream, at its own sequence. */
+  readonly orderEventSource = {
+    next: (event: OrderStatusEvent): void => {
+      this.lastSequence = Math.max(this.lastSequence, event.sequence);
+      this.itemSource.next({ kind: 'order', sequence: event.sequence, event });
+    },
+  };
+  /** A fill to the private stream, at the highest sequence handed on so far. */
+  readonly fillSource = {
+    next: (fill: Fill): void => {
+      this.itemSource.next({
+        kind: 'fill',
+        sequence: this.lastSequence,
+        occurredAt: fill.occurred_at,
+        fill,
+      });
+    },
+  };
   readonly riskEventSource = new Subject<RiskEvent>();
   readonly resyncSource = new Subject<ResyncSignal>();
-  readonly orderEvents$ = this.orderEventSource.asObservable();
-  readonly fills$ = this.fillSource.asObservable();
   readonly riskEvents$ = this.riskEventSource.asObservable();
   readonly resync$ = this.resyncSource.asObservable();
 
@@ -226,11 +248,5 @@ export class StrictVenue implements ExecutionVenue {
   }
 }
 
-/** A strict venue with a private stream that carries sequences (as the live venue's does). */
-export class SequencedStrictVenue extends StrictVenue {
-  readonly itemSource = new Subject<PrivateStreamItem>();
-  readonly privateStream: PrivateStreamFeed = {
-    items$: this.itemSource.asObservable(),
-    readFillsBack: (stop) => this.readFillsBack(stop),
-  };
-}
+/** Every strict venue carries a sequenced private stream (as every venue does). */
+export { StrictVenue as SequencedStrictVenue };

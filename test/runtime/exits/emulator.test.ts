@@ -13,7 +13,7 @@ import { ExitEmulator } from '../../../src/runtime/exits/emulator.ts';
 import type { IntentOutcome, OrderIntent, StampedIntent } from '../../../src/runtime/intents.ts';
 import { journalExitStore } from '../../../src/runtime/journal/exits.ts';
 import type { Journal } from '../../../src/runtime/journal/journal.ts';
-import type { MarketDataVenue } from '../../../src/runtime/streams/market-data.ts';
+import { TickerArrivals, type MarketDataVenue } from '../../../src/runtime/streams/market-data.ts';
 import {
   bracket,
   cancelOrder,
@@ -41,6 +41,16 @@ class FakeMarketData implements MarketDataVenue {
   readonly trades = new Subject<PublicTrade>();
   readonly books = new ReplaySubject<Book>(1);
   readonly subscribed: string[] = [];
+
+  private readonly arrivals = new TickerArrivals((marketId) => this.ticker$(marketId));
+
+  tickerArrivals$(marketId: string): Observable<string> {
+    return this.arrivals.arrivals$(marketId);
+  }
+
+  latestTicker(marketId: string): Ticker | undefined {
+    return this.arrivals.latestTicker(marketId);
+  }
 
   markets() {
     return [testMarket()];

@@ -43,13 +43,11 @@ describe('journal intent window', () => {
         }
         const orderId = `o-${position}`;
         journal.recordAccepted(intent.requestId, orderId, { status: 'accepted', orderId });
-        // Order 5 keeps resting; every other order fills at once. Even orders' events come as
-        // a replay's do (applied by the tracker, not journaled), odd ones journaled.
+        // Order 5 keeps resting; every other order fills at once.
         const opened = orderEvent(orderId, null, 'OPEN', ++sequence);
         const filled = orderEvent(orderId, 'OPEN', 'FILLED', ++sequence);
         for (const event of position === 5 ? [opened] : [opened, filled]) {
-          if (position % 2 === 0) journal.noteOrderEvent(event);
-          else journal.recordOrderEvent(event);
+          journal.recordOrderEvent(event);
         }
       }
       // Old settled intents of closed orders are gone, rows and lookups alike.

@@ -16,7 +16,7 @@ import {
   type KernelOptions,
   LOSS_TRACKING_META_KEY,
 } from '../../../src/runtime/kernel/index.ts';
-import type { MarketDataVenue } from '../../../src/runtime/streams/market-data.ts';
+import { TickerArrivals, type MarketDataVenue } from '../../../src/runtime/streams/market-data.ts';
 import { parseRiskConfig, type RiskConfigInput } from '../../../src/runtime/risk/index.ts';
 import {
   defineStrategy,
@@ -43,6 +43,16 @@ import { RecordingLogger } from './recording-logger.ts';
 class FakeMarketData implements MarketDataVenue {
   private readonly tickers = new Map<string, ReplaySubject<Ticker>>();
   readonly unexpected: string[] = [];
+
+  private readonly arrivals = new TickerArrivals((marketId) => this.ticker$(marketId));
+
+  tickerArrivals$(marketId: string): Observable<string> {
+    return this.arrivals.arrivals$(marketId);
+  }
+
+  latestTicker(marketId: string): Ticker | undefined {
+    return this.arrivals.latestTicker(marketId);
+  }
 
   constructor(private readonly list: readonly Market[]) {}
 

@@ -4,24 +4,22 @@
  * releases it by hand (or answers after a fixed round trip on the virtual clock); anything the
  * fake was not built for fails the test.
  */
-import { Subject } from 'rxjs';
+import { type Observable, Subject } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { isoTimestamp, VirtualClock } from '../../../src/core/clock.ts';
 import { PaperbotError } from '../../../src/core/errors.ts';
 import type {
   Account,
-  Fill,
   Market,
   MutationStatus,
   Order,
-  OrderStatusEvent,
   Position,
   ResponseOf,
 } from '../../../src/protocol/index.ts';
 import type { IntentOutcome } from '../../../src/runtime/intents.ts';
 import { Kernel } from '../../../src/runtime/kernel/index.ts';
-import type { MarketDataVenue } from '../../../src/runtime/streams/market-data.ts';
+import { type MarketDataVenue, TickerArrivals } from '../../../src/runtime/streams/market-data.ts';
 import { parseRiskConfig } from '../../../src/runtime/risk/index.ts';
 import { defineStrategy, type Ticker } from '../../../src/runtime/strategy/index.ts';
 import { testMarket, testTicker } from '../../../src/runtime/testing/fixtures.ts';
@@ -29,6 +27,8 @@ import {
   type CommandEndpoint,
   type ExecutionVenue,
   type PreparedCommand,
+  type PrivateStreamFeed,
+  type PrivateStreamItem,
   type ResyncSignal,
   type RiskEvent,
   type VenueCommandOf,
@@ -62,8 +62,10 @@ interface HeldSend {
  * placed. Any other call fails the test (`failures`).
  */
 class HandVenue implements ExecutionVenue {
-  readonly orderEvents$ = new Subject<OrderStatusEvent>();
-  readonly fills$ = new Subject<Fill>();
+  readonly privateStream: PrivateStreamFeed = {
+    items$: new Subject<PrivateStreamItem>(),
+    readFillsBack: () => Promise.reject(new Error('the hand venue reads no fills back')),
+  };
   readonly riskEvents$ = new Subject<RiskEvent>();
   readonly resync$ = new Subject<ResyncSignal>();
   readonly held: HeldSend[] = [];
@@ -204,6 +206,16 @@ class HandVenue implements ExecutionVenue {
 class TickerFeed implements MarketDataVenue {
   readonly tickers = new Subject<Ticker>();
   private readonly list: readonly Market[] = [testMarket()];
+
+  private readonly arrivals = new TickerArrivals((marketId) => this.ticker$(marketId));
+
+  tickerArrivals$(marketId: string): Observable<string> {
+    return this.arrivals.arrivals$(marketId);
+  }
+
+  latestTicker(marketId: string): Ticker | undefined {
+    return this.arrivals.latestTicker(marketId);
+  }
 
   markets(): readonly Market[] {
     return this.list;

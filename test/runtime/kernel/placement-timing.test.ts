@@ -22,8 +22,7 @@ function venue() {
     throw new Error('unexpected venue call');
   };
   const inner = {
-    orderEvents$: EMPTY,
-    fills$: EMPTY,
+    privateStream: { items$: EMPTY, readFillsBack: refuse },
     riskEvents$: EMPTY,
     resync$: EMPTY,
     send: (_prepared: unknown, signal?: AbortSignal, timeoutMs?: number) =>

@@ -5,10 +5,8 @@
 import type { Observable } from 'rxjs';
 import type {
   Account,
-  Fill,
   MutationStatus,
   Order,
-  OrderStatusEvent,
   Position,
   ResponseOf,
 } from '../../../src/protocol/index.ts';
@@ -32,18 +30,14 @@ const decoder = new TextDecoder();
 
 export class RecordingVenue implements ExecutionVenue {
   readonly sent: SentCommand[] = [];
-  readonly orderEvents$: Observable<OrderStatusEvent>;
-  readonly fills$: Observable<Fill>;
   readonly riskEvents$: Observable<RiskEvent>;
   readonly resync$: Observable<ResyncSignal>;
-  readonly privateStream?: PrivateStreamFeed;
+  readonly privateStream: PrivateStreamFeed;
 
   constructor(private readonly inner: ExecutionVenue) {
-    this.orderEvents$ = inner.orderEvents$;
-    this.fills$ = inner.fills$;
     this.riskEvents$ = inner.riskEvents$;
     this.resync$ = inner.resync$;
-    if (inner.privateStream !== undefined) this.privateStream = inner.privateStream;
+    this.privateStream = inner.privateStream;
   }
 
   sends(endpoint: CommandEndpoint): SentCommand[] {

@@ -1,18 +1,24 @@
 /**
- * Hot streams of recorded market data. Values are pushed only while someone listens (a record
- * nobody subscribed to costs one field write), and a new subscriber first gets the latest value
- * when the stream keeps one, built on demand.
+ * The stream helpers that stand in for RxJS pieces on the hot paths, in one place.
  *
- * The subscribers are a plain list rather than an rxjs `Subject`: a replay pushes a value per
- * ticker, and `Subject.next` allocates an error-context closure and an iterator per value. The
- * list is copied on change, so a value goes to the subscribers there were when it was pushed
- * (one that unsubscribes meanwhile is closed, and ignores it), as with a `Subject`.
+ * Why not RxJS itself: a backtest pushes every recorded ticker, every private event and every
+ * strategy notification through these, millions per run. `Subject.next` allocates an
+ * error-context closure and an iterator per value, and `observeOn` keeps a subscription per
+ * scheduled value; these do the same job with a plain list and a direct schedule, measured by
+ * `npm run bench` (replay.bench). They keep RxJS's observable contract (they are `Observable`s,
+ * subscribers are RxJS subscribers), so callers compose them with RxJS operators as usual.
  *
- * A stream may also be heard without its values (`signals`): such a subscriber is told a value
- * came, in its place among the others, and reads the latest itself when it needs it. A value
- * only signalled is never built (`nextBuilt`).
+ * - `HotStream`: a hot stream over a plain subscriber list (the list is copied on change, so a
+ *   value goes to the subscribers there were when it was pushed, as with a `Subject`). Values
+ *   are pushed only while someone listens; a new subscriber first gets the latest value when
+ *   the stream keeps one, built on demand. A stream may also be heard without its values
+ *   (`signals`): such a subscriber is told a value came, in its place among the others, and
+ *   reads the latest itself when it needs it. A value only signalled is never built
+ *   (`nextBuilt`).
+ * - `observeOnQueue`: `observeOn(queueScheduler)`, each notification a queue task of its own,
+ *   scheduled directly (a task left queued after the subscriber unsubscribed hands nothing on).
  */
-import { Observable, type Subscriber } from 'rxjs';
+import { type MonoTypeOperatorFunction, Observable, queueScheduler, type Subscriber } from 'rxjs';
 
 interface Listener {
   readonly subscriber: Subscriber<unknown>;
@@ -89,4 +95,32 @@ export class HotStream<T, S = never> {
       };
     });
   }
+}
+
+/**
+ * `observeOn(queueScheduler)`: each notification as a task of its own on the queue scheduler,
+ * in the same order, scheduled directly rather than kept as a subscription per value (a task
+ * left queued after the subscriber unsubscribed hands nothing on).
+ */
+export function observeOnQueue<T>(): MonoTypeOperatorFunction<T> {
+  return (source) =>
+    new Observable<T>((subscriber) =>
+      source.subscribe({
+        next: (value) => {
+          queueScheduler.schedule(() => {
+            if (!subscriber.closed) subscriber.next(value);
+          });
+        },
+        error: (error: unknown) => {
+          queueScheduler.schedule(() => {
+            if (!subscriber.closed) subscriber.error(error);
+          });
+        },
+        complete: () => {
+          queueScheduler.schedule(() => {
+            if (!subscriber.closed) subscriber.complete();
+          });
+        },
+      }),
+    );
 }

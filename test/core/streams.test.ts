@@ -1,6 +1,6 @@
 import { take } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { HotStream } from '../../../src/replay/venue/streams.ts';
+import { HotStream } from '../../src/core/streams.ts';
 
 describe('hot streams of recorded data', () => {
   it('gives a new subscriber the latest value, then what is pushed while it listens', () => {
