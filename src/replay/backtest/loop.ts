@@ -46,13 +46,18 @@ const MAX_SETTLE_ROUNDS = 100_000;
 /** Settling rounds between two turns of the event loop. */
 const YIELD_EVERY = 256;
 
+/** Settled once: `.then` on it queues a microtask without a new promise to resolve. */
+const SETTLED = Promise.resolve();
+
 /**
  * Calls `then` once every promise continuation queued before, and every one those queue, has
  * run. Queued from a microtask, a tick runs only after the microtask queue has drained (a tick
- * queued from plain code would run before it).
+ * queued from plain code would run before it). The microtask is a reaction on a settled
+ * promise, not `queueMicrotask`, which wraps each callback in an async resource and a bound
+ * function (a settle runs a few times per intent); both join the same queue in the same order.
  */
 function afterMicrotasks(then: () => void): void {
-  queueMicrotask(() => process.nextTick(then));
+  void SETTLED.then(() => process.nextTick(then));
 }
 
 interface Settling {
