@@ -82,16 +82,19 @@ export class TimeDriver {
    * rounds are callbacks, not awaits: one promise per settle rather than several per round.
    */
   settle(): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      const settling = this.idle ?? this.newSettling();
-      this.idle = null;
-      settling.resolve = resolve;
-      settling.reject = reject;
-      settling.before = this.mark();
-      settling.round = 0;
-      this.afterPendingWork(settling);
-    });
+    return new Promise<void>(this.startSettling);
   }
+
+  /** The executor of every settle's promise: one function, not a closure per settle. */
+  private readonly startSettling = (resolve: () => void, reject: (error: unknown) => void) => {
+    const settling = this.idle ?? this.newSettling();
+    this.idle = null;
+    settling.resolve = resolve;
+    settling.reject = reject;
+    settling.before = this.mark();
+    settling.round = 0;
+    this.afterPendingWork(settling);
+  };
 
   private newSettling(): Settling {
     const settling: Settling = {
