@@ -135,28 +135,24 @@ export function reportInputProblems(input: ReportInput): InputProblem[] {
       });
     }
   });
-  let previous = Number.NEGATIVE_INFINITY;
-  input.equity.forEach((sample, index) => {
-    decimal(`equity.${index}.equity`, sample.equity);
-    if (!Number.isSafeInteger(sample.t) || sample.t < previous) {
-      problems.push({
-        path: `equity.${index}.t`,
-        message: 'must be an integer, in time order',
-      });
-    }
-    previous = sample.t;
-  });
-  previous = Number.NEGATIVE_INFINITY;
-  input.positions?.forEach((sample, index) => {
-    decimal(`positions.${index}.quantity`, sample.quantity);
-    if (!Number.isSafeInteger(sample.t) || sample.t < previous) {
-      problems.push({
-        path: `positions.${index}.t`,
-        message: 'must be an integer, in time order',
-      });
-    }
-    previous = sample.t;
-  });
+  // Samples: a decimal each, at integer times in time order.
+  const samples = <T extends { readonly t: number }>(
+    list: string,
+    items: readonly T[],
+    field: string,
+    value: (sample: T) => unknown,
+  ) => {
+    let previous = Number.NEGATIVE_INFINITY;
+    items.forEach((sample, index) => {
+      decimal(`${list}.${index}.${field}`, value(sample));
+      if (!Number.isSafeInteger(sample.t) || sample.t < previous) {
+        problems.push({ path: `${list}.${index}.t`, message: 'must be an integer, in time order' });
+      }
+      previous = sample.t;
+    });
+  };
+  samples('equity', input.equity, 'equity', (sample) => sample.equity);
+  samples('positions', input.positions ?? [], 'quantity', (sample) => sample.quantity);
   return problems;
 }
 
