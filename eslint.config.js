@@ -5,6 +5,8 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', 'backtest-data/**', 'coverage/**', '**/*.html'] },
+  // The intent-cost bench's baseline worktree and data (test/bench/intent-cost.bench.ts).
+  { ignores: ['.bench-baseline/**'] },
   js.configs.recommended,
   {
     files: ['**/*.cjs'],

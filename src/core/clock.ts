@@ -108,10 +108,19 @@ export class VirtualClock implements Clock {
   private live = 0;
   private nextTimerId = 1;
   private nextOrder = 0;
+  private firedCount = 0;
 
   constructor(startMs = 0) {
     this.current = startMs;
     this.scheduler = new ClockScheduler(this);
+  }
+
+  /**
+   * Timers fired so far, intervals once per firing: a replay's loop reads it to know when work
+   * may have begun (counted here, so no timer needs a counting wrapper of its own).
+   */
+  get fired(): number {
+    return this.firedCount;
   }
 
   now(): number {
@@ -165,6 +174,7 @@ export class VirtualClock implements Clock {
         next.ended = true;
         this.live -= 1;
       }
+      this.firedCount += 1;
       next.callback();
     }
     this.current = targetMs;

@@ -20,6 +20,37 @@ Big.PE = 1_000_000;
 
 export type Decimal = BigModule.Big;
 
+/**
+ * big.js's `cmp` (behind `eq`, `lt`, `lte`, `gt`, `gte`) copies its argument (`new Big(y)`) even
+ * when it is a Big already: an object and a digit array per comparison, and decimals are
+ * compared on every ticker and every intent. Between two Bigs the copy changes nothing, so it is
+ * skipped here, with big.js's own comparison otherwise unchanged; any other argument (a string,
+ * a number) goes to big.js's `cmp`, which parses it. big.js's constructors share one prototype,
+ * so this is installed once, with the project's constructor.
+ */
+const bigCompare = Big.prototype.cmp;
+Big.prototype.cmp = function compare(this: Decimal, y: BigModule.BigSource): BigModule.Comparison {
+  if (!(y instanceof Big)) return bigCompare.call(this, y);
+  const xc = this.c;
+  const yc = y.c;
+  const xs = this.s as BigModule.Comparison;
+  const ys = y.s as BigModule.Comparison;
+  // Either zero?
+  if (!xc[0] || !yc[0]) return !xc[0] ? (!yc[0] ? 0 : (-ys as BigModule.Comparison)) : xs;
+  // Signs differ?
+  if (xs !== ys) return xs;
+  const negative = xs < 0;
+  // Exponents.
+  if (this.e !== y.e) return this.e > y.e !== negative ? 1 : -1;
+  const shorter = Math.min(xc.length, yc.length);
+  // Digit by digit.
+  for (let index = 0; index < shorter; index++) {
+    if (xc[index] !== yc[index]) return xc[index]! > yc[index]! !== negative ? 1 : -1;
+  }
+  // Lengths.
+  return xc.length === yc.length ? 0 : xc.length > yc.length !== negative ? 1 : -1;
+};
+
 /** Interface rule 1: optional sign, digits and an optional fraction. */
 export const DECIMAL_PATTERN = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)$/;
 

@@ -8,29 +8,38 @@
 export class FifoQueue<T> {
   private items: (T | undefined)[] = [];
   private head = 0;
+  /** One past the newest item: the slots from here on are free (an emptied queue keeps them). */
+  private tail = 0;
 
   get size(): number {
-    return this.items.length - this.head;
+    return this.tail - this.head;
   }
 
   push(item: T): void {
-    this.items.push(item);
+    // Into a free slot when there is one: a queue that empties and refills (the replay venue's,
+    // a few items per intent) reuses its array instead of growing a new one each time.
+    if (this.tail < this.items.length) this.items[this.tail] = item;
+    else this.items.push(item);
+    this.tail += 1;
   }
 
   /**
    * The oldest item, removed; undefined when empty. Its slot is cleared at once, so the queue
-   * keeps nothing it handed back alive, and an emptied queue starts over at the front.
+   * keeps nothing it handed back alive, and an emptied queue starts over at the front (a large
+   * one with a new array, so a burst does not keep its memory).
    */
   shift(): T | undefined {
-    if (this.head >= this.items.length) return undefined;
+    if (this.head >= this.tail) return undefined;
     const item = this.items[this.head];
     this.items[this.head] = undefined;
     this.head += 1;
-    if (this.head === this.items.length) {
-      this.items.length = 0;
+    if (this.head === this.tail) {
+      if (this.items.length > 1_024) this.items = [];
       this.head = 0;
-    } else if (this.head > 1_024 && this.head * 2 > this.items.length) {
-      this.items = this.items.slice(this.head);
+      this.tail = 0;
+    } else if (this.head > 1_024 && this.head * 2 > this.tail) {
+      this.items = this.items.slice(this.head, this.tail);
+      this.tail -= this.head;
       this.head = 0;
     }
     return item;
@@ -39,11 +48,12 @@ export class FifoQueue<T> {
   /** Keeps only the items `keep` accepts, in order. */
   keep(keep: (item: T) => boolean): void {
     const kept: (T | undefined)[] = [];
-    for (let index = this.head; index < this.items.length; index++) {
+    for (let index = this.head; index < this.tail; index++) {
       const item = this.items[index] as T;
       if (keep(item)) kept.push(item);
     }
     this.items = kept;
     this.head = 0;
+    this.tail = kept.length;
   }
 }

@@ -15,7 +15,7 @@
  *   order id, and a new one placed.
  * - When the feed is not live (stale, unavailable, or no mark) it pulls its quotes.
  */
-import { EMPTY, filter, map, merge, mergeAll, type Observable } from 'rxjs';
+import { EMPTY, filter, map, merge, Observable, type OperatorFunction } from 'rxjs';
 import { z } from 'zod';
 import {
   cancelOrder,
@@ -193,12 +193,24 @@ function quoteMarket(
       filter((position) => position.market_id === marketId),
       map(() => ctx.lastTicker(marketId)),
     ),
-  ).pipe(
-    map(requote),
-    // Most tickers change nothing: no inner subscription for an empty list.
-    filter((intents) => intents.length > 0),
-    mergeAll(),
-  );
+  ).pipe(map(requote), eachOf());
+}
+
+/**
+ * The items of each list, one by one and in order, as `mergeAll` hands on an array, without
+ * an inner observable and subscription for every list (a requote's few intents, or none).
+ */
+function eachOf<T>(): OperatorFunction<readonly T[], T> {
+  return (source) =>
+    new Observable<T>((subscriber) =>
+      source.subscribe({
+        next: (items) => {
+          for (const item of items) subscriber.next(item);
+        },
+        error: (error: unknown) => subscriber.error(error),
+        complete: () => subscriber.complete(),
+      }),
+    );
 }
 
 export default defineStrategy({

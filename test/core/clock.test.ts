@@ -56,6 +56,24 @@ describe('VirtualClock', () => {
     expect(other.pendingTimers()).toBe(1);
   });
 
+  it('counts the timers it fires, each firing of an interval once, and not cleared ones', () => {
+    const clock = new VirtualClock(0);
+    let firedWhenCalled = -1;
+    clock.setTimeout(() => {
+      firedWhenCalled = clock.fired;
+    }, 5);
+    clock.clearTimeout(clock.setTimeout(() => undefined, 6));
+    const every = clock.setInterval(() => undefined, 10);
+    expect(clock.fired).toBe(0);
+    clock.advanceTo(35);
+    // The count moves before the callback runs: work a timer starts is seen as begun.
+    expect(firedWhenCalled).toBe(1);
+    expect(clock.fired).toBe(4);
+    clock.clearInterval(every);
+    clock.advanceTo(100);
+    expect(clock.fired).toBe(4);
+  });
+
   it('runs timers scheduled by timers within the same advance', () => {
     const clock = new VirtualClock();
     const fired: number[] = [];

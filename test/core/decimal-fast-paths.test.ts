@@ -100,3 +100,41 @@ describe('decimal fast paths (against big.js)', () => {
     );
   });
 });
+
+describe('comparing two decimals without copying one', () => {
+  it('orders every pair as big.js does from the text of the other', () => {
+    const texts = [
+      '0',
+      '-0',
+      '1',
+      '-1',
+      '0.5',
+      '-0.5',
+      '10',
+      '9.99',
+      '100.000',
+      '64000.5',
+      '64000.25',
+      '-64000.5',
+      '0.000001',
+      '0.0000010',
+      '123456789.123456789',
+      '123456789.12345679',
+      '-123456789.123456789',
+    ];
+    const values = texts.map((text) => new Big(text));
+    for (const x of values) {
+      for (const y of values) {
+        // A string argument takes big.js's own path (it parses, then compares).
+        const expected = x.cmp(y.toFixed());
+        expect(x.cmp(y)).toBe(expected);
+        expect(x.eq(y)).toBe(expected === 0);
+        expect(x.lt(y)).toBe(expected < 0);
+        expect(x.lte(y)).toBe(expected <= 0);
+        expect(x.gt(y)).toBe(expected > 0);
+        expect(x.gte(y)).toBe(expected >= 0);
+      }
+    }
+    expect(new Big('2').cmp(3)).toBe(-1);
+  });
+});

@@ -36,6 +36,23 @@ describe('FIFO queue', () => {
     expect(queue.shift()).toEqual({ id: -1 });
   });
 
+  it('refills an emptied queue, after a burst and after keep, in order', () => {
+    const queue = new FifoQueue<number>();
+    for (let index = 0; index < 5_000; index++) queue.push(index);
+    for (let index = 0; index < 5_000; index++) expect(queue.shift()).toBe(index);
+    expect(queue.size).toBe(0);
+    for (let round = 0; round < 3; round++) {
+      queue.push(round);
+      queue.push(round + 10);
+      queue.keep((item) => item >= 10);
+      queue.push(round + 20);
+      expect(queue.size).toBe(2);
+      expect(queue.shift()).toBe(round + 10);
+      expect(queue.shift()).toBe(round + 20);
+      expect(queue.shift()).toBeUndefined();
+    }
+  });
+
   it('keeps only the items accepted, in order', () => {
     const queue = new FifoQueue<number>();
     for (let index = 0; index < 10; index++) queue.push(index);

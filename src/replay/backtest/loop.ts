@@ -19,52 +19,43 @@
  * run.
  */
 import { setImmediate as eventLoopTurn } from 'node:timers/promises';
-import { type TimerHandle, VirtualClock } from '../../core/clock.ts';
+import { VirtualClock } from '../../core/clock.ts';
 import { PaperbotError } from '../../core/errors.ts';
 
-/** A virtual clock that counts the timers it fires, so a loop knows when work may have begun. */
-export class ReplayClock extends VirtualClock {
-  fired = 0;
-
-  override setTimeout(callback: () => void, delayMs: number): TimerHandle {
-    return super.setTimeout(() => {
-      this.fired++;
-      callback();
-    }, delayMs);
-  }
-
-  override setInterval(callback: () => void, periodMs: number): TimerHandle {
-    return super.setInterval(() => {
-      this.fired++;
-      callback();
-    }, periodMs);
-  }
-}
+/**
+ * The virtual clock of a replay. It counts the timers it fires (`fired`, kept by `VirtualClock`
+ * itself), so a loop knows when work may have begun.
+ */
+export class ReplayClock extends VirtualClock {}
 
 /** Rounds of settling in a row before a run counts as stuck in a loop of its own making. */
 const MAX_SETTLE_ROUNDS = 100_000;
 /** Settling rounds between two turns of the event loop. */
 const YIELD_EVERY = 256;
 
-/**
- * Calls `then` once every promise continuation queued before, and every one those queue, has
- * run. Queued from a microtask, a tick runs only after the microtask queue has drained (a tick
- * queued from plain code would run before it).
- */
-function afterMicrotasks(then: () => void): void {
-  queueMicrotask(() => process.nextTick(then));
-}
+/** Settled once: `.then` on it queues a microtask without a new promise to resolve. */
+const SETTLED = Promise.resolve();
+const nothing = (): void => undefined;
 
+/**
+ * One settle in progress: its promise's settling functions and how far it has got. `step` runs
+ * the next round and `hop` queues it; both are made once and the object is reused by the next
+ * settle (a settle runs a few times per intent, a round a few times per settle).
+ */
 interface Settling {
-  readonly resolve: () => void;
-  readonly reject: (error: unknown) => void;
+  resolve: () => void;
+  reject: (error: unknown) => void;
   before: number;
   round: number;
+  readonly step: () => void;
+  readonly hop: () => void;
 }
 
 export class TimeDriver {
   private readonly sources: (() => number)[];
   private rounds = 0;
+  /** A finished settling, ready for the next settle (they run one after the other). */
+  private idle: Settling | null = null;
 
   /**
    * `activity`: counters that move when asynchronous work may have started (the venue's
@@ -91,10 +82,30 @@ export class TimeDriver {
    * rounds are callbacks, not awaits: one promise per settle rather than several per round.
    */
   settle(): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      const settling: Settling = { resolve, reject, before: this.mark(), round: 0 };
-      this.afterPendingWork(() => this.settleRound(settling));
-    });
+    return new Promise<void>(this.startSettling);
+  }
+
+  /** The executor of every settle's promise: one function, not a closure per settle. */
+  private readonly startSettling = (resolve: () => void, reject: (error: unknown) => void) => {
+    const settling = this.idle ?? this.newSettling();
+    this.idle = null;
+    settling.resolve = resolve;
+    settling.reject = reject;
+    settling.before = this.mark();
+    settling.round = 0;
+    this.afterPendingWork(settling);
+  };
+
+  private newSettling(): Settling {
+    const settling: Settling = {
+      resolve: nothing,
+      reject: nothing,
+      before: 0,
+      round: 0,
+      step: () => this.settleRound(settling),
+      hop: () => process.nextTick(settling.step),
+    };
+    return settling;
   }
 
   /** One round: runs what fell due now, then settles or waits for the next round. */
@@ -103,7 +114,7 @@ export class TimeDriver {
       const due = this.clock.nextDueAt();
       if (due !== null && due <= this.clock.now()) this.clock.advanceTo(this.clock.now());
       if (this.mark() === settling.before) {
-        settling.resolve();
+        this.finish(settling, null);
         return;
       }
       settling.round++;
@@ -114,17 +125,34 @@ export class TimeDriver {
         );
       }
       settling.before = this.mark();
-      this.afterPendingWork(() => this.settleRound(settling));
+      this.afterPendingWork(settling);
     } catch (error) {
-      settling.reject(error);
+      this.finish(settling, { error });
     }
   }
 
-  /** Calls `then` after every queued continuation; now and then after a turn of the event loop. */
-  private afterPendingWork(then: () => void): void {
+  /** Settles the settle's promise and keeps its settling for the next one. */
+  private finish(settling: Settling, failure: { readonly error: unknown } | null): void {
+    const { resolve, reject } = settling;
+    settling.resolve = nothing;
+    settling.reject = nothing;
+    this.idle = settling;
+    if (failure === null) resolve();
+    else reject(failure.error);
+  }
+
+  /**
+   * Runs the settling's next round once every promise continuation queued before, and every
+   * one those queue, has run; now and then after a turn of the event loop instead. Queued from a
+   * microtask, a tick runs only after the microtask queue has drained (a tick queued from plain
+   * code would run before it). The microtask is a reaction on a settled promise, not
+   * `queueMicrotask`, which wraps each callback in an async resource and a bound function; both
+   * join the same queue in the same order.
+   */
+  private afterPendingWork(settling: Settling): void {
     this.rounds++;
-    if (this.rounds % YIELD_EVERY === 0) setImmediate(then);
-    else afterMicrotasks(then);
+    if (this.rounds % YIELD_EVERY === 0) setImmediate(settling.step);
+    else void SETTLED.then(settling.hop);
   }
 
   /**
