@@ -236,7 +236,7 @@ export function createHttpDispatcher(options: HttpDispatcherOptions) {
     for (const [name, value] of Object.entries(failure.headers)) {
       setReplyHeader(reply, name, value);
     }
-    send(request, response, reply, failure.status, envelopeOf(failure, reply.requestId));
+    send(request, response, reply, failure.httpStatus, envelopeOf(failure, reply.requestId));
   }
 
   function sendError(
@@ -415,7 +415,7 @@ export function createHttpDispatcher(options: HttpDispatcherOptions) {
                 : 'a required trading service is temporarily unavailable',
           details: { injected: true },
           retryable: true,
-          status: errorStatus[fault.code],
+          httpStatus: errorStatus[fault.code],
           headers,
         });
         return;

@@ -42,7 +42,7 @@ export type ServerErrorCode = ErrorCode | ServerOnlyErrorCode;
 /** A refusal decided by the server itself (auth, validation, routing, faults, admin). */
 export class ServerError extends PaperbotError {
   declare readonly code: ServerErrorCode;
-  readonly status: number;
+  readonly httpStatus: number;
   /** Extra response headers (Allow, Retry-After). */
   readonly headers: Readonly<Record<string, string>>;
 
@@ -53,7 +53,7 @@ export class ServerError extends PaperbotError {
       details?: Record<string, unknown>;
       retryable?: boolean;
       headers?: Record<string, string>;
-      status?: number;
+      httpStatus?: number;
     } = {},
   ) {
     super(code, message, {
@@ -61,8 +61,8 @@ export class ServerError extends PaperbotError {
       retryable: options.retryable ?? (isErrorCode(code) ? errorRetryable[code] : false),
     });
     this.name = 'ServerError';
-    this.status =
-      options.status ?? (isErrorCode(code) ? errorStatus[code] : SERVER_ERROR_STATUS[code]);
+    this.httpStatus =
+      options.httpStatus ?? (isErrorCode(code) ? errorStatus[code] : SERVER_ERROR_STATUS[code]);
     this.headers = options.headers ?? {};
   }
 }
@@ -83,7 +83,7 @@ export interface CodedFailure {
   readonly message: string;
   readonly details: Readonly<Record<string, unknown>>;
   readonly retryable: boolean;
-  readonly status: number;
+  readonly httpStatus: number;
   readonly headers: Readonly<Record<string, string>>;
 }
 
@@ -120,7 +120,7 @@ export function codedFailureOf(error: unknown): CodedFailure | null {
       message: error.message,
       details: error.details,
       retryable: error.retryable,
-      status: error.httpStatus,
+      httpStatus: error.httpStatus,
       headers: {},
     };
   }
@@ -146,7 +146,7 @@ export function internalFailure(): CodedFailure {
     message: 'the emulator failed to process this request; it has been logged',
     details: {},
     retryable: true,
-    status: errorStatus.EXECUTION_UNAVAILABLE,
+    httpStatus: errorStatus.EXECUTION_UNAVAILABLE,
     headers: {},
   };
 }
