@@ -15,6 +15,7 @@ import type { Logger } from 'pino';
 import { filter, type Subscription } from 'rxjs';
 import { type Clock, isoTimestamp, systemClock } from '../../core/clock.ts';
 import { isPaperbotError, PaperbotError } from '../../core/errors.ts';
+import { fromPino } from '../../core/logger.ts';
 import { type ReadingSnapshot, RestClient, StreamClient } from '../../client/index.ts';
 import { type RunningEmulator, startEmulator } from '../../emulator/index.ts';
 import { Journal } from '../../runtime/journal/index.ts';
@@ -37,7 +38,7 @@ import { type BotHttpServer, type HealthReport, startBotHttpServer } from './htt
 import { intentLogFields } from '../logging.ts';
 import { IntentLogVolume } from './intent-log-volume.ts';
 import { startJournalRetention, storeFileSizes } from './journal-retention.ts';
-import { createBotLogger, executionLoggerOf } from './logging.ts';
+import { createBotLogger } from './logging.ts';
 import { type BotMetrics, createBotMetrics } from './metrics.ts';
 import { logReadingNotices } from './reading-log.ts';
 import { loadVenueKeyFile } from './venue-key.ts';
@@ -375,7 +376,7 @@ export class Bot {
       const emulatorConfig = loaded.emulatorConfig;
       resources.emulator = await startEmulator({
         ...embeddedEmulatorOptions(emulatorSettings, emulatorConfig, clock, loaded.wireProfile),
-        logger: logger.child({ component: 'emulator' }),
+        logger: fromPino(logger.child({ component: 'emulator' })),
       });
       credential = embeddedCredential(resources.emulator, logger);
       checkAborted();
@@ -430,7 +431,7 @@ export class Bot {
     checkAborted();
 
     // 4. The venue connection.
-    const venueLogger = executionLoggerOf(logger.child({ component: 'venue' }));
+    const venueLogger = fromPino(logger.child({ component: 'venue' }));
     resources.rest = new RestClient({
       credential,
       clock,
@@ -491,7 +492,7 @@ export class Bot {
       keyId: credential.keyId,
       expiresAt: credential.expiresAt,
       warningLeadMs: keyWarning === null ? null : parseLeadTime(keyWarning),
-      logger: logger.child({ component: 'venue' }),
+      logger: fromPino(logger.child({ component: 'venue' })),
       onEnded: (reason) => {
         this.resources.kernel?.gate.halt(reason, 'venue_key');
         // Its last signed poll: public market data reads go on, for the dashboard's marks.
@@ -519,7 +520,7 @@ export class Bot {
       deadman: deadmanSettings(config.deadman),
       shutdown: shutdownSettings(config.shutdown),
       // The kernel names its parts itself (`component`); a binding here would repeat the key.
-      logger,
+      logger: fromPino(logger),
       routeReady$: resources.live.routeReadiness$,
     });
     resources.kernel = kernel;
@@ -533,7 +534,7 @@ export class Bot {
     metrics.attachKernel(kernel);
     resources.notifier = notifierOfConfig(config.notifications, {
       clock,
-      logger: logger.child({ component: 'notifications' }),
+      logger: fromPino(logger.child({ component: 'notifications' })),
       status: () => this.status(),
     });
     resources.notifier?.attach(kernel, resources.stream.state$, keyWatch.status$);
@@ -548,7 +549,7 @@ export class Bot {
       clock,
       target: kernel.gate,
       pollMs: killSwitch.poll_ms,
-      logger: logger.child({ component: 'kill_switch' }),
+      logger: fromPino(logger.child({ component: 'kill_switch' })),
     });
     resources.killSwitch = theSwitch;
     theSwitch.start();

@@ -12,6 +12,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
 import type { Clock, TimerHandle } from '../../core/clock.ts';
+import { describeError, type Logger } from '../../core/logger.ts';
 import {
   allowedMethods,
   type BodyOf,
@@ -40,7 +41,6 @@ import {
 import { type Authenticator, requireScope } from './auth.ts';
 import type { FaultController, RequestFault } from './faults.ts';
 import type { RegisteredKey } from './keys.ts';
-import { describeError, type EmulatorLogger } from './logger.ts';
 import type { RateLimiter } from './rate-limit.ts';
 
 export const DEFAULT_MAX_BODY_BYTES = 64 * 1024;
@@ -71,7 +71,7 @@ export interface HttpDispatcherOptions {
   readonly core: ServiceCore;
   readonly faults: FaultController;
   readonly admin: AdminHandler;
-  readonly logger: EmulatorLogger;
+  readonly logger: Logger;
   readonly nextRequestId: () => string;
   readonly maxBodyBytes: number;
   readonly stats: ServerStats;
@@ -81,19 +81,16 @@ export interface HttpDispatcherOptions {
  * The core's response check for `checkResponses` (tests turn it on): every success body is
  * validated against the table's response schema; a mismatch is counted, logged and thrown.
  */
-export function responseChecker(logger: EmulatorLogger, stats: ServerStats) {
+export function responseChecker(logger: Logger, stats: ServerStats) {
   return (endpoint: EndpointDefinition, body: unknown, requestId: string): void => {
     const result = endpoint.response.safeParse(body);
     if (result.success) return;
     stats.responseMismatches += 1;
-    logger.error(
-      {
-        request_id: requestId,
-        path: endpoint.path,
-        issues: result.error.issues,
-      },
-      'a response does not match the protocol schema',
-    );
+    logger.error('a response does not match the protocol schema', {
+      request_id: requestId,
+      path: endpoint.path,
+      issues: result.error.issues,
+    });
     throw new Error(`response of ${endpoint.path} does not match its schema`);
   };
 }
@@ -251,15 +248,12 @@ export function createHttpDispatcher(options: HttpDispatcherOptions) {
       return;
     }
     stats.internalErrors += 1;
-    logger.error(
-      {
-        request_id: reply.requestId,
-        method: request.method,
-        path: pathOf(request),
-        error: describeError(error),
-      },
-      'unexpected failure while handling a request',
-    );
+    logger.error('unexpected failure while handling a request', {
+      request_id: reply.requestId,
+      method: request.method,
+      path: pathOf(request),
+      error: describeError(error),
+    });
     sendFailure(request, response, reply, internalFailure());
   }
 
@@ -421,10 +415,9 @@ export function createHttpDispatcher(options: HttpDispatcherOptions) {
         return;
       }
       case 'drop':
-        logger.info(
-          { request_id: reply.requestId },
-          'dropping the response as instructed by a test fault',
-        );
+        logger.info('dropping the response as instructed by a test fault', {
+          request_id: reply.requestId,
+        });
         request.socket.destroy();
         return;
       case 'delay': {

@@ -51,7 +51,7 @@ import { backoffDelay, classifyFailure } from './classify.ts';
 import { DeadlineQueue, withDeadline } from './deadline.ts';
 import { SerialLane } from './lane.ts';
 import { boundedIssues, reasonsText } from './rejection-reasons.ts';
-import { type ExecutionLogger, silentLogger } from './logger.ts';
+import { type Logger as ExecutionLogger, silentLogger } from '../../core/logger.ts';
 import type { OrderTracker, TrackedOrder } from './tracker.ts';
 
 /** An intent outcome as the executor emits it; `note` says what the executor adjusted. */

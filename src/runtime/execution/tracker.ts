@@ -45,7 +45,7 @@ import type { IntentJournal } from '../journal/intent-journal.ts';
 import type { ExecutionVenue, FillReadBack, PrivateStreamItem } from '../venue.ts';
 import { withDeadline } from './deadline.ts';
 import { FifoQueue } from '../../core/fifo-queue.ts';
-import { type ExecutionLogger, silentLogger } from './logger.ts';
+import { type Logger as ExecutionLogger, silentLogger } from '../../core/logger.ts';
 
 export interface TrackedOrder {
   /** The venue's order; `client_order_id` is the runtime's id for it (see the header). */

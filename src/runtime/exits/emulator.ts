@@ -17,7 +17,7 @@ import { type Observable, Subject, type Subscription } from 'rxjs';
 import type { Clock } from '../../core/clock.ts';
 import { type Decimal, parseDecimal, toWire, ZERO } from '../../core/decimal.ts';
 import type { Order, Position } from '../../protocol/index.ts';
-import type { ExecutionLogger } from '../execution/logger.ts';
+import type { Logger } from '../../core/logger.ts';
 import type {
   AmendIntent,
   BracketIntent,
@@ -73,7 +73,7 @@ export interface ExitEmulatorOptions {
   readonly clock: Clock;
   readonly marketData: MarketDataVenue;
   readonly store: ExitStore | null;
-  readonly logger: ExecutionLogger;
+  readonly logger: Logger;
   /** Open positions now (flat ones left out). */
   readonly positions: () => readonly Position[];
   /** The account's active orders now (to settle restored bracket legs); none when omitted. */
@@ -139,7 +139,7 @@ export class ExitEmulator {
   private readonly clock: Clock;
   private readonly marketData: MarketDataVenue;
   private readonly store: ExitStore | null;
-  private readonly logger: ExecutionLogger;
+  private readonly logger: Logger;
   private readonly positions: () => readonly Position[];
   private readonly openOrders: () => readonly Order[];
   private readonly config: ExitEmulatorConfig;

@@ -18,7 +18,7 @@ import {
   startEmulator,
 } from '../../../src/emulator/index.ts';
 import type { Fill, Order } from '../../../src/protocol/index.ts';
-import type { ExecutionLogger } from '../../../src/runtime/execution/logger.ts';
+import type { Logger } from '../../../src/core/logger.ts';
 import type { IntentOutcome, OrderIntent } from '../../../src/runtime/intents.ts';
 import { Journal } from '../../../src/runtime/journal/journal.ts';
 import { Kernel, type KernelOptions } from '../../../src/runtime/kernel/index.ts';
@@ -110,7 +110,7 @@ export interface Process {
   readonly logger: RecordingLogger;
 }
 
-const silentExecutionLogger: ExecutionLogger = {
+const silentExecutionLogger: Logger = {
   debug: () => {},
   info: () => {},
   warn: () => {},
