@@ -12,7 +12,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
 import type { Clock, TimerHandle } from '../../core/clock.ts';
-import { describeError, type Logger } from '../../core/logger.ts';
+import type { Logger } from '../../core/logger.ts';
 import {
   allowedMethods,
   type BodyOf,
@@ -32,12 +32,11 @@ import { finishBody, parseBody } from '../service/check.ts';
 import type { ServiceCore } from '../service/core.ts';
 import {
   type CodedFailure,
-  codedFailureOf,
   envelopeOf,
-  internalFailure,
   invalidRequestError,
   ServerError,
 } from '../service/errors.ts';
+import { answeredFailure } from './failure.ts';
 import { type Authenticator, requireScope } from './auth.ts';
 import type { FaultController, RequestFault } from './faults.ts';
 import type { RegisteredKey } from './keys.ts';
@@ -242,19 +241,18 @@ export function createHttpDispatcher(options: HttpDispatcherOptions) {
     reply: Reply,
     error: unknown,
   ): void {
-    const failure = codedFailureOf(error);
-    if (failure !== null) {
-      sendFailure(request, response, reply, failure);
-      return;
-    }
-    stats.internalErrors += 1;
-    logger.error('unexpected failure while handling a request', {
-      request_id: reply.requestId,
-      method: request.method,
-      path: pathOf(request),
-      error: describeError(error),
-    });
-    sendFailure(request, response, reply, internalFailure());
+    const failure = answeredFailure(
+      error,
+      stats,
+      logger,
+      'unexpected failure while handling a request',
+      {
+        request_id: reply.requestId,
+        method: request.method,
+        path: pathOf(request),
+      },
+    );
+    sendFailure(request, response, reply, failure);
   }
 
   function route(method: string, pathname: string): EndpointMatch {

@@ -40,12 +40,11 @@ import type { Exchange } from '../engine/exchange.ts';
 import { type Authenticator, protocolAuthFrame, venueScopeNames } from './auth.ts';
 import {
   type CodedFailure,
-  codedFailureOf,
   envelopeOf,
-  internalFailure,
   invalidRequestError,
   ServerError,
 } from '../service/errors.ts';
+import { answeredFailure } from './failure.ts';
 import type { FaultController } from './faults.ts';
 import { HEADER_REQUEST_ID, type ServerStats } from './http.ts';
 import type { KeyRegistry, RegisteredKey } from './keys.ts';
@@ -257,14 +256,9 @@ export class WebSocketGateway {
     try {
       work();
     } catch (error) {
-      let failure: CodedFailure | null = codedFailureOf(error);
-      if (failure === null) {
-        this.#options.stats.internalErrors += 1;
-        this.#options.logger.error('unexpected failure in the websocket gateway', {
-          error: describeError(error),
-        });
-        failure = internalFailure();
-      }
+      const { stats, logger } = this.#options;
+      const message = 'unexpected failure in the websocket gateway';
+      const failure = answeredFailure(error, stats, logger, message);
       if (session !== undefined) this.#sendError(session, requestId, failure);
     }
   }
