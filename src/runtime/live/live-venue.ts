@@ -19,7 +19,7 @@ export interface LiveVenueOptions {
   /** Built on `rest`, with the private channels the runtime needs (orders, fills, risk). */
   readonly stream: StreamClient;
   readonly clock: Clock;
-  /** `(message, fields)`, as the execution side logs (`messageFirst` adapts a pino logger). */
+  /** The one `Logger` (`fromPino` adapts a pino logger). */
   readonly logger: Logger;
   /** Book polling period, while a strategy reads books. Default 1 000 ms. */
   readonly bookPollMs?: number;
