@@ -15,6 +15,7 @@ import {
   shareReplay,
 } from 'rxjs';
 import type { Clock, TimerHandle } from '../../core/clock.ts';
+import { silentLogger } from '../../core/logger.ts';
 import type {
   Account,
   Book,
@@ -61,13 +62,6 @@ export function schedulerClock(scheduler: SchedulerLike): Clock {
     scheduler,
   };
 }
-
-const silentLogger: Logger = {
-  debug: () => {},
-  info: () => {},
-  warn: () => {},
-  error: () => {},
-};
 
 export interface MarbleStrategyOptions<Params> {
   readonly strategy: StrategyDefinition<Params>;
