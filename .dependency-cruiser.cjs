@@ -8,10 +8,51 @@
  *   and the service core the HTTP server also uses, never the server's or engine's files);
  * - runtime reaches the venue only through its venue interface, never the emulator directly;
  *   only src/runtime/live (the adapter behind that interface) imports the client;
- * - strategies see only the package's public API (paperbot/strategy and paperbot/testing).
+ * - strategies see only the package's public API (paperbot/strategy and paperbot/testing);
+ * - inside runtime, a folder imports only folders on floors below its own (RUNTIME_FLOORS, see
+ *   src/runtime/README.md): no arrow upward, none between folders of one floor.
  */
+
+/**
+ * src/runtime's floors, lowest first. Floor 0 is runtime's own files (`venue.ts`, `intents.ts`,
+ * the serializer...), which import no runtime folder; `config.ts`, which gathers the parts'
+ * settings, sits on the top floor with the kernel.
+ */
+const RUNTIME_FLOORS = [
+  ['streams', 'risk'],
+  ['exits'],
+  ['journal'],
+  ['execution'],
+  ['deadman', 'strategy'],
+  ['live', 'testing'],
+  ['kernel'],
+];
+
+const runtimeFloorRules = [
+  {
+    name: 'runtime-floor-0-files-import-no-runtime-folder',
+    severity: 'error',
+    from: { path: '^src/runtime/[^/]+\\.ts$', pathNot: '^src/runtime/config\\.ts$' },
+    to: { path: '^src/runtime/([^/]+/|config\\.ts$)' },
+  },
+  ...RUNTIME_FLOORS.slice(0, -1).map((floor, index) => {
+    const above = RUNTIME_FLOORS.slice(index + 1).flat();
+    return {
+      name: `runtime-floor-${index + 1}-${floor.join('-')}-imports-no-higher-floor`,
+      severity: 'error',
+      from: { path: `^src/runtime/(${floor.join('|')})/` },
+      to: {
+        path: `^src/runtime/((${[...floor, ...above].join('|')})/|config\\.ts$)`,
+        // Within its own folder, anything goes; a sibling of the same floor is forbidden.
+        pathNot: '^src/runtime/$1/',
+      },
+    };
+  }),
+];
+
 module.exports = {
   forbidden: [
+    ...runtimeFloorRules,
     {
       name: 'core-is-a-leaf',
       severity: 'error',

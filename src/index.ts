@@ -14,6 +14,7 @@ export {
 export { type Decimal, decimal, parseDecimal, toWire } from './core/decimal.ts';
 export { isPaperbotError, PaperbotError } from './core/errors.ts';
 export { roundPrice, roundQuantity, roundToIncrement } from './core/grid.ts';
+export { fromPino, type LogFields, type Logger, silentLogger, withFields } from './core/logger.ts';
 export {
   type StartEmulatorOptions,
   type RunningEmulator,

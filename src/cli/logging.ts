@@ -14,9 +14,7 @@
 import { Option } from 'commander';
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import { type Clock, isoTimestamp } from '../core/clock.ts';
-import type { ExecutionLogger, LogFields } from '../runtime/execution/index.ts';
 import type { OrderIntent } from '../runtime/intents.ts';
-import type { Logger as StrategyLogger } from '../runtime/strategy/index.ts';
 import { formatPrettyLine } from './log-line.ts';
 
 export const REDACTED_TEXT = '[redacted]';
@@ -144,20 +142,6 @@ export function createLogger(options: CreateLoggerOptions): Logger {
     return pino(settings, pretty);
   }
   return pino(settings, options.destination ?? pino.destination(fd));
-}
-
-/**
- * The runtime's `(message, fields)` logger shape (executor, tracker, strategies) over pino's
- * `(fields, message)`. Fields named `error` holding an Error are serialized with the stack.
- */
-export function executionLoggerOf(logger: Logger): ExecutionLogger & StrategyLogger {
-  const write =
-    (level: 'debug' | 'info' | 'warn' | 'error') =>
-    (message: string, fields?: LogFields): void => {
-      if (fields === undefined) logger[level](message);
-      else logger[level]({ ...fields }, message);
-    };
-  return { debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error') };
 }
 
 /** What an intent asks for, in the log's snake_case: market, side, type, price, quantity, tag. */

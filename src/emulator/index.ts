@@ -53,7 +53,6 @@ export {
 export type { ServiceAccount } from './service/endpoints.ts';
 export { canonicalJson, fingerprintOf } from './service/idempotency.ts';
 export { DEFAULT_IDEMPOTENCY_WINDOW, IdempotencyWindow } from './service/idempotency-window.ts';
-export type { EmulatorLogger } from './server/logger.ts';
 export { DEFAULT_RATE_LIMIT, type RateLimitSettings } from './server/rate-limit.ts';
 export { DEFAULT_CHALLENGE_TTL_MS } from './server/ws.ts';
 export { MemoryStore } from './store/memory-store.ts';

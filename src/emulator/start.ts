@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { type Clock, systemClock } from '../core/clock.ts';
 import { PaperbotError } from '../core/errors.ts';
+import { describeError, type Logger, silentLogger } from '../core/logger.ts';
 import { DEFAULT_HEARTBEAT_INTERVAL_MS, type Scope, validateWire } from '../protocol/index.ts';
 import {
   Credential,
@@ -44,7 +45,6 @@ import {
   type ServerStats,
 } from './server/http.ts';
 import { KeyRegistry } from './server/keys.ts';
-import { describeError, type EmulatorLogger, silentLogger } from './server/logger.ts';
 import { DEFAULT_RATE_LIMIT, RateLimiter, type RateLimitSettings } from './server/rate-limit.ts';
 import { DEFAULT_CHALLENGE_TTL_MS, WebSocketGateway } from './server/ws.ts';
 import { createTransport, type EmulatorTls } from './server/transport.ts';
@@ -84,7 +84,7 @@ export interface StartEmulatorOptions {
   readonly challengeTtlMs?: number;
   /** Request body limit (default 64 KiB; 413 beyond). */
   readonly maxBodyBytes?: number;
-  readonly logger?: EmulatorLogger;
+  readonly logger?: Logger;
   /** Check every success body against the protocol's response schema (for tests). */
   readonly checkResponses?: boolean;
   /**
@@ -285,7 +285,7 @@ export async function startEmulator(options: StartEmulatorOptions = {}): Promise
     isReady,
     ...(options.checkResponses === true ? { checkResponse: responseChecker(logger, stats) } : {}),
     onObserveError: (error) =>
-      logger.error({ error: describeError(error) }, 'could not update a request record'),
+      logger.error('could not update a request record', { error: describeError(error) }),
   });
   const faults = new FaultController(String(config.seed));
   const gateway = new WebSocketGateway({
@@ -348,7 +348,7 @@ export async function startEmulator(options: StartEmulatorOptions = {}): Promise
   }
   // After listening, a server error (out of file descriptors, say) is logged, never thrown.
   server.on('error', (error: Error) => {
-    logger.error({ error: describeError(error) }, 'the HTTP server reported an error');
+    logger.error('the HTTP server reported an error', { error: describeError(error) });
   });
   const host = urlHost(address);
   const secure = options.tls !== undefined;
@@ -358,7 +358,7 @@ export async function startEmulator(options: StartEmulatorOptions = {}): Promise
   };
   exchange.start();
   started = true;
-  logger.info({ base_url: urls.baseUrl, data_dir: dataDir }, 'emulator started');
+  logger.info('emulator started', { base_url: urls.baseUrl, data_dir: dataDir });
 
   let closed: Promise<void> | null = null;
   const close = (): Promise<void> => {
@@ -373,7 +373,7 @@ export async function startEmulator(options: StartEmulatorOptions = {}): Promise
       for (const socket of sockets) socket.destroy();
       await serverClosed;
       store.close();
-      logger.info({ base_url: urls.baseUrl }, 'emulator stopped');
+      logger.info('emulator stopped', { base_url: urls.baseUrl });
     })();
     return closed;
   };

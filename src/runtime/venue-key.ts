@@ -16,6 +16,7 @@ import { BehaviorSubject, type Observable } from 'rxjs';
 import { type Clock, isoTimestamp, type TimerHandle } from '../core/clock.ts';
 import { durationText, parseDurationText } from '../core/duration.ts';
 import { isPaperbotError, PaperbotError } from '../core/errors.ts';
+import type { Logger } from '../core/logger.ts';
 import type { ExecutionVenue } from './venue.ts';
 
 export type VenueKeyState = 'valid' | 'expiring' | 'expired' | 'revoked';
@@ -31,18 +32,13 @@ export interface VenueKeyStatus {
   readonly since: number;
 }
 
-export interface VenueKeyLogger {
-  warn(fields: Record<string, unknown>, message: string): void;
-  error(fields: Record<string, unknown>, message: string): void;
-}
-
 export interface VenueKeyWatchOptions {
   readonly clock: Clock;
   readonly keyId: string | null;
   readonly expiresAt: string | null;
   /** How long before `expiresAt` to warn; null never warns. */
   readonly warningLeadMs: number | null;
-  readonly logger?: VenueKeyLogger;
+  readonly logger?: Logger;
   /** Called once when the key ends (revoked or expired): halt trading. */
   readonly onEnded: (reason: string) => void;
   /** How often the expiry is looked at. Default 60 000 ms. */
@@ -176,15 +172,12 @@ export class VenueKeyWatch {
     if (lead === null || now < expiresAt - lead || this.subject.value.state === 'expiring') return;
     const reason = `the venue key expires at ${this.options.expiresAt} (in ${durationText(expiresAt - now)}): make a new key before then`;
     this.subject.next({ ...this.subject.value, state: 'expiring', reason, since: now });
-    this.options.logger?.warn(
-      {
-        event: 'venue_key.expiring',
-        key_id: this.options.keyId,
-        expires_at: this.options.expiresAt,
-        warned_at: isoTimestamp(now),
-      },
-      reason,
-    );
+    this.options.logger?.warn(reason, {
+      event: 'venue_key.expiring',
+      key_id: this.options.keyId,
+      expires_at: this.options.expiresAt,
+      warned_at: isoTimestamp(now),
+    });
   }
 
   private end(state: 'revoked' | 'expired', reason: string): void {
@@ -194,8 +187,8 @@ export class VenueKeyWatch {
     this.options.clock.clearInterval(this.timer);
     this.timer = undefined;
     this.options.logger?.error(
-      { event: `venue_key.${state}`, key_id: this.options.keyId },
       `${reason}; trading halted, nothing more is sent with this key (a new key file and a restart are needed)`,
+      { event: `venue_key.${state}`, key_id: this.options.keyId },
     );
     this.options.onEnded(`venue key ${state}: ${reason}`);
   }

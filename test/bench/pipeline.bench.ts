@@ -48,10 +48,10 @@ import { RestClient, StreamClient } from '../../src/client/index.ts';
 import { systemClock, VirtualClock } from '../../src/core/clock.ts';
 import { startEmulator } from '../../src/emulator/start.ts';
 import type { Account, Fill, Order, Position } from '../../src/protocol/index.ts';
-import type { ExecutionLogger } from '../../src/runtime/execution/logger.ts';
+import { fromPino, type Logger, silentLogger } from '../../src/core/logger.ts';
 import type { OrderIntent } from '../../src/runtime/intents.ts';
 import { Journal } from '../../src/runtime/journal/journal.ts';
-import { Kernel, RiskSnapshotBuilder, silentKernelLogger } from '../../src/runtime/kernel/index.ts';
+import { Kernel, RiskSnapshotBuilder } from '../../src/runtime/kernel/index.ts';
 import { createLiveVenue } from '../../src/runtime/live/index.ts';
 import { TickerArrivals, type MarketDataVenue } from '../../src/runtime/streams/market-data.ts';
 import { parseRiskConfig, RiskGate } from '../../src/runtime/risk/index.ts';
@@ -68,7 +68,7 @@ import { account } from '../runtime/execution/fixtures.ts';
 import { benchEmulatorOptions, startEmulatorProcess } from './emulator-process.ts';
 import { printLatency } from './report.ts';
 
-const quiet: ExecutionLogger = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
+const quiet: Logger = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
 const PLACE_EVERY = 4;
 const SAMPLES = 300;
 const WARMUP_SAMPLES = 20;
@@ -475,7 +475,7 @@ async function attachOperatorViews(
   const notifier = new Notifier({
     section: NotificationsSection.parse({ webhooks: [{ url }], batch_ms: 200 }),
     clock: systemClock,
-    logger,
+    logger: fromPino(logger),
   });
   notifier.attach(kernel, stream.state$);
   return () => {
@@ -547,7 +547,7 @@ async function tickToPlace(
     ],
     risk: openRisk,
     routeReady$: live.routeReady$,
-    logger: silentKernelLogger,
+    logger: silentLogger,
   });
   if (trace !== null) traceGate(kernel, trace);
   const samples: number[] = [];
@@ -856,7 +856,7 @@ async function haltedKernel() {
     strategies: [{ id: 's', definition: eachTick(), params: {} }],
     risk: parseRiskConfig({ kill_switch: { file: null, signal: null } }),
     deadman: false,
-    logger: silentKernelLogger,
+    logger: silentLogger,
   });
   let denied = 0;
   kernel.outcomes$.subscribe(() => {

@@ -5,6 +5,7 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../src/core/clock.ts';
+import { fromPino } from '../../src/core/logger.ts';
 import { IntentLogVolume } from '../../src/cli/bot/intent-log-volume.ts';
 
 function capture() {
@@ -13,7 +14,7 @@ function capture() {
     { level: 'debug', base: null, timestamp: false },
     { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) },
   );
-  return { lines, logger };
+  return { lines, logger: fromPino(logger) };
 }
 
 describe('intent log volume', () => {

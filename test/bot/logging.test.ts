@@ -1,7 +1,8 @@
 import { formatPrettyLine, PRETTY_LINE_WIDTH } from '../../src/cli/log-line.ts';
 import { describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../src/core/clock.ts';
-import { createBotLogger, executionLoggerOf, redactPaths } from '../../src/cli/bot/logging.ts';
+import { fromPino } from '../../src/core/logger.ts';
+import { createBotLogger, redactPaths } from '../../src/cli/bot/logging.ts';
 import { Credential, encodeBase64, generateKeyPair } from '../../src/signing/index.ts';
 import { LineCollector } from './helpers.ts';
 
@@ -52,7 +53,7 @@ describe('bot logging', () => {
     );
     log.info({ a: { b: { c: { privateKey: seedBase64, admin_token: 'adm1n-t0ken' } } } }, 'deep');
     log.warn({ emulator: { adminToken: 'adm1n-t0ken' } }, 'admin');
-    executionLoggerOf(log).error('through the runtime shape', { config: { seed: seedBase64 } });
+    fromPino(log).error('through the runtime shape', { config: { seed: seedBase64 } });
 
     const text = lines.text;
     expect(lines.lines).toHaveLength(7);
@@ -87,7 +88,7 @@ describe('bot logging', () => {
 
   it('adapts pino to the runtime (message, fields) shape and honours the level', () => {
     const { lines, log } = logger('warn');
-    const runtime = executionLoggerOf(log);
+    const runtime = fromPino(log);
     runtime.info('dropped', { a: 1 });
     runtime.warn('kept', { a: 2 });
     runtime.error('no fields');

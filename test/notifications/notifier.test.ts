@@ -3,6 +3,7 @@
  * each webhook only the kinds it asked for, and nothing sent after close.
  */
 import { describe, expect, it } from 'vitest';
+import { silentLogger } from '../../src/core/logger.ts';
 import { VirtualClock } from '../../src/core/clock.ts';
 import { NotificationsSection } from '../../src/cli/notifications/config.ts';
 import { Notifier } from '../../src/cli/notifications/notifier.ts';
@@ -20,7 +21,7 @@ function recordingPost(sent: Sent[]): PostJson {
   };
 }
 
-const silent = { warn: () => undefined, info: () => undefined };
+const silent = silentLogger;
 
 async function settle(): Promise<void> {
   for (let n = 0; n < 5; n++) await Promise.resolve();

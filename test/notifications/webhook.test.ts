@@ -4,6 +4,7 @@
  * retried with backoff, logged once per interval, and publishing never waits for it.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import type { Logger } from '../../src/core/logger.ts';
 import { VirtualClock } from '../../src/core/clock.ts';
 import { NotificationsSection } from '../../src/cli/notifications/config.ts';
 import { fillEvent, type NotificationEvent } from '../../src/cli/notifications/events.ts';
@@ -44,9 +45,15 @@ function fill(n: number, at: number): NotificationEvent {
 class Logs {
   readonly warn: { fields: Record<string, unknown>; message: string }[] = [];
   readonly info: { fields: Record<string, unknown>; message: string }[] = [];
-  readonly logger = {
-    warn: (fields: Record<string, unknown>, message: string) => this.warn.push({ fields, message }),
-    info: (fields: Record<string, unknown>, message: string) => this.info.push({ fields, message }),
+  readonly logger: Logger = {
+    warn: (message, fields) => this.warn.push({ fields: { ...fields }, message }),
+    info: (message, fields) => this.info.push({ fields: { ...fields }, message }),
+    debug: (message) => {
+      throw new Error(`unexpected debug line: ${message}`);
+    },
+    error: (message) => {
+      throw new Error(`unexpected error line: ${message}`);
+    },
   };
 }
 

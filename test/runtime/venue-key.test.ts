@@ -6,6 +6,7 @@
  */
 import { EMPTY, NEVER, Subject } from 'rxjs';
 import { describe, expect, it } from 'vitest';
+import { type LogFields, type Logger, silentLogger } from '../../src/core/logger.ts';
 import { resolveBotConfig } from '../../src/cli/bot/config.ts';
 import { renderStatus, StatusDocument } from '../../src/cli/bot/status-view.ts';
 import { NotificationsSection } from '../../src/cli/notifications/config.ts';
@@ -23,17 +24,22 @@ const HOUR = 3_600_000;
 const START = Date.UTC(2026, 5, 1, 12, 0);
 
 interface Logged {
-  level: 'warn' | 'error';
+  level: 'debug' | 'info' | 'warn' | 'error';
   fields: Record<string, unknown>;
   message: string;
 }
 
-function recordingLogger(lines: Logged[]) {
+function recordingLogger(lines: Logged[]): Logger {
+  const record =
+    (level: Logged['level']) =>
+    (message: string, fields?: LogFields): void => {
+      lines.push({ level, fields: { ...fields }, message });
+    };
   return {
-    warn: (fields: Record<string, unknown>, message: string) =>
-      lines.push({ level: 'warn', fields, message }),
-    error: (fields: Record<string, unknown>, message: string) =>
-      lines.push({ level: 'error', fields, message }),
+    debug: record('debug'),
+    info: record('info'),
+    warn: record('warn'),
+    error: record('error'),
   };
 }
 
@@ -88,7 +94,7 @@ describe('the key expiry warning', () => {
         daily_summary_at: null,
       }),
       clock,
-      logger: { warn: () => undefined, info: () => undefined },
+      logger: silentLogger,
       post,
     });
     const watch = new VenueKeyWatch({

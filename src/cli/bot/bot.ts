@@ -11,10 +11,11 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import type { Logger } from 'pino';
+import type { Logger as PinoLogger } from 'pino';
 import { filter, type Subscription } from 'rxjs';
 import { type Clock, isoTimestamp, systemClock } from '../../core/clock.ts';
 import { isPaperbotError, PaperbotError } from '../../core/errors.ts';
+import { fromPino, type Logger, withFields } from '../../core/logger.ts';
 import { type ReadingSnapshot, RestClient, StreamClient } from '../../client/index.ts';
 import { type RunningEmulator, startEmulator } from '../../emulator/index.ts';
 import { Journal } from '../../runtime/journal/index.ts';
@@ -37,7 +38,7 @@ import { type BotHttpServer, type HealthReport, startBotHttpServer } from './htt
 import { intentLogFields } from '../logging.ts';
 import { IntentLogVolume } from './intent-log-volume.ts';
 import { startJournalRetention, storeFileSizes } from './journal-retention.ts';
-import { createBotLogger, executionLoggerOf } from './logging.ts';
+import { createBotLogger } from './logging.ts';
 import { type BotMetrics, createBotMetrics } from './metrics.ts';
 import { logReadingNotices } from './reading-log.ts';
 import { loadVenueKeyFile } from './venue-key.ts';
@@ -60,7 +61,7 @@ export interface StartBotOptions {
   /** Default systemClock. */
   readonly clock?: Clock;
   /** Default: a pino logger from the config's `logging:` section, on stdout. */
-  readonly logger?: Logger;
+  readonly logger?: PinoLogger;
   /** Where the kill signal is listened for; default `process`, null for none. */
   readonly signalSource?: SignalSource | null;
   /** Node.js process metrics in the registry; default true. */
@@ -165,7 +166,7 @@ function embeddedCredential(emulator: RunningEmulator, logger: Logger): Credenti
       // Already revoked or unknown: nothing to do.
     }
     credential = emulator.createKey({ accountId: previous.account_id });
-    logger.info({ account_id: credential.accountId }, 'embedded emulator: resuming the account');
+    logger.info('embedded emulator: resuming the account', { account_id: credential.accountId });
   } else {
     credential = emulator.createKey();
   }
@@ -288,9 +289,10 @@ export class Bot {
     const { loaded } = options;
     const config = loaded.config;
     const clock = options.clock ?? systemClock;
-    const logger =
+    const logger = fromPino(
       options.logger ??
-      createBotLogger({ level: config.logging.level, format: config.logging.format, clock });
+        createBotLogger({ level: config.logging.level, format: config.logging.format, clock }),
+    );
     const resources: Resources = {
       emulator: null,
       rest: null,
@@ -323,7 +325,7 @@ export class Bot {
       await bot.release('start failed');
       bot.phaseValue = 'stopped';
       if (signal?.aborted === true) {
-        logger.info({ event: 'bot.stopped', reason: 'stopped during start' }, 'stopped');
+        logger.info('stopped', { event: 'bot.stopped', reason: 'stopped during start' });
         throw new PaperbotError('BOT_START_ABORTED', 'stopped before the bot was running', {
           cause: error,
         });
@@ -355,7 +357,7 @@ export class Bot {
       config.venue.key_file === null
         ? null
         : await loadVenueKeyFile(resolve(config.venue.key_file), (message) =>
-            logger.warn({ event: 'venue.key_file' }, message),
+            logger.warn(message, { event: 'venue.key_file' }),
           );
     checkAborted();
     const transport = await venueTransportOf(config.venue);
@@ -375,7 +377,7 @@ export class Bot {
       const emulatorConfig = loaded.emulatorConfig;
       resources.emulator = await startEmulator({
         ...embeddedEmulatorOptions(emulatorSettings, emulatorConfig, clock, loaded.wireProfile),
-        logger: logger.child({ component: 'emulator' }),
+        logger: withFields(logger, { component: 'emulator' }),
       });
       credential = embeddedCredential(resources.emulator, logger);
       checkAborted();
@@ -430,7 +432,7 @@ export class Bot {
     checkAborted();
 
     // 4. The venue connection.
-    const venueLogger = executionLoggerOf(logger.child({ component: 'venue' }));
+    const venueLogger = withFields(logger, { component: 'venue' });
     resources.rest = new RestClient({
       credential,
       clock,
@@ -458,7 +460,7 @@ export class Bot {
     resources.subscriptions.push(
       resources.stream.state$.pipe(filter((state) => state !== 'idle')).subscribe((state) => {
         const level = state === 'failed' ? 'error' : state === 'backoff' ? 'warn' : 'info';
-        logger[level]({ event: 'stream.state', state }, `stream ${state}`);
+        logger[level](`stream ${state}`, { event: 'stream.state', state });
       }),
     );
     resources.live = createLiveVenue({
@@ -491,7 +493,7 @@ export class Bot {
       keyId: credential.keyId,
       expiresAt: credential.expiresAt,
       warningLeadMs: keyWarning === null ? null : parseLeadTime(keyWarning),
-      logger: logger.child({ component: 'venue' }),
+      logger: withFields(logger, { component: 'venue' }),
       onEnded: (reason) => {
         this.resources.kernel?.gate.halt(reason, 'venue_key');
         // Its last signed poll: public market data reads go on, for the dashboard's marks.
@@ -533,7 +535,7 @@ export class Bot {
     metrics.attachKernel(kernel);
     resources.notifier = notifierOfConfig(config.notifications, {
       clock,
-      logger: logger.child({ component: 'notifications' }),
+      logger: withFields(logger, { component: 'notifications' }),
       status: () => this.status(),
     });
     resources.notifier?.attach(kernel, resources.stream.state$, keyWatch.status$);
@@ -548,7 +550,7 @@ export class Bot {
       clock,
       target: kernel.gate,
       pollMs: killSwitch.poll_ms,
-      logger: logger.child({ component: 'kill_switch' }),
+      logger: withFields(logger, { component: 'kill_switch' }),
     });
     resources.killSwitch = theSwitch;
     theSwitch.start();
@@ -565,7 +567,7 @@ export class Bot {
       startJournalRetention({
         journal: resources.journal,
         clock,
-        logger: logger.child({ component: 'journal' }),
+        logger: withFields(logger, { component: 'journal' }),
         settings: config.journal.retention,
         liveOrderIds: () => kernel.status().openOrders.map((order) => order.order_id),
       }),
@@ -576,6 +578,7 @@ export class Bot {
     this.startEquity = kernel.status().account?.total_equity ?? null;
     const markets = resources.live.marketData.markets().map((market) => market.market_id);
     logger.info(
+      `paperbot running on ${credential.apiBaseUrl}${embedded ? ' (embedded emulator)' : ''}: ${markets.length} markets, strategies ${loaded.strategies.map((strategy) => strategy.id).join(', ')}`,
       {
         event: 'bot.started',
         venue: credential.apiBaseUrl,
@@ -591,13 +594,12 @@ export class Bot {
           resources.http === null || resources.dashboard === null ? null : `${resources.http.url}/`,
         kill_file: killSwitch.file === null ? null : resolve(killSwitch.file),
       },
-      `paperbot running on ${credential.apiBaseUrl}${embedded ? ' (embedded emulator)' : ''}: ${markets.length} markets, strategies ${loaded.strategies.map((strategy) => strategy.id).join(', ')}`,
     );
   }
 
   /** The bot's own log lines: one per intent that reached the venue, and one per fill. */
   private subscribeLogs(kernel: Kernel): void {
-    const logger = this.logger.child({ component: 'bot' });
+    const logger = withFields(this.logger, { component: 'bot' });
     // Beyond `logging.intent_lines_max_per_minute`, intent lines go to debug; a summary each hour.
     const volume = new IntentLogVolume({
       clock: this.clock,
@@ -619,58 +621,53 @@ export class Bot {
         };
         switch (outcome.status) {
           case 'accepted':
-            logger[volume.levelOf('accepted', 'info')](
-              { ...fields, order_id: outcome.orderId },
-              'intent submitted',
-            );
+            logger[volume.levelOf('accepted', 'info')]('intent submitted', {
+              ...fields,
+              order_id: outcome.orderId,
+            });
             break;
           case 'rejected':
-            logger[volume.levelOf('rejected', 'warn')](
-              {
-                ...fields,
-                code: outcome.code,
-                reason: outcome.message,
-                ...(outcome.issues === undefined ? {} : { issues: outcome.issues }),
-              },
-              'intent submitted',
-            );
+            logger[volume.levelOf('rejected', 'warn')]('intent submitted', {
+              ...fields,
+              code: outcome.code,
+              reason: outcome.message,
+              ...(outcome.issues === undefined ? {} : { issues: outcome.issues }),
+            });
             break;
           case 'unknown':
-            logger[volume.levelOf('unknown', 'warn')](
-              { ...fields, reason: outcome.reason },
-              'intent submitted',
-            );
+            logger[volume.levelOf('unknown', 'warn')]('intent submitted', {
+              ...fields,
+              reason: outcome.reason,
+            });
             break;
           case 'resolved':
-            logger[volume.levelOf('resolved', 'info')](
-              { ...fields, resolution: outcome.resolution, order_id: outcome.orderId },
-              'intent resolved',
-            );
+            logger[volume.levelOf('resolved', 'info')]('intent resolved', {
+              ...fields,
+              resolution: outcome.resolution,
+              order_id: outcome.orderId,
+            });
             break;
           case 'filled':
-            logger[volume.levelOf('filled', 'info')](
-              {
-                ...fields,
-                order_id: outcome.orderId,
-                filled_quantity: outcome.filledQuantity,
-                average_price: outcome.averagePrice,
-              },
-              'order filled',
-            );
+            logger[volume.levelOf('filled', 'info')]('order filled', {
+              ...fields,
+              order_id: outcome.orderId,
+              filled_quantity: outcome.filledQuantity,
+              average_price: outcome.averagePrice,
+            });
             break;
           case 'denied':
-            logger[volume.levelOf('denied', 'debug')](
-              { ...fields, denials: outcome.denials },
-              'intent denied',
-            );
+            logger[volume.levelOf('denied', 'debug')]('intent denied', {
+              ...fields,
+              denials: outcome.denials,
+            });
             break;
         }
       }),
       kernel.fills$.subscribe((fill) =>
-        logger[volume.levelOf('fill', 'info')](
-          { event: 'fill', ...fillFields(fill) },
-          fillTitle(fill),
-        ),
+        logger[volume.levelOf('fill', 'info')](fillTitle(fill), {
+          event: 'fill',
+          ...fillFields(fill),
+        }),
       ),
     );
   }
@@ -684,10 +681,10 @@ export class Bot {
   stop(reason: string): Promise<BotStopReport> {
     this.stopping ??= (async () => {
       this.phaseValue = 'stopping';
-      this.logger.info({ event: 'bot.stopping', reason }, `stopping: ${reason}`);
+      this.logger.info(`stopping: ${reason}`, { event: 'bot.stopping', reason });
       await this.release(reason);
       this.phaseValue = 'stopped';
-      this.logger.info({ event: 'bot.stopped', reason }, 'stopped');
+      this.logger.info('stopped', { event: 'bot.stopped', reason });
       return this.stopReport;
     })();
     return this.stopping;
@@ -700,15 +697,12 @@ export class Bot {
       try {
         await work();
       } catch (error) {
-        this.logger.error(
-          {
-            event: 'bot.shutdown_error',
-            step: what,
-            code: isPaperbotError(error) ? error.code : undefined,
-            error,
-          },
-          `shutdown: ${what} failed`,
-        );
+        this.logger.error(`shutdown: ${what} failed`, {
+          event: 'bot.shutdown_error',
+          step: what,
+          code: isPaperbotError(error) ? error.code : undefined,
+          error,
+        });
       }
     };
     // Everything is taken at once, so a second release running meanwhile closes nothing twice.
@@ -748,13 +742,13 @@ export class Bot {
         };
         if (!report.confirmed) {
           this.logger.error(
-            fields,
             `shutdown could not confirm every order closed; the dead-man deadline is left armed; may remain open: ${report.remainingOrderIds.join(', ') || '(none known)'}`,
+            fields,
           );
         } else if (report.error !== null) {
-          this.logger.error(fields, 'orders closed, but the dead-man switch could not be disarmed');
+          this.logger.error('orders closed, but the dead-man switch could not be disarmed', fields);
         } else {
-          this.logger.info(fields, 'orders cancelled and the dead-man switch disarmed');
+          this.logger.info('orders cancelled and the dead-man switch disarmed', fields);
         }
       });
     }
@@ -767,10 +761,10 @@ export class Bot {
       await attempt('notifications', async () => {
         const unsent = await notifier.drain(this.loaded.config.notifications.timeout_ms);
         if (unsent > 0) {
-          this.logger.warn(
-            { event: 'notifications.unsent_at_shutdown', events: unsent },
-            `${unsent} notification events could not be sent before shutdown`,
-          );
+          this.logger.warn(`${unsent} notification events could not be sent before shutdown`, {
+            event: 'notifications.unsent_at_shutdown',
+            events: unsent,
+          });
         }
       });
     }

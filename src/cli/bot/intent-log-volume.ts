@@ -4,7 +4,7 @@
  * line stays at info, whatever the rate), so a month of logs at info stays readable; and a summary line every `summaryEveryMs`
  * (an hour by default) with what the period brought, the lines moved to debug included.
  */
-import type { Logger } from 'pino';
+import type { Logger } from '../../core/logger.ts';
 import type { Clock, TimerHandle } from '../../core/clock.ts';
 
 export type IntentLineLevel = 'info' | 'warn' | 'debug';
@@ -62,6 +62,9 @@ export class IntentLogVolume {
     const intents = [...this.period.values()].reduce((sum, count) => sum + count, 0);
     const minutes = Math.round(this.options.summaryEveryMs / MINUTE_MS);
     this.options.logger.info(
+      `last ${minutes} min: ${intents} intents (${Object.entries(outcomes)
+        .map(([outcome, count]) => `${count} ${outcome}`)
+        .join(', ')}), ${this.fills} fills; ${this.demoted} intent lines at debug`,
       {
         event: 'bot.summary',
         period_minutes: minutes,
@@ -70,9 +73,6 @@ export class IntentLogVolume {
         fills: this.fills,
         intent_lines_at_debug: this.demoted,
       },
-      `last ${minutes} min: ${intents} intents (${Object.entries(outcomes)
-        .map(([outcome, count]) => `${count} ${outcome}`)
-        .join(', ')}), ${this.fills} fills; ${this.demoted} intent lines at debug`,
     );
     this.period.clear();
     this.fills = 0;

@@ -5,7 +5,7 @@
  */
 import { statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { Logger } from 'pino';
+import type { Logger } from '../../core/logger.ts';
 import type { Clock } from '../../core/clock.ts';
 import { DATABASE_FILE } from '../../emulator/index.ts';
 import type { Journal } from '../../runtime/journal/index.ts';
@@ -38,13 +38,14 @@ export function startJournalRetention(options: JournalRetentionOptions): () => v
     liveOrderIds: () => new Set(options.liveOrderIds()),
     report: (event) => {
       if ('error' in event) {
-        logger.warn(
-          { event: 'journal.retention_failed', err: event.error },
-          'journal retention pass failed',
-        );
+        logger.warn('journal retention pass failed', {
+          event: 'journal.retention_failed',
+          err: event.error,
+        });
         return;
       }
       logger.info(
+        `journal retention: ${event.intents} intents, ${event.orderEvents} order events, ${event.fills} fills ${settings.mode === 'archive' ? 'archived' : 'dropped'}`,
         {
           event: 'journal.retention',
           mode: settings.mode,
@@ -55,7 +56,6 @@ export function startJournalRetention(options: JournalRetentionOptions): () => v
           steps: event.steps,
           archive: event.archiveFile,
         },
-        `journal retention: ${event.intents} intents, ${event.orderEvents} order events, ${event.fills} fills ${settings.mode === 'archive' ? 'archived' : 'dropped'}`,
       );
     },
   });

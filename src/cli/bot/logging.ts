@@ -6,7 +6,7 @@ import type { DestinationStream, Logger } from 'pino';
 import type { Clock } from '../../core/clock.ts';
 import { createLogger, type LogFormat } from '../logging.ts';
 
-export { executionLoggerOf, REDACTED_TEXT, redactPaths, SECRET_FIELD_NAMES } from '../logging.ts';
+export { REDACTED_TEXT, redactPaths, SECRET_FIELD_NAMES } from '../logging.ts';
 
 export interface BotLoggerOptions {
   readonly level: string;

@@ -4,7 +4,7 @@
  * of a list and an answer refused, each naming its paths, bounded so that a broken service
  * cannot flood the log (the first 20, then every 100th, with the count).
  */
-import type { Logger } from 'pino';
+import { type Logger, withFields } from '../../core/logger.ts';
 import type { Subscription } from 'rxjs';
 import type { ReadingMonitor, ReadingNotice } from '../../client/index.ts';
 
@@ -23,7 +23,7 @@ function whereText(notice: {
 }
 
 export function logReadingNotices(monitor: ReadingMonitor, logger: Logger): Subscription {
-  const log = logger.child({ component: 'venue' });
+  const log = withFields(logger, { component: 'venue' });
   let problems = 0;
   const bounded = (): boolean => {
     problems += 1;
@@ -34,6 +34,7 @@ export function logReadingNotices(monitor: ReadingMonitor, logger: Logger): Subs
       case 'unknown_field':
         if (!notice.first) return;
         log.warn(
+          `the venue sent a field the project does not know${monitor.mode === 'tolerant' ? ', kept as sent' : ''}: ${notice.shape}.${notice.field} (${notice.where}, ${notice.path})`,
           {
             event: 'venue.unknown_field',
             shape: notice.shape,
@@ -41,12 +42,14 @@ export function logReadingNotices(monitor: ReadingMonitor, logger: Logger): Subs
             path: notice.path,
             where: notice.where,
           },
-          `the venue sent a field the project does not know${monitor.mode === 'tolerant' ? ', kept as sent' : ''}: ${notice.shape}.${notice.field} (${notice.where}, ${notice.path})`,
         );
         return;
       case 'unknown_value':
         if (!notice.first) return;
         log.warn(
+          `the venue sent ${notice.shape}.${notice.field} '${notice.value}', a value the project does not know; ${
+            notice.meaning === null ? 'kept as sent' : `read as '${notice.meaning}'`
+          } (${notice.where}, ${notice.path})`,
           {
             event: 'venue.unknown_value',
             shape: notice.shape,
@@ -56,35 +59,29 @@ export function logReadingNotices(monitor: ReadingMonitor, logger: Logger): Subs
             path: notice.path,
             where: notice.where,
           },
-          `the venue sent ${notice.shape}.${notice.field} '${notice.value}', a value the project does not know; ${
-            notice.meaning === null ? 'kept as sent' : `read as '${notice.meaning}'`
-          } (${notice.where}, ${notice.path})`,
         );
         return;
       case 'skipped_item':
         if (!bounded()) return;
         log.warn(
+          `${whereText(notice)}: ${notice.path} breaks the interface and was left out, the other items were applied: ${notice.problem}`,
           {
             event: 'venue.item_left_out',
             path: notice.path,
             problem: notice.problem,
             count: problems,
           },
-          `${whereText(notice)}: ${notice.path} breaks the interface and was left out, the other items were applied: ${notice.problem}`,
         );
         return;
       case 'refused':
         if (!bounded()) return;
-        log.warn(
-          {
-            event: 'venue.refused',
-            where: notice.where,
-            httpStatus: notice.httpStatus,
-            serverRequestId: notice.serverRequestId,
-            count: problems,
-          },
-          `refused: ${notice.problem}`,
-        );
+        log.warn(`refused: ${notice.problem}`, {
+          event: 'venue.refused',
+          where: notice.where,
+          httpStatus: notice.httpStatus,
+          serverRequestId: notice.serverRequestId,
+          count: problems,
+        });
         return;
     }
   });

@@ -68,7 +68,7 @@ import {
 import { givenOptions, integerOption } from '../options.ts';
 import { backtestJobs } from '../../replay/backtest/queue-jobs.ts';
 import { submitQueuedSweep as runQueuedSweep, type SweepResult } from '../../replay/sweep/index.ts';
-import { type KernelLogger, silentKernelLogger } from '../../runtime/kernel/index.ts';
+import { fromPino, type Logger, silentLogger } from '../../core/logger.ts';
 import { createLogger, type LogFormat, logFormatOption } from '../logging.ts';
 
 export const DEFAULT_BACKTEST_CONFIG_PATH = 'config/backtest.yaml';
@@ -82,7 +82,7 @@ export interface BacktestCommandDependencies {
   /** Whether stdout is a terminal (progress bars are drawn only then). */
   readonly interactive: boolean;
   /** The kernel's logger (stderr, the shape of every command's logs). */
-  readonly logger: (level: string, format: LogFormat) => KernelLogger;
+  readonly logger: (level: string, format: LogFormat) => Logger;
 }
 
 const defaultDependencies: BacktestCommandDependencies = {
@@ -95,8 +95,10 @@ const defaultDependencies: BacktestCommandDependencies = {
   interactive: process.stdout.isTTY === true,
   logger: (level, format) =>
     level === 'silent'
-      ? silentKernelLogger
-      : createLogger({ name: 'paperbot-backtest', level, format, clock: systemClock, fd: 2 }),
+      ? silentLogger
+      : fromPino(
+          createLogger({ name: 'paperbot-backtest', level, format, clock: systemClock, fd: 2 }),
+        ),
 };
 
 interface BacktestOptions extends SearchOptionTexts, RobustnessOptionTexts {

@@ -8,12 +8,12 @@ import type { Command } from 'commander';
 import { readFileAtMost } from '../../core/bounded-file.ts';
 import { systemClock } from '../../core/clock.ts';
 import { PaperbotError } from '../../core/errors.ts';
+import { fromPino, type Logger } from '../../core/logger.ts';
 import {
   ADMIN_TOKEN_FILE,
   DEFAULT_HOST,
   DEFAULT_PORT,
   DEFAULT_RATE_LIMIT,
-  type EmulatorLogger,
   loadWireProfileFile,
   type RunningEmulator,
   type StartEmulatorOptions,
@@ -28,7 +28,7 @@ export interface EmulatorCommandDependencies {
   /** Resolves when the emulator should stop (SIGINT or SIGTERM by default). */
   readonly stopSignal: () => Promise<string>;
   /** Logs on stderr, in the shape of every command's logs. */
-  readonly logger: (format: LogFormat) => EmulatorLogger;
+  readonly logger: (format: LogFormat) => Logger;
   readonly start: (options: StartEmulatorOptions) => Promise<RunningEmulator>;
 }
 
@@ -36,7 +36,9 @@ const defaultDependencies: EmulatorCommandDependencies = {
   print: printToStdout,
   stopSignal: nextStopSignal,
   logger: (format) =>
-    createLogger({ name: 'paperbot-emulator', level: 'info', format, clock: systemClock, fd: 2 }),
+    fromPino(
+      createLogger({ name: 'paperbot-emulator', level: 'info', format, clock: systemClock, fd: 2 }),
+    ),
   start: startEmulator,
 };
 

@@ -152,7 +152,7 @@ export function registerRunCommand(
         }
         if (signal === firstSignal && now - firstSignalAt < REPEAT_WINDOW_MS) return;
         resolved.printError(`paperbot: ${signal} again; exiting without a clean shutdown\n`);
-        bot?.logger.warn({ event: 'bot.forced_exit', signal }, 'forced exit');
+        bot?.logger.warn('forced exit', { event: 'bot.forced_exit', signal });
         resolved.forceExit(RUN_EXIT.forced);
       });
 

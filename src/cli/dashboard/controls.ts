@@ -7,7 +7,7 @@
  * - cancel-all: the kernel's operator cancel-all, journaled and sent in the executor's lane.
  * Every action is logged with where it came from.
  */
-import type { Logger } from 'pino';
+import type { Logger } from '../../core/logger.ts';
 import type { KillSwitch } from '../../runtime/risk/index.ts';
 
 export type ControlAction = 'halt' | 'reduce' | 'clear' | 'cancel-all';
@@ -41,7 +41,7 @@ export async function runControl(
   const { killSwitch } = target;
   const origin = 'dashboard';
   const where = killSwitch.file === null ? '' : `; kill file ${killSwitch.file}`;
-  logger.warn({ event: 'dashboard.control', action }, `dashboard: ${action}`);
+  logger.warn(`dashboard: ${action}`, { event: 'dashboard.control', action });
   switch (action) {
     case 'halt':
       killSwitch.halt(origin);

@@ -5,7 +5,7 @@
  */
 import { resolve } from 'node:path';
 import type { Observable } from 'rxjs';
-import type { Logger } from 'pino';
+import { type Logger, withFields } from '../../core/logger.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { Kernel } from '../../runtime/kernel/index.ts';
 import { KillSwitch } from '../../runtime/risk/index.ts';
@@ -128,7 +128,7 @@ export function createBotDashboard(options: BotDashboardOptions): BotDashboard {
         options.killSwitch?.() ??
         new KillSwitch({ file: options.killFile, clock, target: kernel.gate });
       return runControl({ killSwitch, cancelAllOrders: () => kernel.cancelAllOrders() }, action, {
-        logger: logger.child({ component: 'dashboard' }),
+        logger: withFields(logger, { component: 'dashboard' }),
       });
     },
   });

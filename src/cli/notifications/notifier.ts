@@ -5,6 +5,7 @@
 import type { Observable } from 'rxjs';
 import type { VenueKeyStatus } from '../../runtime/venue-key.ts';
 import type { Clock, TimerHandle } from '../../core/clock.ts';
+import type { Logger } from '../../core/logger.ts';
 import type { NotificationsSection } from './config.ts';
 import {
   type NotificationEvent,
@@ -13,14 +14,14 @@ import {
   subscribeNotificationEvents,
 } from './events.ts';
 import { createPostJson, type PostJson } from './post.ts';
-import { WebhookChannel, type WebhookCounters, type WebhookLogger } from './webhook.ts';
+import { WebhookChannel, type WebhookCounters } from './webhook.ts';
 
 const DAY_MS = 86_400_000;
 
 export interface NotifierOptions {
   readonly section: NotificationsSection;
   readonly clock: Clock;
-  readonly logger: WebhookLogger;
+  readonly logger: Logger;
   /** Default: undici with the section's timeout. */
   readonly post?: PostJson;
   /** The figures of the daily summary (equity, PnL, counts); default none. */

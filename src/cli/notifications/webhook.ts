@@ -11,15 +11,11 @@
  * trading path never waits for a webhook.
  */
 import type { Clock, TimerHandle } from '../../core/clock.ts';
+import type { Logger } from '../../core/logger.ts';
 import type { NotificationKind, NotificationsSection, WebhookEntry } from './config.ts';
 import type { NotificationEvent } from './events.ts';
 import { webhookBody } from './format.ts';
 import type { PostJson } from './post.ts';
-
-export interface WebhookLogger {
-  warn(fields: Record<string, unknown>, message: string): void;
-  info(fields: Record<string, unknown>, message: string): void;
-}
 
 export interface WebhookCounters {
   readonly webhook: string;
@@ -76,7 +72,7 @@ export class WebhookChannel {
     private readonly settings: NotificationsSection,
     private readonly clock: Clock,
     private readonly post: PostJson,
-    private readonly logger: WebhookLogger,
+    private readonly logger: Logger,
   ) {
     this.label = webhookLabel(entry, index);
     this.kinds = entry.events === undefined ? null : new Set(entry.events);
@@ -195,14 +191,11 @@ export class WebhookChannel {
         // `close` counted the message in flight as lost with the process; it got through.
         if (this.closed) this.counters.droppedEvents -= eventCount;
         if (this.downSince !== null) {
-          this.logger.info(
-            {
-              event: 'notifications.webhook_up',
-              webhook: this.label,
-              failures: this.failuresSinceLog,
-            },
-            `${this.label} answers again`,
-          );
+          this.logger.info(`${this.label} answers again`, {
+            event: 'notifications.webhook_up',
+            webhook: this.label,
+            failures: this.failuresSinceLog,
+          });
         }
         this.downSince = null;
         this.lastDownLogAt = null;
@@ -244,16 +237,13 @@ export class WebhookChannel {
       return;
     }
     this.lastDownLogAt = now;
-    this.logger.warn(
-      {
-        event: 'notifications.webhook_down',
-        webhook: this.label,
-        reason,
-        failures: this.failuresSinceLog,
-        queued: this.queue.length,
-      },
-      `${this.label} is not answering (${reason}); retrying with backoff`,
-    );
+    this.logger.warn(`${this.label} is not answering (${reason}); retrying with backoff`, {
+      event: 'notifications.webhook_down',
+      webhook: this.label,
+      reason,
+      failures: this.failuresSinceLog,
+      queued: this.queue.length,
+    });
     this.failuresSinceLog = 0;
   }
 }

@@ -161,21 +161,15 @@ export class EngineContext {
   }
 
   markAccount(account: AccountState): void {
-    if (account.dirty) return;
-    account.dirty = true;
-    this.dirtyAccounts.push(account);
+    queueOnce(account, this.dirtyAccounts);
   }
 
   markOrder(order: OrderState): void {
-    if (order.dirty) return;
-    order.dirty = true;
-    this.dirtyOrders.push(order);
+    queueOnce(order, this.dirtyOrders);
   }
 
   markPosition(position: PositionState): void {
-    if (position.dirty) return;
-    position.dirty = true;
-    this.dirtyPositions.push(position);
+    queueOnce(position, this.dirtyPositions);
   }
 
   markTicker(market: MarketRuntime): void {
@@ -277,4 +271,11 @@ export class EngineContext {
       position_id: positionId,
     });
   }
+}
+
+/** Queues `item` for the next flush, once: its `dirty` flag says it is queued already. */
+function queueOnce<Item extends { dirty: boolean }>(item: Item, queue: Item[]): void {
+  if (item.dirty) return;
+  item.dirty = true;
+  queue.push(item);
 }

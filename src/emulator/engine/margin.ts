@@ -46,6 +46,23 @@ export function unrealizedPnl(
   return direction === 1 ? value - costBasis : costBasis - value;
 }
 
+/** The cost basis net of the collateral, the position's way; null when nothing can be liquidated. */
+function liquidationNumerator(
+  direction: PositionDirection,
+  quantity: bigint,
+  costBasis: bigint,
+  collateral: bigint,
+): bigint | null {
+  if (quantity <= 0n) return null;
+  const numerator = direction === 1 ? costBasis - collateral : costBasis + collateral;
+  return numerator > 0n ? numerator : null;
+}
+
+/** 1 less (long) or plus (short) the maintenance rate, as a 10^-18 amount. */
+function maintenanceFactor(direction: PositionDirection, maintenanceRate: bigint): bigint {
+  return direction === 1 ? MONEY_ONE - maintenanceRate : MONEY_ONE + maintenanceRate;
+}
+
 /**
  * The price at which collateral + unrealized PnL equals maintenance margin:
  * long  C + q(P − E) = q·P·mmr  →  P = (q·E − C) / (q(1 − mmr))
@@ -61,10 +78,9 @@ export function liquidationPrice(
   collateral: bigint,
   maintenanceRate: bigint,
 ): bigint | null {
-  if (quantity <= 0n) return null;
-  const numerator = direction === 1 ? costBasis - collateral : costBasis + collateral;
-  if (numerator <= 0n) return null;
-  const rateFactor = direction === 1 ? MONEY_ONE - maintenanceRate : MONEY_ONE + maintenanceRate;
+  const numerator = liquidationNumerator(direction, quantity, costBasis, collateral);
+  if (numerator === null) return null;
+  const rateFactor = maintenanceFactor(direction, maintenanceRate);
   const price = divideRounded(
     numerator * MONEY_ONE * MONEY_ONE,
     quantity * rateFactor,
@@ -87,10 +103,9 @@ export function liquidationTicks(
   maintenanceRate: bigint,
   tickAmount: bigint,
 ): number | null {
-  if (quantity <= 0n) return null;
-  const numerator = direction === 1 ? costBasis - collateral : costBasis + collateral;
-  if (numerator <= 0n) return null;
-  const rateFactor = direction === 1 ? MONEY_ONE - maintenanceRate : MONEY_ONE + maintenanceRate;
+  const numerator = liquidationNumerator(direction, quantity, costBasis, collateral);
+  if (numerator === null) return null;
+  const rateFactor = maintenanceFactor(direction, maintenanceRate);
   if (rateFactor <= 0n) return null;
   const dividend = numerator * MONEY_ONE_SQUARED;
   const divisor = quantity * rateFactor;

@@ -40,6 +40,7 @@ import {
   type PositionState,
   ROUTE_ID,
   SETTLEMENT_ASSET,
+  type TradeEntry,
 } from './state.ts';
 import {
   accountToWire,
@@ -145,16 +146,7 @@ export class Reads {
     const market = context.marketOf(marketId);
     const trades: PublicTrade[] = [];
     for (let index = market.trades.length - 1; index >= 0 && trades.length < limit; index--) {
-      const trade = market.trades[index]!;
-      trades.push({
-        trade_id: context.format.uuid(KIND_TRADE, trade.ordinal),
-        market_id: market.id,
-        route_id: ROUTE_ID,
-        price: market.tick.format(trade.priceTicks),
-        quantity: market.step.format(trade.steps),
-        side: trade.side,
-        occurred_at: context.timestamp(trade.at),
-      });
+      trades.push(tradeToWire(context, market, market.trades[index]!, KIND_TRADE));
     }
     return trades;
   }
@@ -163,17 +155,9 @@ export class Reads {
   listCandles(marketId: string, interval: CandleInterval, limit: number): Candle[] {
     const context = this.context;
     const market = context.marketOf(marketId);
-    return market.candles.latest(interval, limit).map((bar) => ({
-      market_id: market.id,
-      route_id: ROUTE_ID,
-      interval,
-      open_time: context.timestamp(bar.openTime),
-      open: market.tick.format(bar.open),
-      high: market.tick.format(bar.high),
-      low: market.tick.format(bar.low),
-      close: market.tick.format(bar.close),
-      volume: market.step.format(bar.volumeSteps),
-    }));
+    return market.candles
+      .latest(interval, limit)
+      .map((bar) => candleToWire(context, market, interval, bar));
   }
 
   /**
@@ -187,15 +171,7 @@ export class Reads {
     const market = context.marketOf(marketId);
     const before = market.trades.length > 0 ? market.trades[0]!.at : Number.POSITIVE_INFINITY;
     for (const trade of past.trades(market, limit - trades.length, before)) {
-      trades.push({
-        trade_id: context.format.uuid(KIND_PAST_TRADE, trade.ordinal),
-        market_id: market.id,
-        route_id: ROUTE_ID,
-        price: market.tick.format(trade.priceTicks),
-        quantity: market.step.format(trade.steps),
-        side: trade.side,
-        occurred_at: context.timestamp(trade.at),
-      });
+      trades.push(tradeToWire(context, market, trade, KIND_PAST_TRADE));
     }
     return trades;
   }
@@ -235,17 +211,9 @@ export class Reads {
         bars = [...earlier, ...live];
       }
     }
-    return bars.slice(Math.max(0, bars.length - limit)).map((bar) => ({
-      market_id: market.id,
-      route_id: ROUTE_ID,
-      interval,
-      open_time: context.timestamp(bar.openTime),
-      open: market.tick.format(bar.open),
-      high: market.tick.format(bar.high),
-      low: market.tick.format(bar.low),
-      close: market.tick.format(bar.close),
-      volume: market.step.format(bar.volumeSteps),
-    }));
+    return bars
+      .slice(Math.max(0, bars.length - limit))
+      .map((bar) => candleToWire(context, market, interval, bar));
   }
 
   tickerOf(marketId: string): TickerData {
@@ -552,4 +520,41 @@ export class Reads {
       data_status: market.dataStatus,
     };
   }
+}
+
+/** A trade of the market's tape (`KIND_TRADE`) or of its seeded past (`KIND_PAST_TRADE`). */
+function tradeToWire(
+  context: EngineContext,
+  market: MarketRuntime,
+  trade: TradeEntry,
+  kind: number,
+): PublicTrade {
+  return {
+    trade_id: context.format.uuid(kind, trade.ordinal),
+    market_id: market.id,
+    route_id: ROUTE_ID,
+    price: market.tick.format(trade.priceTicks),
+    quantity: market.step.format(trade.steps),
+    side: trade.side,
+    occurred_at: context.timestamp(trade.at),
+  };
+}
+
+function candleToWire(
+  context: EngineContext,
+  market: MarketRuntime,
+  interval: CandleInterval,
+  bar: CandleBar,
+): Candle {
+  return {
+    market_id: market.id,
+    route_id: ROUTE_ID,
+    interval,
+    open_time: context.timestamp(bar.openTime),
+    open: market.tick.format(bar.open),
+    high: market.tick.format(bar.high),
+    low: market.tick.format(bar.low),
+    close: market.tick.format(bar.close),
+    volume: market.step.format(bar.volumeSteps),
+  };
 }

@@ -12,6 +12,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
 import type { Clock, TimerHandle } from '../../core/clock.ts';
+import type { Logger } from '../../core/logger.ts';
 import {
   allowedMethods,
   type BodyOf,
@@ -31,16 +32,14 @@ import { finishBody, parseBody } from '../service/check.ts';
 import type { ServiceCore } from '../service/core.ts';
 import {
   type CodedFailure,
-  codedFailureOf,
   envelopeOf,
-  internalFailure,
   invalidRequestError,
   ServerError,
 } from '../service/errors.ts';
+import { answeredFailure } from './failure.ts';
 import { type Authenticator, requireScope } from './auth.ts';
 import type { FaultController, RequestFault } from './faults.ts';
 import type { RegisteredKey } from './keys.ts';
-import { describeError, type EmulatorLogger } from './logger.ts';
 import type { RateLimiter } from './rate-limit.ts';
 
 export const DEFAULT_MAX_BODY_BYTES = 64 * 1024;
@@ -71,7 +70,7 @@ export interface HttpDispatcherOptions {
   readonly core: ServiceCore;
   readonly faults: FaultController;
   readonly admin: AdminHandler;
-  readonly logger: EmulatorLogger;
+  readonly logger: Logger;
   readonly nextRequestId: () => string;
   readonly maxBodyBytes: number;
   readonly stats: ServerStats;
@@ -81,19 +80,16 @@ export interface HttpDispatcherOptions {
  * The core's response check for `checkResponses` (tests turn it on): every success body is
  * validated against the table's response schema; a mismatch is counted, logged and thrown.
  */
-export function responseChecker(logger: EmulatorLogger, stats: ServerStats) {
+export function responseChecker(logger: Logger, stats: ServerStats) {
   return (endpoint: EndpointDefinition, body: unknown, requestId: string): void => {
     const result = endpoint.response.safeParse(body);
     if (result.success) return;
     stats.responseMismatches += 1;
-    logger.error(
-      {
-        request_id: requestId,
-        path: endpoint.path,
-        issues: result.error.issues,
-      },
-      'a response does not match the protocol schema',
-    );
+    logger.error('a response does not match the protocol schema', {
+      request_id: requestId,
+      path: endpoint.path,
+      issues: result.error.issues,
+    });
     throw new Error(`response of ${endpoint.path} does not match its schema`);
   };
 }
@@ -236,7 +232,7 @@ export function createHttpDispatcher(options: HttpDispatcherOptions) {
     for (const [name, value] of Object.entries(failure.headers)) {
       setReplyHeader(reply, name, value);
     }
-    send(request, response, reply, failure.status, envelopeOf(failure, reply.requestId));
+    send(request, response, reply, failure.httpStatus, envelopeOf(failure, reply.requestId));
   }
 
   function sendError(
@@ -245,22 +241,18 @@ export function createHttpDispatcher(options: HttpDispatcherOptions) {
     reply: Reply,
     error: unknown,
   ): void {
-    const failure = codedFailureOf(error);
-    if (failure !== null) {
-      sendFailure(request, response, reply, failure);
-      return;
-    }
-    stats.internalErrors += 1;
-    logger.error(
+    const failure = answeredFailure(
+      error,
+      stats,
+      logger,
+      'unexpected failure while handling a request',
       {
         request_id: reply.requestId,
         method: request.method,
         path: pathOf(request),
-        error: describeError(error),
       },
-      'unexpected failure while handling a request',
     );
-    sendFailure(request, response, reply, internalFailure());
+    sendFailure(request, response, reply, failure);
   }
 
   function route(method: string, pathname: string): EndpointMatch {
@@ -415,16 +407,15 @@ export function createHttpDispatcher(options: HttpDispatcherOptions) {
                 : 'a required trading service is temporarily unavailable',
           details: { injected: true },
           retryable: true,
-          status: errorStatus[fault.code],
+          httpStatus: errorStatus[fault.code],
           headers,
         });
         return;
       }
       case 'drop':
-        logger.info(
-          { request_id: reply.requestId },
-          'dropping the response as instructed by a test fault',
-        );
+        logger.info('dropping the response as instructed by a test fault', {
+          request_id: reply.requestId,
+        });
         request.socket.destroy();
         return;
       case 'delay': {

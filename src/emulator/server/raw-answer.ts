@@ -24,7 +24,9 @@ export function writeRawAnswer(socket: Duplex, requestId: string, error: ServerE
   };
   socket.once('finish', () => socket.destroy());
   socket.end(
-    `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? ''}\r\n${Object.entries(headers)
+    `HTTP/1.1 ${error.httpStatus} ${STATUS_CODES[error.httpStatus] ?? ''}\r\n${Object.entries(
+      headers,
+    )
       .map(([name, value]) => `${name}: ${value}`)
       .join('\r\n')}\r\n\r\n${body}`,
   );

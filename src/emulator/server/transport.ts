@@ -78,7 +78,7 @@ function clientErrorOf(error: NodeJS.ErrnoException): ServerError {
 
 function answer(response: ServerResponse, requestId: string, error: ServerError): void {
   const body = JSON.stringify(envelopeOf(error, requestId));
-  response.writeHead(error.status, {
+  response.writeHead(error.httpStatus, {
     [HEADER_REQUEST_ID]: requestId,
     'content-type': 'application/json; charset=utf-8',
     'content-length': String(Buffer.byteLength(body)),

@@ -13,6 +13,7 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
 import type { Clock, TimerHandle } from '../../core/clock.ts';
+import { describeError, type Logger } from '../../core/logger.ts';
 import {
   type AuthFrame,
   ClientFrame,
@@ -39,16 +40,14 @@ import type { Exchange } from '../engine/exchange.ts';
 import { type Authenticator, protocolAuthFrame, venueScopeNames } from './auth.ts';
 import {
   type CodedFailure,
-  codedFailureOf,
   envelopeOf,
-  internalFailure,
   invalidRequestError,
   ServerError,
 } from '../service/errors.ts';
+import { answeredFailure } from './failure.ts';
 import type { FaultController } from './faults.ts';
 import { HEADER_REQUEST_ID, type ServerStats } from './http.ts';
 import type { KeyRegistry, RegisteredKey } from './keys.ts';
-import { describeError, type EmulatorLogger } from './logger.ts';
 import { writeRawAnswer } from './raw-answer.ts';
 import { checkHttpVersion } from './transport.ts';
 import { closeSlowConsumer, hasSendRoom } from './ws-backpressure.ts';
@@ -64,7 +63,7 @@ export interface WebSocketGatewayOptions {
   readonly authenticator: Authenticator;
   readonly registry: KeyRegistry;
   readonly faults: FaultController;
-  readonly logger: EmulatorLogger;
+  readonly logger: Logger;
   readonly stats: ServerStats;
   readonly nextRequestId: () => string;
   readonly heartbeatIntervalMs: number;
@@ -235,7 +234,7 @@ export class WebSocketGateway {
     );
     socket.on('close', () => this.#forget(session));
     socket.on('error', (error) => {
-      this.#options.logger.warn({ error: describeError(error) }, 'websocket connection error');
+      this.#options.logger.warn('websocket connection error', { error: describeError(error) });
       this.#forget(session);
     });
     this.#send(session, {
@@ -257,15 +256,9 @@ export class WebSocketGateway {
     try {
       work();
     } catch (error) {
-      let failure: CodedFailure | null = codedFailureOf(error);
-      if (failure === null) {
-        this.#options.stats.internalErrors += 1;
-        this.#options.logger.error(
-          { error: describeError(error) },
-          'unexpected failure in the websocket gateway',
-        );
-        failure = internalFailure();
-      }
+      const { stats, logger } = this.#options;
+      const message = 'unexpected failure in the websocket gateway';
+      const failure = answeredFailure(error, stats, logger, message);
       if (session !== undefined) this.#sendError(session, requestId, failure);
     }
   }
@@ -579,10 +572,9 @@ export class WebSocketGateway {
   #closeSlow(session: Session): void {
     if (session.socket.readyState !== session.socket.OPEN) return;
     this.#slowConsumerCloses += 1;
-    this.#options.logger.warn(
-      { buffered_bytes: session.socket.bufferedAmount },
-      'closing a websocket connection whose client does not read',
-    );
+    this.#options.logger.warn('closing a websocket connection whose client does not read', {
+      buffered_bytes: session.socket.bufferedAmount,
+    });
     closeSlowConsumer(session.socket);
     this.#forget(session);
   }

@@ -268,10 +268,10 @@ export class ServiceCore {
         body = this.checked(endpoint, handler(context), command.traceId);
       } catch (error) {
         const failure = codedFailureOf(error);
-        if (failure === null || !isStoredOutcome(failure.status, failure.retryable)) {
+        if (failure === null || !isStoredOutcome(failure.httpStatus, failure.retryable)) {
           return { thrown: error };
         }
-        status = failure.status;
+        status = failure.httpStatus;
         body = envelopeOf(failure, command.traceId);
       }
       this.ledger.record({
@@ -296,7 +296,7 @@ export class ServiceCore {
   private refusal(error: unknown, traceId: string): MutableAnswer {
     const failure = codedFailureOf(error);
     if (failure === null) throw error;
-    return answerOf(failure.status, envelopeOf(failure, traceId), false, true);
+    return answerOf(failure.httpStatus, envelopeOf(failure, traceId), false, true);
   }
 
   private checked(endpoint: EndpointDefinition, body: unknown, traceId: string): unknown {

@@ -43,7 +43,7 @@ export type ServerErrorCode = ErrorCode | ServerOnlyErrorCode;
 /** A refusal decided by the server itself (auth, validation, routing, faults, admin). */
 export class ServerError extends PaperbotError {
   declare readonly code: ServerErrorCode;
-  readonly status: number;
+  readonly httpStatus: number;
   /** Extra response headers (Allow, Retry-After). */
   readonly headers: Readonly<Record<string, string>>;
 
@@ -54,7 +54,7 @@ export class ServerError extends PaperbotError {
       details?: Record<string, unknown>;
       retryable?: boolean;
       headers?: Record<string, string>;
-      status?: number;
+      httpStatus?: number;
     } = {},
   ) {
     super(code, message, {
@@ -62,8 +62,8 @@ export class ServerError extends PaperbotError {
       retryable: options.retryable ?? (isErrorCode(code) ? errorRetryable[code] : false),
     });
     this.name = 'ServerError';
-    this.status =
-      options.status ?? (isErrorCode(code) ? errorStatus[code] : SERVER_ERROR_STATUS[code]);
+    this.httpStatus =
+      options.httpStatus ?? (isErrorCode(code) ? errorStatus[code] : SERVER_ERROR_STATUS[code]);
     this.headers = options.headers ?? {};
   }
 }
@@ -82,7 +82,7 @@ export interface CodedFailure {
   readonly message: string;
   readonly details: Readonly<Record<string, unknown>>;
   readonly retryable: boolean;
-  readonly status: number;
+  readonly httpStatus: number;
   readonly headers: Readonly<Record<string, string>>;
 }
 
@@ -119,7 +119,7 @@ export function codedFailureOf(error: unknown): CodedFailure | null {
       message: error.message,
       details: error.details,
       retryable: error.retryable,
-      status: error.httpStatus,
+      httpStatus: error.httpStatus,
       headers: {},
     };
   }
@@ -145,7 +145,7 @@ export function internalFailure(): CodedFailure {
     message: 'the emulator failed to process this request; it has been logged',
     details: {},
     retryable: true,
-    status: errorStatus.EXECUTION_UNAVAILABLE,
+    httpStatus: errorStatus.EXECUTION_UNAVAILABLE,
     headers: {},
   };
 }

@@ -202,11 +202,44 @@ class SourcesByOrdinal<Record> {
   }
 }
 
-function checkCapacity(name: string, value: number): number {
+/** The option `name`, or `fallback` when it is not given; a positive integer or a RangeError. */
+function capacityOf(
+  options: MemoryStoreOptions,
+  name: keyof MemoryStoreOptions,
+  fallback: number,
+): number {
+  const value = options[name] ?? fallback;
   if (!Number.isSafeInteger(value) || value < 1) {
     throw new RangeError(`${name} must be a positive integer, got ${value}`);
   }
   return value;
+}
+
+const fillKey = (record: FillRecord): number => record.ordinal;
+const eventKey = (record: EventRecord): number => record.sequence;
+
+/** Appends each record to its account's retained list, made on the account's first record. */
+function retainEach<Record extends PackableRecord<Record> & { readonly account_id: string }>(
+  records: readonly Record[],
+  lists: Map<string, RetainedRecords<Record>>,
+  capacity: number,
+  layout: { readonly numberStride: number; readonly moneyStride: number },
+  keyOf: (record: Record) => number,
+): void {
+  // Consecutive records mostly belong to one account: look its list up once per run.
+  let account: string | null = null;
+  let list: RetainedRecords<Record> | undefined;
+  for (const record of records) {
+    if (record.account_id !== account) {
+      account = record.account_id;
+      list = lists.get(account);
+      if (list === undefined) {
+        list = new RetainedRecords(capacity, account, layout);
+        lists.set(account, list);
+      }
+    }
+    list!.push(record, keyOf(record));
+  }
 }
 
 export class MemoryStore implements Store {
@@ -241,21 +274,13 @@ export class MemoryStore implements Store {
   private closed = false;
 
   constructor(options: MemoryStoreOptions = {}) {
-    this.retainedEvents = checkCapacity(
-      'retainedEvents',
-      options.retainedEvents ?? DEFAULT_RETAINED_EVENTS,
-    );
-    this.retainedFills = checkCapacity(
-      'retainedFills',
-      options.retainedFills ?? DEFAULT_RETAINED_FILLS,
-    );
-    this.retainedOrders = checkCapacity(
-      'retainedOrders',
-      options.retainedOrders ?? DEFAULT_RETAINED_ORDERS,
-    );
-    this.retainedIdempotency = checkCapacity(
+    this.retainedEvents = capacityOf(options, 'retainedEvents', DEFAULT_RETAINED_EVENTS);
+    this.retainedFills = capacityOf(options, 'retainedFills', DEFAULT_RETAINED_FILLS);
+    this.retainedOrders = capacityOf(options, 'retainedOrders', DEFAULT_RETAINED_ORDERS);
+    this.retainedIdempotency = capacityOf(
+      options,
       'retainedIdempotency',
-      options.retainedIdempotency ?? DEFAULT_RETAINED_IDEMPOTENCY,
+      DEFAULT_RETAINED_IDEMPOTENCY,
     );
   }
 
@@ -281,33 +306,8 @@ export class MemoryStore implements Store {
     for (const order of changes.releasedOrders) this.orders.release(order);
     for (const position of changes.positions) this.positions.set(position.key, position);
     for (const positionId of changes.closedPositions) this.positions.delete(positionId);
-    // Consecutive records mostly belong to one account: look its list up once per run.
-    let fillAccount: string | null = null;
-    let fillList: RetainedRecords<FillRecord> | undefined;
-    for (const record of changes.fills) {
-      if (record.account_id !== fillAccount) {
-        fillAccount = record.account_id;
-        fillList = this.fills.get(fillAccount);
-        if (fillList === undefined) {
-          fillList = new RetainedRecords(this.retainedFills, fillAccount, FILL_COLUMNS);
-          this.fills.set(fillAccount, fillList);
-        }
-      }
-      fillList!.push(record, record.ordinal);
-    }
-    let eventAccount: string | null = null;
-    let eventList: RetainedRecords<EventRecord> | undefined;
-    for (const record of changes.events) {
-      if (record.account_id !== eventAccount) {
-        eventAccount = record.account_id;
-        eventList = this.events.get(eventAccount);
-        if (eventList === undefined) {
-          eventList = new RetainedRecords(this.retainedEvents, eventAccount, EVENT_COLUMNS);
-          this.events.set(eventAccount, eventList);
-        }
-      }
-      eventList!.push(record, record.sequence);
-    }
+    retainEach(changes.fills, this.fills, this.retainedFills, FILL_COLUMNS, fillKey);
+    retainEach(changes.events, this.events, this.retainedEvents, EVENT_COLUMNS, eventKey);
     this.nextIdentifier = changes.nextIdentifier;
   }
 

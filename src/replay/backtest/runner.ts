@@ -16,15 +16,10 @@
 import { type Subscription, tap } from 'rxjs';
 import { PaperbotError } from '../../core/errors.ts';
 import type { Fill } from '../../protocol/index.ts';
+import { type Logger, silentLogger } from '../../core/logger.ts';
 import type { ShutdownReport } from '../../runtime/deadman/heartbeat.ts';
 import { ReplayJournal } from '../../runtime/journal/index.ts';
-import {
-  type IntentCounters,
-  Kernel,
-  type KernelLogger,
-  type KernelStrategy,
-  silentKernelLogger,
-} from '../../runtime/kernel/index.ts';
+import { type IntentCounters, Kernel, type KernelStrategy } from '../../runtime/kernel/index.ts';
 import { type IntentOutcome, intentIdPrefix, type OrderIntent } from '../../runtime/intents.ts';
 import type { StrategyDefinition } from '../../runtime/strategy/types.ts';
 import { type DamageReport, describeDamage, isDamaged } from '../format/integrity.ts';
@@ -59,7 +54,7 @@ export interface BacktestRunOptions {
   readonly source: ReplaySource;
   /** Strategy params replaced per strategy id (sweeps), applied over the configured ones. */
   readonly paramOverrides?: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
-  readonly logger?: KernelLogger;
+  readonly logger?: Logger;
   /** Called after each batch of records with the number delivered so far. */
   readonly onProgress?: (delivered: number) => void;
   /**
@@ -282,7 +277,7 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
   const skipped = new Set(
     entries.filter((entry) => entry.missingMarkets.length > 0).map((entry) => entry.id),
   );
-  const logger = options.logger ?? silentKernelLogger;
+  const logger = options.logger ?? silentLogger;
   // Deferred: the venue builds a snapshot or a trade only when something reads it.
   const iterator = source.batches({ deferred: true })[Symbol.asyncIterator]();
   let first = await iterator.next();
@@ -486,10 +481,10 @@ export async function runBacktest(options: BacktestRunOptions): Promise<Backtest
     );
     if (report.untraded_orders !== undefined) {
       // One warning for the run, not one per order.
-      logger.warn(
-        { count: report.untraded_orders.count, markets: report.untraded_orders.markets },
-        untradedNote(report.untraded_orders),
-      );
+      logger.warn(untradedNote(report.untraded_orders), {
+        count: report.untraded_orders.count,
+        markets: report.untraded_orders.markets,
+      });
     }
     const orderIds = new Map<string, OrderIds>();
     for (const fill of fills) {

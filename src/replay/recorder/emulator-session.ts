@@ -17,16 +17,12 @@ import {
   MemoryStore,
   parseEmulatorConfig,
 } from '../../emulator/index.ts';
+import { type Logger, silentLogger } from '../../core/logger.ts';
 import type { CandleInterval, Fill, Market } from '../../protocol/index.ts';
 import type { OrderTrackerConfig, ReconcilerConfig } from '../../runtime/execution/index.ts';
 import type { ExecutorConfig } from '../../runtime/execution/executor.ts';
 import { Journal } from '../../runtime/journal/index.ts';
-import {
-  Kernel,
-  type KernelLogger,
-  type KernelStrategy,
-  silentKernelLogger,
-} from '../../runtime/kernel/index.ts';
+import { Kernel, type KernelStrategy } from '../../runtime/kernel/index.ts';
 import type { RiskConfig } from '../../runtime/risk/index.ts';
 import { ReplayClock, TimeDriver } from '../backtest/loop.ts';
 import type { Compression, RecordingManifest } from '../format/manifest.ts';
@@ -48,7 +44,7 @@ export interface EmulatorTrading {
   /** The network between the bot and the emulator; default 20 ms each way, events 20 ms. */
   readonly latency?: LatencySettings;
   readonly startingBalance?: string;
-  readonly logger?: KernelLogger;
+  readonly logger?: Logger;
   /** The journal epoch of the session (part of its request ids). */
   readonly epoch?: string;
   /** A journal file to keep (`paperbot calibrate --journal`); in memory when omitted. */
@@ -195,7 +191,7 @@ export async function recordEmulatorSession(
       ...(trading.reconciler === undefined ? {} : { reconciler: trading.reconciler }),
       deadman: false,
       nextStart: false,
-      logger: trading.logger ?? silentKernelLogger,
+      logger: trading.logger ?? silentLogger,
     });
   }
   const driver = new TimeDriver(clock, activity);

@@ -38,7 +38,7 @@ import {
   sendInternalCommandWithRetries,
 } from '../execution/internal-command.ts';
 import { ConcurrentLane } from '../execution/lane.ts';
-import { type ExecutionLogger, silentLogger } from '../execution/logger.ts';
+import { type Logger, silentLogger } from '../../core/logger.ts';
 import type { IntentJournal } from '../journal/intent-journal.ts';
 import type { ExecutionVenue, RiskEvent } from '../venue.ts';
 import { type DeadmanConfig, type ResolvedDeadmanConfig, resolveDeadmanConfig } from './config.ts';
@@ -86,7 +86,7 @@ export interface DeadmanOptions {
   readonly clock: Clock;
   /** Reconciles after a fired deadline; resolves true on success. */
   readonly recover: () => Promise<boolean>;
-  readonly logger?: ExecutionLogger | undefined;
+  readonly logger?: Logger | undefined;
   readonly config?: Partial<DeadmanConfig> | undefined;
 }
 
@@ -98,7 +98,7 @@ export class DeadmanSwitch {
   private readonly journal: IntentJournal;
   private readonly clock: Clock;
   private readonly recover: () => Promise<boolean>;
-  private readonly logger: ExecutionLogger;
+  private readonly logger: Logger;
   readonly config: ResolvedDeadmanConfig;
   private readonly statusSubject: BehaviorSubject<DeadmanStatus>;
 

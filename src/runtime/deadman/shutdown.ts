@@ -19,7 +19,7 @@ import { type CancelAllResponse, isFailedOrderCommand, type Order } from '../../
 import { backoffDelay } from '../execution/classify.ts';
 import { withDeadline } from '../execution/deadline.ts';
 import { type RetryBudget, sendInternalCommandWithRetries } from '../execution/internal-command.ts';
-import { type ExecutionLogger, silentLogger } from '../execution/logger.ts';
+import { type Logger, silentLogger } from '../../core/logger.ts';
 import type { IntentJournal } from '../journal/intent-journal.ts';
 import type { ExecutionVenue } from '../venue.ts';
 import { keyEndingOf } from '../venue-key.ts';
@@ -63,7 +63,7 @@ export interface CloseOutOptions {
   readonly venue: ExecutionVenue;
   readonly journal: IntentJournal;
   readonly clock: Clock;
-  readonly logger?: ExecutionLogger | undefined;
+  readonly logger?: Logger | undefined;
   readonly config: ShutdownConfig;
   /** Epoch milliseconds after which nothing new is started. */
   readonly deadlineAt: number;

@@ -24,7 +24,7 @@ import type { ExecutionVenue } from '../venue.ts';
 import { errorCode, errorMessage } from './classify.ts';
 import { type ExecutorConfig, executorConfig } from './executor-config.ts';
 import { SerialLane } from './lane.ts';
-import { type ExecutionLogger, silentLogger } from './logger.ts';
+import { type Logger, silentLogger } from '../../core/logger.ts';
 import { denial, type ExecutionOutcome, IntentOutcomes } from './outcomes.ts';
 import { Recovery, type SettlementReport } from './recovery.ts';
 import { ResolutionTimers } from './resolution-timers.ts';
@@ -47,7 +47,7 @@ export interface ExecutorOptions {
    * closes still go out. Wire it to `tradingPermit(reconciler.ready$, deadman.mayTrade$)`.
    */
   readonly permit$: Observable<boolean>;
-  readonly logger?: ExecutionLogger | undefined;
+  readonly logger?: Logger | undefined;
   readonly config?: Partial<ExecutorConfig> | undefined;
 }
 
@@ -59,7 +59,7 @@ export class Executor {
   readonly unknownCount$: Observable<number>;
 
   private readonly journal: IntentJournal;
-  private readonly logger: ExecutionLogger;
+  private readonly logger: Logger;
   private readonly lane = new SerialLane();
   private readonly timers: ResolutionTimers;
   private readonly outcomes: IntentOutcomes;

@@ -10,13 +10,13 @@ import type { Fill } from '../../protocol/index.ts';
 import type { IntentJournal } from '../journal/intent-journal.ts';
 import type { FillReadBack, PrivateStreamFeed } from '../venue.ts';
 import { withDeadline } from './deadline.ts';
-import type { ExecutionLogger } from './logger.ts';
+import type { Logger } from '../../core/logger.ts';
 
 export interface OwedFillsReading {
   readonly journal: IntentJournal;
   readonly feed: PrivateStreamFeed;
   readonly clock: Clock;
-  readonly logger: ExecutionLogger;
+  readonly logger: Logger;
   readonly readTimeoutMs: number | null;
   readonly maximumFills: number;
   /** False once the reader stopped: what was read is then not applied. */

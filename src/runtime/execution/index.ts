@@ -15,7 +15,7 @@ export {
   sendInternalCommand,
 } from './internal-command.ts';
 export { ConcurrentLane, SerialLane } from './lane.ts';
-export { type ExecutionLogger, type LogFields, silentLogger } from './logger.ts';
+export { type Logger, type LogFields, silentLogger } from '../../core/logger.ts';
 export { tradingPermit } from './permit.ts';
 export {
   defaultReconcilerConfig,

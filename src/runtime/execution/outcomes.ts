@@ -17,7 +17,7 @@ import type { IntentJournal } from '../journal/intent-journal.ts';
 import type { IntentRecord, OutcomeRecord } from '../journal/records.ts';
 import type { CommandEndpoint, PreparedCommand } from '../venue.ts';
 import { classifyFailure, errorCode } from './classify.ts';
-import type { ExecutionLogger } from './logger.ts';
+import type { Logger } from '../../core/logger.ts';
 import type { ResolutionTimers } from './resolution-timers.ts';
 import type { OrderTracker, TrackedOrder } from './tracker.ts';
 import type { VenueCalls } from './venue-calls.ts';
@@ -93,7 +93,7 @@ export class IntentOutcomes {
     private readonly tracker: OrderTracker,
     private readonly calls: VenueCalls,
     private readonly timers: ResolutionTimers,
-    private readonly logger: ExecutionLogger,
+    private readonly logger: Logger,
   ) {
     this.outcomes$ = this.outcomeSubject.asObservable();
     this.unresolvedSubject = new BehaviorSubject(this.journal.countExhaustedUnknown());

@@ -32,7 +32,7 @@ import { backoffDelay } from './classify.ts';
 import { withDeadline } from './deadline.ts';
 import type { SettlementReport } from './executor.ts';
 import { sendInternalCommand } from './internal-command.ts';
-import { type ExecutionLogger, silentLogger } from './logger.ts';
+import { type Logger, silentLogger } from '../../core/logger.ts';
 import type { OrderTracker } from './tracker.ts';
 
 export interface OrderSummary {
@@ -119,7 +119,7 @@ export interface ReconcilerOptions {
   readonly tracker: OrderTracker;
   readonly execution: ReconcilerExecution;
   readonly clock: Clock;
-  readonly logger?: ExecutionLogger | undefined;
+  readonly logger?: Logger | undefined;
   readonly config?: Partial<ReconcilerConfig> | undefined;
 }
 
@@ -184,7 +184,7 @@ export class Reconciler {
   private readonly tracker: OrderTracker;
   private readonly execution: ReconcilerExecution;
   private readonly clock: Clock;
-  private readonly logger: ExecutionLogger;
+  private readonly logger: Logger;
   private readonly config: ReconcilerConfig;
   private readonly readySubject = new BehaviorSubject(false);
   private readonly reportSubject = new Subject<ReconciliationReport>();

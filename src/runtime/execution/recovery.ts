@@ -13,7 +13,7 @@ import type { IntentRecord, JournaledCommand } from '../journal/records.ts';
 import type { PreparedCommand } from '../venue.ts';
 import { errorCode, errorMessage } from './classify.ts';
 import type { ExecutorConfig } from './executor-config.ts';
-import type { ExecutionLogger } from './logger.ts';
+import type { Logger } from '../../core/logger.ts';
 import { createsOrder, denial, type IntentOutcomes, isActive } from './outcomes.ts';
 import type { ResolutionTimers } from './resolution-timers.ts';
 import type { Submission } from './submission.ts';
@@ -47,7 +47,7 @@ export class Recovery {
     private readonly outcomes: IntentOutcomes,
     private readonly timers: ResolutionTimers,
     private readonly clock: Clock,
-    private readonly logger: ExecutionLogger,
+    private readonly logger: Logger,
     private readonly config: ExecutorConfig,
   ) {}
 

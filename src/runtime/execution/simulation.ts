@@ -11,7 +11,7 @@ import type { IntentContext, IntentRecord } from '../journal/records.ts';
 import type { PreparedCommand } from '../venue.ts';
 import { classifyFailure, errorCode, errorMessage } from './classify.ts';
 import type { ExecutorConfig } from './executor-config.ts';
-import type { ExecutionLogger } from './logger.ts';
+import type { Logger } from '../../core/logger.ts';
 import type { IntentOutcomes } from './outcomes.ts';
 import { boundedIssues, reasonsText } from './rejection-reasons.ts';
 import type { VenueCalls } from './venue-calls.ts';
@@ -33,7 +33,7 @@ export class Simulation {
     private readonly calls: VenueCalls,
     private readonly journal: IntentJournal,
     private readonly outcomes: IntentOutcomes,
-    private readonly logger: ExecutionLogger,
+    private readonly logger: Logger,
     private readonly config: ExecutorConfig,
   ) {}
 

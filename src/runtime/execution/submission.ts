@@ -27,7 +27,7 @@ import {
   placeBody,
 } from './command-bodies.ts';
 import type { ExecutorConfig } from './executor-config.ts';
-import type { ExecutionLogger } from './logger.ts';
+import type { Logger } from '../../core/logger.ts';
 import { denial, type Finish, type IntentOutcomes, isActive } from './outcomes.ts';
 import { NO_CONTEXT, type PendingCommand, type Simulation } from './simulation.ts';
 import type { OrderTracker } from './tracker.ts';
@@ -65,7 +65,7 @@ export class Submission {
     private readonly tracker: OrderTracker,
     private readonly simulation: Simulation,
     private readonly outcomes: IntentOutcomes,
-    private readonly logger: ExecutionLogger,
+    private readonly logger: Logger,
     private readonly config: ExecutorConfig,
   ) {}
 

@@ -46,7 +46,7 @@ import type { ExecutionVenue, PrivateStreamItem } from '../venue.ts';
 import { withDeadline } from './deadline.ts';
 import { readOwedFills } from './fill-read-back.ts';
 import { FifoQueue } from '../../core/fifo-queue.ts';
-import { type ExecutionLogger, silentLogger } from './logger.ts';
+import { type Logger, silentLogger } from '../../core/logger.ts';
 
 export interface TrackedOrder {
   /** The venue's order; `client_order_id` is the runtime's id for it (see the header). */
@@ -87,7 +87,7 @@ export interface OrderTrackerOptions {
   readonly venue: ExecutionVenue;
   readonly journal: IntentJournal;
   readonly clock: Clock;
-  readonly logger?: ExecutionLogger | undefined;
+  readonly logger?: Logger | undefined;
   readonly config?: Partial<OrderTrackerConfig> | undefined;
 }
 
@@ -147,7 +147,7 @@ export class OrderTracker {
   private readonly venue: ExecutionVenue;
   private readonly journal: IntentJournal;
   private readonly clock: Clock;
-  private readonly logger: ExecutionLogger;
+  private readonly logger: Logger;
   private readonly config: OrderTrackerConfig;
 
   private readonly orderUpdates = new Subject<TrackedOrder>();

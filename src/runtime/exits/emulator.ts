@@ -17,7 +17,7 @@ import { type Observable, Subject } from 'rxjs';
 import type { Clock } from '../../core/clock.ts';
 import { type Decimal, parseDecimal, toWire, ZERO } from '../../core/decimal.ts';
 import type { Order, Position } from '../../protocol/index.ts';
-import type { ExecutionLogger } from '../execution/logger.ts';
+import type { Logger } from '../../core/logger.ts';
 import type {
   AmendIntent,
   BracketIntent,
@@ -62,7 +62,7 @@ export interface ExitEmulatorOptions {
   /** The market streams the exits watch (the kernel's market data, or a test's). */
   readonly marketData: Pick<MarketDataVenue, 'markets' | 'ticker$' | 'book$' | 'trades$'>;
   readonly store: ExitStore | null;
-  readonly logger: ExecutionLogger;
+  readonly logger: Logger;
   /** Open positions now (flat ones left out). */
   readonly positions: () => readonly Position[];
   /** The account's active orders now (to settle restored bracket legs); none when omitted. */
@@ -117,7 +117,7 @@ export class ExitEmulator {
   private readonly store: ExitStore | null;
   private readonly book: ExitBook;
   private readonly feeds: PriceFeeds;
-  private readonly logger: ExecutionLogger;
+  private readonly logger: Logger;
   private readonly positions: () => readonly Position[];
   private readonly openOrders: () => readonly Order[];
   private readonly config: ExitEmulatorConfig;

@@ -15,6 +15,5 @@ export {
   type KernelStrategyStatus,
   LOSS_TRACKING_META_KEY,
 } from './kernel.ts';
-export { type KernelLogger, messageFirst, riskLogger, silentKernelLogger } from './logging.ts';
 export { measurePlacements, type PlacementTiming } from './placement-timing.ts';
 export { RiskSnapshotBuilder, type RiskSnapshotSources } from './risk-snapshot.ts';

@@ -28,6 +28,7 @@ import {
 import type { Clock } from '../../core/clock.ts';
 import { type Decimal, parseDecimal } from '../../core/decimal.ts';
 import { isPaperbotError, PaperbotError } from '../../core/errors.ts';
+import { type Logger, withFields } from '../../core/logger.ts';
 import type { Account, Fill } from '../../protocol/index.ts';
 import { DeadmanSwitch, type ShutdownOptions, type ShutdownReport } from '../deadman/heartbeat.ts';
 import {
@@ -62,7 +63,6 @@ import { STRATEGY_ID_PATTERN, StrategyHost } from '../strategy/host.ts';
 import { parseStrategyParams } from '../strategy/params.ts';
 import type { ExecutionVenue } from '../venue.ts';
 import { createKernelEnvironment, PositionFeed } from './environment.ts';
-import { type KernelLogger, messageFirst, riskLogger } from './logging.ts';
 import { measurePlacements, type PlacementTiming } from './placement-timing.ts';
 import { composeSend, sendOf, withSend } from '../venue-send.ts';
 import {
@@ -118,7 +118,7 @@ export class Kernel {
 
   private readonly clock: Clock;
   private readonly journal: IntentJournal;
-  private readonly logger: KernelLogger;
+  private readonly logger: Logger;
   private readonly strategies: readonly KernelStrategy[];
   private readonly routeReady$: Observable<boolean | RouteReadySignal> | undefined;
   private readonly routeGate = new BehaviorSubject<GateReading>({ open: true, reason: null });
@@ -165,12 +165,12 @@ export class Kernel {
     this.logger = options.logger;
     this.strategies = options.strategies;
     this.routeReady$ = options.routeReady$;
-    const log = (component: string) => messageFirst(options.logger.child({ component }));
+    const log = (component: string) => withFields(options.logger, { component });
 
     this.gate = new RiskGate({
       config: options.risk,
       clock,
-      logger: riskLogger(options.logger.child({ component: 'risk' })),
+      logger: log('risk'),
       lossTracking: readLossTracking(journal, options.logger),
     });
     // The venue's send with the kernel's concerns around it (venue-send.ts).
@@ -311,10 +311,9 @@ export class Kernel {
     const report = await this.reconciler.start();
     if (this.phase !== 'starting') return;
     if (!report.ok) {
-      this.logger.error(
-        { error: report.error },
-        'the first reconciliation failed; nothing is placed until one succeeds',
-      );
+      this.logger.error('the first reconciliation failed; nothing is placed until one succeeds', {
+        error: report.error,
+      });
     }
     if (this.deadman !== null) await this.deadman.start();
     if (this.phase !== 'starting') return;
@@ -334,15 +333,12 @@ export class Kernel {
     this.exits.restore(report.ok);
     this.host.start();
     this.startupFills = null;
-    this.logger.info(
-      {
-        epoch: this.journal.epoch,
-        strategies: this.strategies.map((strategy) => strategy.id),
-        reconciled: this.reconciler.ready,
-        mayTrade: this.permit.value,
-      },
-      'kernel started',
-    );
+    this.logger.info('kernel started', {
+      epoch: this.journal.epoch,
+      strategies: this.strategies.map((strategy) => strategy.id),
+      reconciled: this.reconciler.ready,
+      mayTrade: this.permit.value,
+    });
   }
 
   /**
@@ -364,7 +360,7 @@ export class Kernel {
    */
   dispose(): void {
     if (this.phase === 'stopped') return;
-    this.logger.warn({ phase: this.phase }, 'kernel disposed without a clean shutdown');
+    this.logger.warn('kernel disposed without a clean shutdown', { phase: this.phase });
     this.phase = 'stopped';
     this.deadman?.stop();
     this.teardown();
@@ -389,10 +385,11 @@ export class Kernel {
         (requestId) => ({ endpoint: 'cancelAllOrders', body: { request_id: requestId } }),
       ),
     );
-    this.logger.warn(
-      { request_id: result.requestId, ok: result.ok, ...(result.ok ? {} : { code: result.code }) },
-      'operator cancel-all',
-    );
+    this.logger.warn('operator cancel-all', {
+      request_id: result.requestId,
+      ok: result.ok,
+      ...(result.ok ? {} : { code: result.code }),
+    });
     return result.ok
       ? { ok: true, message: `cancel-all accepted (${result.requestId})` }
       : { ok: false, message: `${result.kind}: ${result.code}: ${result.message}` };
@@ -482,10 +479,11 @@ export class Kernel {
       this.tracker.orders$.subscribe((tracked) => this.exits.onOrder(tracked.order)),
       this.tracker.positions$.subscribe((positions) => this.exits.onPositions(positions)),
       this.host.errors$.subscribe((failure) => {
-        this.logger.error(
-          { strategy: failure.strategyId, phase: failure.phase, error: failure.message },
-          'a strategy failed and was stopped; the others run on',
-        );
+        this.logger.error('a strategy failed and was stopped; the others run on', {
+          strategy: failure.strategyId,
+          phase: failure.phase,
+          error: failure.message,
+        });
       }),
     );
     subscriptions.push(...this.ticks.watch());
@@ -513,9 +511,9 @@ export class Kernel {
     const log = (state: PermitState): void => {
       const fields = { mayTrade: state.permitted, refusing: state.refusing };
       if (state.refusing.some((entry) => entry.gate === ROUTE_GATE)) {
-        this.logger.warn(fields, describePermit(state));
+        this.logger.warn(describePermit(state), fields);
       } else {
-        this.logger.info(fields, describePermit(state));
+        this.logger.info(describePermit(state), fields);
       }
     };
     this.subscriptions.push(
@@ -596,7 +594,7 @@ export class Kernel {
       }
       const message = error instanceof Error ? error.message : String(error);
       const code = isPaperbotError(error) ? error.code : 'UNEXPECTED_ERROR';
-      this.logger.error({ requestId: stamped.requestId, code, error: message }, 'intent not taken');
+      this.logger.error('intent not taken', { requestId: stamped.requestId, code, error: message });
       this.gate.halt(`the kernel could not take an intent: ${code}`);
       this.counters.denied += 1;
       this.publish(
@@ -695,7 +693,7 @@ export class Kernel {
 
   private async shutdown(reason: string): Promise<ShutdownReport> {
     const wasRunning = this.phase === 'running' || this.phase === 'starting';
-    this.logger.info({ reason }, 'kernel stopping');
+    this.logger.info('kernel stopping', { reason });
     this.phase = 'stopping';
     this.host.stop();
     if (!wasRunning) {
@@ -756,17 +754,14 @@ export class Kernel {
       ).catch(() => undefined);
     }
     this.phase = 'stopped';
-    this.logger.info(
-      {
-        reason,
-        cancelled: report.cancelled,
-        confirmed: report.confirmed,
-        disarmed: report.disarmed,
-        remainingOrderIds: report.remainingOrderIds,
-        error: report.error,
-      },
-      'kernel stopped',
-    );
+    this.logger.info('kernel stopped', {
+      reason,
+      cancelled: report.cancelled,
+      confirmed: report.confirmed,
+      disarmed: report.disarmed,
+      remainingOrderIds: report.remainingOrderIds,
+      error: report.error,
+    });
     return report;
   }
 
@@ -776,7 +771,7 @@ export class Kernel {
       venue: this.venue,
       journal: this.journal,
       clock: this.clock,
-      logger: messageFirst(this.logger.child({ component: 'shutdown' })),
+      logger: withFields(this.logger, { component: 'shutdown' }),
       config: this.shutdownConfig,
       deadlineAt: this.clock.now() + this.shutdownConfig.deadlineMs,
       settled: options.settled,

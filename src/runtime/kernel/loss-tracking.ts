@@ -5,7 +5,7 @@
 import type { IntentJournal } from '../journal/intent-journal.ts';
 import type { RiskGate } from '../risk/gate.ts';
 import type { LossTrackingRecord } from '../risk/loss.ts';
-import type { KernelLogger } from './logging.ts';
+import type { Logger } from '../../core/logger.ts';
 
 /** Where the gate's loss tracking is kept in the journal, so a restart resets nothing. */
 export const LOSS_TRACKING_META_KEY = 'risk.loss_tracking';
@@ -13,17 +13,16 @@ export const LOSS_TRACKING_META_KEY = 'risk.loss_tracking';
 /** The journaled loss tracking; undefined when there is none or it is unreadable (logged). */
 export function readLossTracking(
   journal: IntentJournal,
-  logger: KernelLogger,
+  logger: Logger,
 ): LossTrackingRecord | undefined {
   const text = journal.readMeta(LOSS_TRACKING_META_KEY);
   if (text === null) return undefined;
   try {
     return JSON.parse(text) as LossTrackingRecord;
   } catch (error) {
-    logger.error(
-      { error: error instanceof Error ? error.message : String(error) },
-      'the journaled loss tracking is unreadable; daily loss and drawdown start over',
-    );
+    logger.error('the journaled loss tracking is unreadable; daily loss and drawdown start over', {
+      error: error instanceof Error ? error.message : String(error),
+    });
     return undefined;
   }
 }

@@ -17,7 +17,7 @@ import type { RiskConfig } from '../risk/config.ts';
 import type { MarketDataVenue } from '../streams/market-data.ts';
 import type { StrategyDefinition } from '../strategy/types.ts';
 import type { ExecutionVenue } from '../venue.ts';
-import type { KernelLogger } from './logging.ts';
+import type { Logger } from '../../core/logger.ts';
 
 export interface KernelStrategy {
   /** The instance id (part of every request id); letters, digits, `_` and `-`, at most 40. */
@@ -42,7 +42,7 @@ export interface KernelOptions {
   readonly deadman?: Partial<DeadmanConfig> | false;
   /** The shutdown's deadline and retry budget (cancel-all, confirmation, disarm). */
   readonly shutdown?: Partial<ShutdownConfig>;
-  readonly logger: KernelLogger;
+  readonly logger: Logger;
   /**
    * The venue's route readiness (`LiveVenue.routeReadiness$`, or a plain boolean); while not
    * ready the gate adds no exposure, and the log and status say why. Counted ready when omitted.

@@ -29,7 +29,7 @@ import {
   type Position,
   type ResponseOf,
 } from '../../protocol/index.ts';
-import type { ExecutionLogger } from '../execution/logger.ts';
+import type { Logger } from '../../core/logger.ts';
 import { prepareCommand, restoreCommand } from '../../signing/index.ts';
 import {
   type CommandEndpoint,
@@ -58,7 +58,7 @@ export interface LiveExecutionVenueOptions {
   readonly rest: RestClient;
   readonly stream: StreamClient;
   readonly clock: Clock;
-  readonly logger: ExecutionLogger;
+  readonly logger: Logger;
   /** Wait before trying again to resume a halted stream. Default 1 000 ms. */
   readonly resumeRetryMs?: number;
   /**
@@ -78,7 +78,7 @@ export class LiveExecutionVenue implements ExecutionVenue {
   private readonly rest: RestClient;
   private readonly stream: StreamClient;
   private readonly clock: Clock;
-  private readonly logger: ExecutionLogger;
+  private readonly logger: Logger;
   private readonly resumeRetryMs: number;
   private readonly resyncSubject = new Subject<ResyncSignal>();
   private resyncSubscription: Subscription | null = null;

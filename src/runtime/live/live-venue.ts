@@ -7,7 +7,7 @@ import type { RestClient, StreamClient } from '../../client/index.ts';
 import type { Clock, TimerHandle } from '../../core/clock.ts';
 import { isPaperbotError, PaperbotError } from '../../core/errors.ts';
 import { readRouteReadiness, type RouteReadinessItem } from '../../protocol/index.ts';
-import type { ExecutionLogger } from '../execution/logger.ts';
+import type { Logger } from '../../core/logger.ts';
 import type { MarketDataVenue } from '../streams/market-data.ts';
 import type { ExecutionVenue } from '../venue.ts';
 import { toVenueFailure } from '../venue-error.ts';
@@ -19,8 +19,8 @@ export interface LiveVenueOptions {
   /** Built on `rest`, with the private channels the runtime needs (orders, fills, risk). */
   readonly stream: StreamClient;
   readonly clock: Clock;
-  /** `(message, fields)`, as the execution side logs (`messageFirst` adapts a pino logger). */
-  readonly logger: ExecutionLogger;
+  /** The one `Logger` (`fromPino` adapts a pino logger). */
+  readonly logger: Logger;
   /** Book polling period, while a strategy reads books. Default 1 000 ms. */
   readonly bookPollMs?: number;
   /** Trades polling period, while a strategy reads trades or candles. Default 1 000 ms. */

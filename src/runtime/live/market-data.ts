@@ -22,7 +22,7 @@ import type { RestClient, StreamClient } from '../../client/index.ts';
 import type { Clock, TimerHandle } from '../../core/clock.ts';
 import { PaperbotError } from '../../core/errors.ts';
 import type { Book, Candle, CandleInterval, Market, PublicTrade } from '../../protocol/index.ts';
-import type { ExecutionLogger } from '../execution/logger.ts';
+import type { Logger } from '../../core/logger.ts';
 import { MAX_CANDLE_HISTORY, type Ticker } from '../strategy/types.ts';
 import { closedCandleHistory } from '../streams/candles.ts';
 import type { MarketDataVenue } from '../streams/market-data.ts';
@@ -32,7 +32,7 @@ export interface LiveMarketDataOptions {
   readonly rest: RestClient;
   readonly stream: StreamClient;
   readonly clock: Clock;
-  readonly logger: ExecutionLogger;
+  readonly logger: Logger;
   readonly bookPollMs: number;
   readonly tradesPollMs: number;
   /** Levels per side of each book read. Default 20. */
@@ -156,7 +156,7 @@ export class LiveMarketData implements MarketDataVenue {
   private readonly rest: RestClient;
   private readonly stream: StreamClient;
   private readonly clock: Clock;
-  private readonly logger: ExecutionLogger;
+  private readonly logger: Logger;
   private readonly options: LiveMarketDataOptions;
   private list: readonly Market[] | null = null;
   private readonly tickers = new Map<string, ReplaySubject<Ticker>>();

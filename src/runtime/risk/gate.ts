@@ -18,6 +18,7 @@
 import { BehaviorSubject, type Observable, Subject } from 'rxjs';
 import type { Clock, TimerHandle } from '../../core/clock.ts';
 import { type Decimal, parseDecimal } from '../../core/decimal.ts';
+import type { Logger } from '../../core/logger.ts';
 import type { Denial, StampedIntent } from '../intents.ts';
 import type { RiskConfig } from './config.ts';
 import { DenialLog } from './denial-log.ts';
@@ -60,16 +61,10 @@ export type ReadonlyBehaviorSubject<T> = Observable<T> & {
   getValue(): T;
 };
 
-/** The subset of a pino logger the gate writes to. */
-export interface RiskLogger {
-  warn(fields: Record<string, unknown>, message: string): void;
-  info(fields: Record<string, unknown>, message: string): void;
-}
-
 export interface RiskGateOptions {
   readonly config: RiskConfig;
   readonly clock: Clock;
-  readonly logger?: RiskLogger | undefined;
+  readonly logger?: Logger | undefined;
   /** Loss tracking saved by `lossTrackingRecord()` before a restart, so a restart resets nothing. */
   readonly lossTracking?: LossTrackingRecord | undefined;
   /** Repeats of a denial within this are logged as one summary line (default 60 s). */
@@ -97,7 +92,7 @@ export class RiskGate implements HaltTarget {
   readonly denials$: Observable<DenialEvent>;
 
   private readonly clock: Clock;
-  private readonly logger: RiskLogger | undefined;
+  private readonly logger: Logger | undefined;
   /** Repeated denials become one summary line per interval. */
   private readonly denialLog: DenialLog | undefined;
   private readonly stateSubject: BehaviorSubject<TradingStateSnapshot>;
@@ -124,7 +119,7 @@ export class RiskGate implements HaltTarget {
         ? undefined
         : new DenialLog({
             clock: this.clock,
-            write: (fields, message) => logger.warn(fields, message),
+            write: (fields, message) => logger.warn(message, fields),
             ...(options.denialSummaryIntervalMs === undefined
               ? {}
               : { intervalMs: options.denialSummaryIntervalMs }),
@@ -249,7 +244,7 @@ export class RiskGate implements HaltTarget {
     this.conditions.clear();
     if (venueKey !== undefined) this.conditions.set('venue_key', venueKey);
     this.setTracking({ ...this.tracking, peakEquity: this.tracking.lastEquity });
-    this.logger?.warn({ event: 'risk.resume' }, 'trading resumed by request');
+    this.logger?.warn('trading resumed by request', { event: 'risk.resume' });
     this.applyLossBreaches();
   }
 
@@ -297,17 +292,14 @@ export class RiskGate implements HaltTarget {
     }
     const rules = denials.map((denial) => denial.rule).join(', ');
     if (this.denialLog?.first({ strategyId: intent.strategyId, rules }) === true) {
-      this.logger?.warn(
-        {
-          event: 'risk.denied',
-          strategyId: intent.strategyId,
-          requestId: intent.requestId,
-          kind: intent.intent.kind,
-          tradingState,
-          denials,
-        },
-        `intent denied by ${rules}`,
-      );
+      this.logger?.warn(`intent denied by ${rules}`, {
+        event: 'risk.denied',
+        strategyId: intent.strategyId,
+        requestId: intent.requestId,
+        kind: intent.intent.kind,
+        tradingState,
+        denials,
+      });
     }
     this.denialSubject.next({ at, intent, denials, tradingState });
   }
@@ -351,7 +343,7 @@ export class RiskGate implements HaltTarget {
     this.setTracking(rollTradingDay(this.tracking, now, this.config.day_start_utc));
     this.nextDayAt = nextTradingDayStart(now, this.config.day_start_utc);
     if (this.conditions.delete('daily_loss')) {
-      this.logger?.info({ event: 'risk.day_rolled' }, 'new trading day: daily loss limit cleared');
+      this.logger?.info('new trading day: daily loss limit cleared', { event: 'risk.day_rolled' });
     }
     this.applyLossBreaches();
   }
@@ -391,8 +383,8 @@ export class RiskGate implements HaltTarget {
       since: previous.state === state ? previous.since : this.clock.now(),
     };
     const fields = { event: 'risk.state', state, reason, source: topSource };
-    if (state === 'ACTIVE') this.logger?.info(fields, 'trading state is ACTIVE');
-    else this.logger?.warn(fields, `trading state is ${state}: ${reason}`);
+    if (state === 'ACTIVE') this.logger?.info('trading state is ACTIVE', fields);
+    else this.logger?.warn(`trading state is ${state}: ${reason}`, fields);
     this.stateSubject.next(next);
   }
 }

@@ -25,7 +25,6 @@ export {
   type ReadonlyBehaviorSubject,
   RiskGate,
   type RiskGateOptions,
-  type RiskLogger,
   type TradingStateSnapshot,
   type TradingStateSource,
 } from './gate.ts';

@@ -15,6 +15,7 @@
 import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Clock, TimerHandle } from '../../core/clock.ts';
+import type { Logger } from '../../core/logger.ts';
 import type { KillSignal } from './config.ts';
 
 /** Longest reason read from a kill file; the rest is ignored. */
@@ -36,11 +37,6 @@ export interface KillSwitchTarget {
   resume(): void;
 }
 
-/** The subset of a logger the switch writes to. */
-export interface KillSwitchLogger {
-  warn(fields: Record<string, unknown>, message: string): void;
-}
-
 export interface KillSwitchOptions {
   /** The kill file (absolute), or null when the config disables it. */
   readonly file: string | null;
@@ -48,7 +44,7 @@ export interface KillSwitchOptions {
   readonly target: KillSwitchTarget;
   /** Poll period in milliseconds of `clock`; default 1000. */
   readonly pollMs?: number | undefined;
-  readonly logger?: KillSwitchLogger | undefined;
+  readonly logger?: Logger | undefined;
 }
 
 export class KillSwitch {
@@ -56,7 +52,7 @@ export class KillSwitch {
   private readonly clock: Clock;
   private readonly target: KillSwitchTarget;
   private readonly pollMs: number;
-  private readonly logger: KillSwitchLogger | undefined;
+  private readonly logger: Logger | undefined;
   /** The file was present at the last look: its disappearance then clears. */
   private present = false;
   private timer: TimerHandle | undefined;
@@ -95,7 +91,7 @@ export class KillSwitch {
   clear(origin: string): boolean {
     const existed = this.file === null ? false : clearKill(this.file);
     this.present = false;
-    this.logger?.warn({ event: 'kill_switch.clear', origin }, `kill switch cleared by ${origin}`);
+    this.logger?.warn(`kill switch cleared by ${origin}`, { event: 'kill_switch.clear', origin });
     this.target.resume();
     return existed;
   }
@@ -107,10 +103,11 @@ export class KillSwitch {
     if (request === null) {
       if (!this.present) return;
       this.present = false;
-      this.logger?.warn(
-        { event: 'kill_switch.clear', origin: 'kill file removed', file: this.file },
-        `kill file ${this.file} removed: kill switch cleared`,
-      );
+      this.logger?.warn(`kill file ${this.file} removed: kill switch cleared`, {
+        event: 'kill_switch.clear',
+        origin: 'kill file removed',
+        file: this.file,
+      });
       this.target.resume();
       return;
     }

@@ -8,6 +8,7 @@ import type { Observable, SchedulerLike } from 'rxjs';
 import type { z } from 'zod';
 import type { Clock } from '../../core/clock.ts';
 import type { Decimal } from '../../core/decimal.ts';
+import type { Logger } from '../../core/logger.ts';
 import type {
   Account,
   Book,
@@ -19,29 +20,18 @@ import type {
   OrderStatus,
   Position,
   PublicTrade,
-  TickerData,
 } from '../../protocol/index.ts';
 import type { EmulatedExit } from '../exits/types.ts';
+import type { Ticker } from '../streams/market-data.ts';
 import type { IntentOutcome, OrderIntent, PlaceIntent, Side, StampedIntent } from '../intents.ts';
 
 /** An emulated exit as its strategy sees it (see `runtime/exits`). */
 export type EmulatedOrder = EmulatedExit;
 
-export type LogFields = Readonly<Record<string, unknown>>;
+/** The logging surface a strategy gets (`ctx.log.info('msg', { fields })`); the kernel backs it with pino. */
+export type { Logger, LogFields } from '../../core/logger.ts';
 
-/** The logging surface a strategy gets; the kernel backs it with pino. */
-export interface Logger {
-  debug(message: string, fields?: LogFields): void;
-  info(message: string, fields?: LogFields): void;
-  warn(message: string, fields?: LogFields): void;
-  error(message: string, fields?: LogFields): void;
-}
-
-/**
- * A ticker update of one market: the data of a `market:<id>:ticker` frame plus the frame's
- * `occurred_at`. Prices are decimal strings or null (missing metrics are null, never zero).
- */
-export type Ticker = TickerData & { readonly occurred_at: string };
+export type { Ticker } from '../streams/market-data.ts';
 
 /** The trading rules of a market, as decimals, read from the market list. */
 export interface MarketInfo {

@@ -4,8 +4,21 @@
  * recorded sessions on virtual time. Strategy, gate and executor code never knows which.
  */
 import { map, type Observable } from 'rxjs';
-import type { Book, Candle, CandleInterval, Market, PublicTrade } from '../../protocol/index.ts';
-import type { Ticker } from '../strategy/types.ts';
+import type {
+  Book,
+  Candle,
+  CandleInterval,
+  Market,
+  PublicTrade,
+  TickerData,
+} from '../../protocol/index.ts';
+
+/**
+ * A ticker update of one market: the data of a `market:<id>:ticker` frame plus the frame's
+ * `occurred_at`. Prices are decimal strings or null (missing metrics are null, never zero).
+ * Strategy authors import it from the strategy API, which re-exports it.
+ */
+export type Ticker = TickerData & { readonly occurred_at: string };
 
 export interface MarketDataVenue {
   /** The markets the venue lists, loaded before the kernel starts. */

@@ -16,6 +16,7 @@ import {
 } from 'rxjs';
 import type { Clock, TimerHandle } from '../../core/clock.ts';
 import { StrategyHost } from '../strategy/host.ts';
+import { silentLogger } from '../../core/logger.ts';
 import type {
   Account,
   Book,
@@ -66,13 +67,6 @@ export function schedulerClock(scheduler: SchedulerLike): Clock {
     scheduler,
   };
 }
-
-const silentLogger: Logger = {
-  debug: () => {},
-  info: () => {},
-  warn: () => {},
-  error: () => {},
-};
 
 export interface MarbleStrategyOptions<Params> {
   readonly strategy: StrategyDefinition<Params>;

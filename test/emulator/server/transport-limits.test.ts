@@ -9,8 +9,11 @@ import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../../src/core/clock.ts';
 import type { RunningEmulator } from '../../../src/emulator/index.ts';
-import type { EmulatorLogger } from '../../../src/emulator/server/logger.ts';
-import { SLOW_CONSUMER_CLOSE_CODE } from '../../../src/emulator/server/ws-backpressure.ts';
+import type { Logger } from '../../../src/core/logger.ts';
+import {
+  SLOW_CONSUMER_CLOSE_CODE,
+  SLOW_CONSUMER_CLOSE_REASON,
+} from '../../../src/emulator/server/ws-backpressure.ts';
 import { DEFAULT_EMULATOR_CONFIG_INPUT } from '../../../src/emulator/config.ts';
 import { expectError, type Reply, startTestEmulator } from './helpers.ts';
 
@@ -25,7 +28,7 @@ afterEach(async () => {
 
 async function start(
   limits: Record<string, unknown> = {},
-  logger?: EmulatorLogger,
+  logger?: Logger,
 ): Promise<RunningEmulator> {
   emulator = await startTestEmulator({
     config: { ...DEFAULT_EMULATOR_CONFIG_INPUT, limits },
@@ -75,6 +78,18 @@ class RawConnection {
 
   get bytes(): Buffer {
     return Buffer.concat(this.chunks);
+  }
+
+  /** True when the bytes received so far end with `tail` (looking back over as few chunks as it needs). */
+  endsWith(tail: Buffer): boolean {
+    const last: Buffer[] = [];
+    let length = 0;
+    for (let index = this.chunks.length - 1; index >= 0 && length < tail.length; index--) {
+      const chunk = this.chunks[index] as Buffer;
+      last.unshift(chunk);
+      length += chunk.length;
+    }
+    return length >= tail.length && Buffer.concat(last).subarray(-tail.length).equals(tail);
   }
 
   /** Waits until `done` holds, failing after `limitMs` (a bound, far above the expected time). */
@@ -336,13 +351,14 @@ class WebSocketConnection {
 describe('WebSocket send backpressure', () => {
   const maxBufferedBytes = 64 * 1024;
 
-  function capturingLogger(): EmulatorLogger & { warnings: Record<string, unknown>[] } {
+  function capturingLogger(): Logger & { warnings: Record<string, unknown>[] } {
     const warnings: Record<string, unknown>[] = [];
     return {
       warnings,
       info: () => undefined,
       error: () => undefined,
-      warn: (fields) => warnings.push(fields),
+      debug: () => undefined,
+      warn: (_message, fields) => warnings.push({ ...fields }),
     };
   }
 
@@ -371,12 +387,16 @@ describe('WebSocket send backpressure', () => {
 
   async function expectClosedWith1008(connection: WebSocketConnection): Promise<void> {
     connection.raw.socket.resume();
-    // The close reason at the end of what arrived marks the close frame; the frames are
-    // parsed once, when it is there (parsing megabytes of pongs on every chunk is slow).
-    const reason = Buffer.from('send buffer full');
+    // The whole close frame at the end of what arrived; the frames are parsed once, when it is
+    // there (parsing megabytes of pongs on every chunk is slow). Its reason alone is not
+    // enough: TCP may deliver the frame in two reads, and a frame cut short does not parse.
+    const payload = Buffer.concat([
+      Buffer.from([SLOW_CONSUMER_CLOSE_CODE >> 8, SLOW_CONSUMER_CLOSE_CODE & 0xff]),
+      Buffer.from(SLOW_CONSUMER_CLOSE_REASON),
+    ]);
+    const closeFrame = Buffer.concat([Buffer.from([0x88, payload.length]), payload]);
     await connection.raw.until(
-      () =>
-        Buffer.concat(connection.raw.chunks.slice(-2)).includes(reason) || connection.raw.closed,
+      () => connection.raw.endsWith(closeFrame) || connection.raw.closed,
       'the close frame',
       20_000,
     );

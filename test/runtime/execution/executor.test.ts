@@ -11,7 +11,7 @@ import {
   Executor,
   type ExecutorConfig,
 } from '../../../src/runtime/execution/executor.ts';
-import type { ExecutionLogger } from '../../../src/runtime/execution/logger.ts';
+import type { Logger } from '../../../src/core/logger.ts';
 import { OrderTracker } from '../../../src/runtime/execution/tracker.ts';
 import type { OrderIntent } from '../../../src/runtime/intents.ts';
 import type { Journal } from '../../../src/runtime/journal/journal.ts';
@@ -53,7 +53,7 @@ afterEach(() => {
   for (const cleanup of cleanups.splice(0).reverse()) cleanup();
 });
 
-function recordingLogger(errors: string[]): ExecutionLogger {
+function recordingLogger(errors: string[]): Logger {
   return {
     debug: () => {},
     info: () => {},

@@ -1,5 +1,5 @@
-/** A kernel logger that keeps every line, for tests that check what was logged. */
-import type { KernelLogger } from '../../../src/runtime/kernel/index.ts';
+/** A logger that keeps every line, for tests that check what was logged. */
+import type { LogFields, Logger } from '../../../src/core/logger.ts';
 
 export interface LogLine {
   readonly level: 'debug' | 'info' | 'warn' | 'error';
@@ -7,30 +7,23 @@ export interface LogLine {
   readonly fields: Record<string, unknown>;
 }
 
-export class RecordingLogger implements KernelLogger {
-  constructor(
-    readonly lines: LogLine[] = [],
-    private readonly bindings: Record<string, unknown> = {},
-  ) {}
+export class RecordingLogger implements Logger {
+  constructor(readonly lines: LogLine[] = []) {}
 
-  debug(fields: Record<string, unknown>, message: string): void {
-    this.lines.push({ level: 'debug', message, fields: { ...this.bindings, ...fields } });
+  debug(message: string, fields?: LogFields): void {
+    this.lines.push({ level: 'debug', message, fields: { ...fields } });
   }
 
-  info(fields: Record<string, unknown>, message: string): void {
-    this.lines.push({ level: 'info', message, fields: { ...this.bindings, ...fields } });
+  info(message: string, fields?: LogFields): void {
+    this.lines.push({ level: 'info', message, fields: { ...fields } });
   }
 
-  warn(fields: Record<string, unknown>, message: string): void {
-    this.lines.push({ level: 'warn', message, fields: { ...this.bindings, ...fields } });
+  warn(message: string, fields?: LogFields): void {
+    this.lines.push({ level: 'warn', message, fields: { ...fields } });
   }
 
-  error(fields: Record<string, unknown>, message: string): void {
-    this.lines.push({ level: 'error', message, fields: { ...this.bindings, ...fields } });
-  }
-
-  child(bindings: Record<string, unknown>): KernelLogger {
-    return new RecordingLogger(this.lines, { ...this.bindings, ...bindings });
+  error(message: string, fields?: LogFields): void {
+    this.lines.push({ level: 'error', message, fields: { ...fields } });
   }
 
   at(level: LogLine['level']): LogLine[] {

@@ -18,7 +18,7 @@ import {
   startEmulator,
 } from '../../../src/emulator/index.ts';
 import type { Fill, Order } from '../../../src/protocol/index.ts';
-import type { ExecutionLogger } from '../../../src/runtime/execution/logger.ts';
+import { silentLogger } from '../../../src/core/logger.ts';
 import type { IntentOutcome, OrderIntent } from '../../../src/runtime/intents.ts';
 import { Journal } from '../../../src/runtime/journal/journal.ts';
 import { Kernel, type KernelOptions } from '../../../src/runtime/kernel/index.ts';
@@ -110,13 +110,6 @@ export interface Process {
   readonly logger: RecordingLogger;
 }
 
-const silentExecutionLogger: ExecutionLogger = {
-  debug: () => {},
-  info: () => {},
-  warn: () => {},
-  error: () => {},
-};
-
 export class KernelWorld {
   readonly processes: Process[] = [];
 
@@ -181,7 +174,7 @@ export class KernelWorld {
       rest,
       stream,
       clock: this.clock,
-      logger: silentExecutionLogger,
+      logger: silentLogger,
       bookPollMs: 1_000,
       tradesPollMs: 1_000,
       marketIds: options.marketIds ?? ['BTC-PERP', 'ETH-PERP'],

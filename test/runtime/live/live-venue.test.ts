@@ -13,7 +13,7 @@ import {
 import { VirtualClock } from '../../../src/core/clock.ts';
 import { type RunningEmulator, startEmulator } from '../../../src/emulator/index.ts';
 import type { Book, PublicTrade } from '../../../src/protocol/index.ts';
-import type { ExecutionLogger } from '../../../src/runtime/execution/logger.ts';
+import type { Logger } from '../../../src/core/logger.ts';
 import { intentRequestId } from '../../../src/runtime/intents.ts';
 import {
   createLiveVenue,
@@ -25,7 +25,7 @@ import type { Credential } from '../../../src/signing/index.ts';
 
 const START_MS = Date.UTC(2026, 0, 5, 9, 0, 0);
 
-const quiet: ExecutionLogger = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
+const quiet: Logger = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
 
 function turn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));

@@ -12,7 +12,7 @@ import { type RunningEmulator, startEmulator } from '../../../src/emulator/index
 import type { Journal } from '../../../src/runtime/journal/index.ts';
 import { prepareCommand } from '../../../src/signing/index.ts';
 import { LiveExecutionVenue } from '../../../src/runtime/live/index.ts';
-import { silentLogger } from '../../../src/runtime/execution/logger.ts';
+import { silentLogger } from '../../../src/core/logger.ts';
 import {
   limitBuy,
   openJournal,

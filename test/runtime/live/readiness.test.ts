@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../../src/core/clock.ts';
 import { type RunningEmulator, startEmulator } from '../../../src/emulator/index.ts';
-import type { ExecutionLogger } from '../../../src/runtime/execution/logger.ts';
+import type { Logger } from '../../../src/core/logger.ts';
 import {
   createLiveVenue,
   evaluateRouteReadiness,
@@ -30,7 +30,7 @@ interface LoggedLine {
   readonly fields: Record<string, unknown> | undefined;
 }
 
-function recordingLogger(lines: LoggedLine[]): ExecutionLogger {
+function recordingLogger(lines: LoggedLine[]): Logger {
   const at =
     (level: string) =>
     (message: string, fields?: Record<string, unknown>): void => {

@@ -7,7 +7,7 @@ import { BehaviorSubject, Subject } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import type { RestClient, StreamClient } from '../../../src/client/index.ts';
 import { VirtualClock } from '../../../src/core/clock.ts';
-import { silentLogger } from '../../../src/runtime/execution/logger.ts';
+import { silentLogger } from '../../../src/core/logger.ts';
 import { LiveMarketData } from '../../../src/runtime/live/market-data.ts';
 import type { Ticker } from '../../../src/runtime/strategy/types.ts';
 import { testTicker } from '../../../src/runtime/testing/fixtures.ts';

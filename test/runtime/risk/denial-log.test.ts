@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { type LogFields, silentLogger } from '../../../src/core/logger.ts';
 import { VirtualClock } from '../../../src/core/clock.ts';
 import { DenialLog } from '../../../src/runtime/risk/denial-log.ts';
 import { RiskGate } from '../../../src/runtime/risk/gate.ts';
@@ -111,8 +112,8 @@ describe('the risk gate with denial summaries', () => {
     const clock = new VirtualClock(START);
     const lines: Line[] = [];
     const logger = {
-      warn: (fields: Record<string, unknown>, message: string) => lines.push({ fields, message }),
-      info: () => {},
+      ...silentLogger,
+      warn: (message: string, fields?: LogFields) => lines.push({ fields: { ...fields }, message }),
     };
     const gate = new RiskGate({ config: openConfig({}), clock, logger });
     gates.push(gate);

@@ -1,5 +1,6 @@
 /** Virtual-time tests of the stateful gate: rate windows, loss limits, the trading state machine. */
 import { afterEach, describe, expect, it } from 'vitest';
+import type { LogFields } from '../../../src/core/logger.ts';
 import { VirtualClock } from '../../../src/core/clock.ts';
 import type { OrderIntent } from '../../../src/runtime/intents.ts';
 import type { RiskConfigInput } from '../../../src/runtime/risk/config.ts';
@@ -153,11 +154,16 @@ describe('denials', () => {
   it('are logged with the rules that failed', () => {
     const clock = new VirtualClock(START);
     const lines: { level: string; fields: Record<string, unknown>; message: string }[] = [];
+    const record =
+      (level: string) =>
+      (message: string, fields?: LogFields): void => {
+        lines.push({ level, fields: { ...fields }, message });
+      };
     const logger = {
-      warn: (fields: Record<string, unknown>, message: string) =>
-        lines.push({ level: 'warn', fields, message }),
-      info: (fields: Record<string, unknown>, message: string) =>
-        lines.push({ level: 'info', fields, message }),
+      debug: record('debug'),
+      info: record('info'),
+      warn: record('warn'),
+      error: record('error'),
     };
     const gate = new RiskGate({ config: openConfig({ max_order_notional: '1' }), clock, logger });
     gates.push(gate);
