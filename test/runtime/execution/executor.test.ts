@@ -188,12 +188,17 @@ describe('journal first, simulate, place', () => {
     h.venue.expectSend('simulateOrder', { value: simulation('READY') }).expectSend('placeOrder', {
       value: order({ order_id: 'o-1', client_order_id: intent.requestId }),
     });
-    // Every read by request id goes through getIntent (requireIntent calls it).
+    // Every read by request id is a getIntent or a requireIntent of the journal.
     const reads: string[] = [];
     const getIntent = h.journal.getIntent.bind(h.journal);
+    const requireIntent = h.journal.requireIntent.bind(h.journal);
     vi.spyOn(h.journal, 'getIntent').mockImplementation((requestId) => {
       reads.push(requestId);
       return getIntent(requestId);
+    });
+    vi.spyOn(h.journal, 'requireIntent').mockImplementation((requestId) => {
+      reads.push(requestId);
+      return requireIntent(requestId);
     });
     h.executor.submit(intent);
     await h.executor.idle();
