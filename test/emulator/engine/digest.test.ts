@@ -26,11 +26,14 @@ import type {
   OrderRequest,
 } from '../../../src/protocol/index.ts';
 
-// Recorded again for issue 30: self-trade prevention (the run crosses an account's own orders;
+// Recorded again for issue 29: an INVALID_REQUEST's message is now the one issue formatter's
+// (protocol/errors.ts: `body.price: ...`, up to three issues); with the engine's old message
+// (`price: ...`, the first issue only) the previous digest, 644c19d8…, came back.
+// Recorded for issue 30: self-trade prevention (the run crosses an account's own orders;
 // with the prevention switched off in the code the old digest, 39321efd…, came back). The
 // ticker frames carry exactly the interface's fields (funding is on the Market resource only;
 // with funding in them, fd7f527c… came back).
-const RECORDED_DIGEST = '644c19d89b54ff85d35dcd0236438ab486735afb6770fac7924b832e79f8cb91';
+const RECORDED_DIGEST = '7dae33688a403909dc77055b1c9509f55291292a6b86177f5f3e239454bd86d7';
 
 const directories: string[] = [];
 
