@@ -14,6 +14,7 @@ import {
   latencyFragment,
 } from '../../replay/calibrate/index.ts';
 import { printToStdout } from './terminal.ts';
+import { defineCommand } from './define-command.ts';
 
 export interface CalibrateCommandDependencies {
   readonly print: (text: string) => void;
@@ -29,12 +30,17 @@ export function registerCalibrateCommand(
   program: Command,
   dependencies: Partial<CalibrateCommandDependencies> = {},
 ): Command {
-  const print = dependencies.print ?? printToStdout;
-  return program
-    .command('calibrate')
-    .description(
-      "Fit the backtest's latency (order, response, event legs as distributions) to a live journal; print a venue.latency YAML fragment.",
-    )
+  const {
+    command,
+    dependencies: { print },
+  } = defineCommand(
+    program,
+    'calibrate',
+    "Fit the backtest's latency (order, response, event legs as distributions) to a live journal; print a venue.latency YAML fragment.",
+    { print: printToStdout },
+    dependencies,
+  );
+  return command
     .requiredOption('--journal <file>', 'the live bot journal (SQLite) to measure; the bot stopped')
     .option(
       '--recording <dir>',

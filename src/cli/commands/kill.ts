@@ -16,10 +16,10 @@ import {
   requestKill,
 } from '../../runtime/risk/index.ts';
 import { DEFAULT_BOT_CONFIG_PATH, readConfigDocument, readRiskSection } from '../bot/config.ts';
-import { printToStderr, printToStdout } from './terminal.ts';
+import { type CommandOutput, printToStderr, printToStdout } from './terminal.ts';
+import { defineCommand } from './define-command.ts';
 
-export interface KillCommandDependencies {
-  readonly print: (text: string) => void;
+export interface KillCommandDependencies extends Pick<CommandOutput, 'print'> {
   /** Warnings (a config problem the halt went past); default stderr. */
   readonly warn: (text: string) => void;
 }
@@ -81,13 +81,17 @@ export function registerKillCommand(
   program: Command,
   dependencies: Partial<KillCommandDependencies> = {},
 ): Command {
-  const print = dependencies.print ?? printToStdout;
-  const warn = dependencies.warn ?? printToStderr;
-  return program
-    .command('kill')
-    .description(
-      'Halt the bot (or --reduce-only, --clear): write the kill file of its config (risk.kill_switch.file). Cancels and closes still go out; nothing new is placed.',
-    )
+  const {
+    command,
+    dependencies: { print, warn },
+  } = defineCommand(
+    program,
+    'kill',
+    'Halt the bot (or --reduce-only, --clear): write the kill file of its config (risk.kill_switch.file). Cancels and closes still go out; nothing new is placed.',
+    { print: printToStdout, warn: printToStderr },
+    dependencies,
+  );
+  return command
     .option('--config <file>', 'bot config whose kill file to write', DEFAULT_BOT_CONFIG_PATH)
     .option('--reason <text>', 'why; shown in the bot log and status', 'paperbot kill')
     .option('--reduce-only', 'only orders that reduce exposure pass, instead of a halt')

@@ -54,6 +54,7 @@ import {
 import { connectVenue } from '../bot/venue-connection.ts';
 import { integerOption, parseDuration } from '../options.ts';
 import { commandFailure, listenForStopSignals, printToStderr, printToStdout } from './terminal.ts';
+import { defineCommand } from './define-command.ts';
 
 /** Exit codes of `paperbot record`. */
 export const RECORD_EXIT = { ok: 0, failed: 1, invalidArguments: 2 } as const;
@@ -339,12 +340,14 @@ export function registerRecordCommand(
   program: Command,
   dependencies: Partial<RecordCommandDependencies> = {},
 ): Command {
-  const resolved = { ...defaultDependencies, ...dependencies };
-  return program
-    .command('record')
-    .description(
-      "Record a session for backtests: tickers, book snapshots and trades (and, with a key, the account's private events).",
-    )
+  const { command, dependencies: resolved } = defineCommand(
+    program,
+    'record',
+    "Record a session for backtests: tickers, book snapshots and trades (and, with a key, the account's private events).",
+    defaultDependencies,
+    dependencies,
+  );
+  return command
     .requiredOption('--out <dir>', 'the session folder to create (must be empty or missing)')
     .option(
       '--config <file>',

@@ -45,3 +45,12 @@ export function nextStopSignal(): Promise<NodeJS.Signals> {
     });
   });
 }
+
+/** Where a command writes its result and its errors. */
+export interface CommandOutput {
+  readonly print: (text: string) => void;
+  readonly printError: (text: string) => void;
+}
+
+/** The process's standard output and error, the default `CommandOutput` of every command. */
+export const standardOutput: CommandOutput = { print: printToStdout, printError: printToStderr };
