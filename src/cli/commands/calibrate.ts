@@ -30,10 +30,7 @@ export function registerCalibrateCommand(
   program: Command,
   dependencies: Partial<CalibrateCommandDependencies> = {},
 ): Command {
-  const {
-    command,
-    dependencies: { print },
-  } = defineCommand(
+  const { command, dependencies: resolved } = defineCommand(
     program,
     'calibrate',
     "Fit the backtest's latency (order, response, event legs as distributions) to a live journal; print a venue.latency YAML fragment.",
@@ -61,11 +58,11 @@ export function registerCalibrateCommand(
         options.recording === undefined ? journal : `${journal} and ${resolve(options.recording)}`;
       const fragment = latencyFragment(fitLatency(samples, appliedAt), source);
       if (options.out === undefined) {
-        print(fragment);
+        resolved.print(fragment);
         return;
       }
       const out = resolve(options.out);
       writeFileSync(out, fragment);
-      print(`wrote ${out}\n`);
+      resolved.print(`wrote ${out}\n`);
     });
 }

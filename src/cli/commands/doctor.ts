@@ -81,10 +81,7 @@ export function registerDoctorCommand(
   program: Command,
   dependencies: Partial<DoctorCommandDependencies> = {},
 ): Command {
-  const {
-    command,
-    dependencies: { print },
-  } = defineCommand(
+  const { command, dependencies: resolved } = defineCommand(
     program,
     'doctor',
     'Check a key and its service step by step before running the bot (places nothing).',
@@ -126,7 +123,7 @@ export function registerDoctorCommand(
         },
         timeoutMs,
       );
-      print(options.json === true ? renderJson(report) : renderText(report));
+      resolved.print(options.json === true ? renderJson(report) : renderText(report));
       if (!report.ok) {
         throw new CommanderError(1, 'paperbot.doctor', 'the bot cannot trade');
       }

@@ -8,7 +8,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { type Clock, isoTimestamp, systemClock } from '../../core/clock.ts';
-import { isPaperbotError, PaperbotError } from '../../core/errors.ts';
+import { PaperbotError } from '../../core/errors.ts';
 import {
   type RunningEmulator,
   type StartEmulatorOptions,
@@ -27,7 +27,7 @@ import {
 import { looksLikeDuration } from '../../core/duration.ts';
 import { parseDuration } from '../options.ts';
 import { connectVenue } from '../bot/venue-connection.ts';
-import { commandFailure, type CommandOutput, standardOutput } from './terminal.ts';
+import { commandFailure, isInvalidInput, type CommandOutput, standardOutput } from './terminal.ts';
 import { defineCommand } from './define-command.ts';
 
 export const DOWNLOAD_EXIT = { ok: 0, failed: 1, invalidArguments: 2 } as const;
@@ -166,14 +166,10 @@ export function registerDownloadCommand(
       try {
         result = await download(options, resolved);
       } catch (error) {
-        const invalid =
-          isPaperbotError(error) &&
-          (['INVALID_ARGUMENT', 'INVALID_CONFIG'].includes(error.code) ||
-            error.code.startsWith('KEY_FILE_'));
         throw commandFailure(
           'download',
           error,
-          invalid ? DOWNLOAD_EXIT.invalidArguments : DOWNLOAD_EXIT.failed,
+          isInvalidInput(error) ? DOWNLOAD_EXIT.invalidArguments : DOWNLOAD_EXIT.failed,
           resolved.printError,
         );
       }

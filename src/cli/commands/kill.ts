@@ -81,10 +81,7 @@ export function registerKillCommand(
   program: Command,
   dependencies: Partial<KillCommandDependencies> = {},
 ): Command {
-  const {
-    command,
-    dependencies: { print, warn },
-  } = defineCommand(
+  const { command, dependencies: resolved } = defineCommand(
     program,
     'kill',
     'Halt the bot (or --reduce-only, --clear): write the kill file of its config (risk.kill_switch.file). Cancels and closes still go out; nothing new is placed.',
@@ -100,7 +97,7 @@ export function registerKillCommand(
       if (options.clear === true && options.reduceOnly === true) {
         throw new PaperbotError('INVALID_ARGUMENT', '--clear and --reduce-only exclude each other');
       }
-      const location = locateKillFile(options.config, warn);
+      const location = locateKillFile(options.config, resolved.warn);
       if (location.file === null) {
         throw new PaperbotError(
           'KILL_SWITCH_DISABLED',
@@ -112,7 +109,7 @@ export function registerKillCommand(
       const path = resolve(location.file);
       if (options.clear === true) {
         const existed = clearKill(path);
-        print(
+        resolved.print(
           existed
             ? `removed the kill file ${path}: a running bot resumes within ${location.pollMs} ms (a daily loss limit still applies)\n`
             : `there was no kill file at ${path}\n`,
@@ -122,7 +119,7 @@ export function registerKillCommand(
       const mode: KillMode = options.reduceOnly === true ? 'reduce-only' : 'halt';
       requestKill(path, options.reason ?? 'paperbot kill', mode);
       const what = mode === 'halt' ? 'halts' : 'goes reduce-only';
-      print(
+      resolved.print(
         `wrote the kill file ${path}: a running bot ${what} within ${location.pollMs} ms, and one started later at start; \`paperbot kill --clear\` resumes\n`,
       );
     });

@@ -53,7 +53,13 @@ import {
 } from '../progress-line.ts';
 import { connectVenue } from '../bot/venue-connection.ts';
 import { integerOption, parseDuration } from '../options.ts';
-import { commandFailure, listenForStopSignals, printToStderr, printToStdout } from './terminal.ts';
+import {
+  commandFailure,
+  isInvalidInput,
+  listenForStopSignals,
+  printToStderr,
+  printToStdout,
+} from './terminal.ts';
 import { defineCommand } from './define-command.ts';
 
 /** Exit codes of `paperbot record`. */
@@ -398,14 +404,10 @@ export function registerRecordCommand(
             ? await recordVirtual(options, resolved)
             : await recordFromService(options, resolved);
       } catch (error) {
-        const invalid =
-          isPaperbotError(error) &&
-          (['INVALID_ARGUMENT', 'INVALID_CONFIG'].includes(error.code) ||
-            error.code.startsWith('KEY_FILE_'));
         throw commandFailure(
           'record',
           error,
-          invalid ? RECORD_EXIT.invalidArguments : RECORD_EXIT.failed,
+          isInvalidInput(error) ? RECORD_EXIT.invalidArguments : RECORD_EXIT.failed,
           resolved.printError,
         );
       }

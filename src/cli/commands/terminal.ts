@@ -3,6 +3,7 @@
  * the stop signals, and the one way a command fails (its message on stderr, then the exit code).
  */
 import { CommanderError } from 'commander';
+import { isPaperbotError } from '../../core/errors.ts';
 
 export function printToStdout(text: string): void {
   process.stdout.write(text);
@@ -34,6 +35,15 @@ export function commandFailure(
   const message = error instanceof Error ? error.message : String(error);
   printError(`paperbot ${command}: ${message}\n`);
   return new CommanderError(exitCode, `paperbot.${command}`, message);
+}
+
+/** Whether a command failed on what it was given (arguments, config, key file), not on the venue. */
+export function isInvalidInput(error: unknown): boolean {
+  return (
+    isPaperbotError(error) &&
+    (['INVALID_ARGUMENT', 'INVALID_CONFIG'].includes(error.code) ||
+      error.code.startsWith('KEY_FILE_'))
+  );
 }
 
 /** Resolves with the first SIGINT or SIGTERM, and stops listening then. */
