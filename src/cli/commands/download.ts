@@ -27,7 +27,7 @@ import {
 import { looksLikeDuration } from '../../core/duration.ts';
 import { parseDuration } from '../options.ts';
 import { connectVenue } from '../bot/venue-connection.ts';
-import { commandFailure, isInvalidInput, type CommandOutput, standardOutput } from './terminal.ts';
+import { inputOrRunFailure, type CommandOutput, standardOutput } from './terminal.ts';
 import { defineCommand } from './define-command.ts';
 
 export const DOWNLOAD_EXIT = { ok: 0, failed: 1, invalidArguments: 2 } as const;
@@ -166,12 +166,7 @@ export function registerDownloadCommand(
       try {
         result = await download(options, resolved);
       } catch (error) {
-        throw commandFailure(
-          'download',
-          error,
-          isInvalidInput(error) ? DOWNLOAD_EXIT.invalidArguments : DOWNLOAD_EXIT.failed,
-          resolved.printError,
-        );
+        throw inputOrRunFailure('download', error, DOWNLOAD_EXIT, resolved.printError);
       }
       resolved.print(describe(result, options.out, options.interval));
     });

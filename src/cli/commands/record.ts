@@ -54,8 +54,7 @@ import {
 import { connectVenue } from '../bot/venue-connection.ts';
 import { integerOption, parseDuration } from '../options.ts';
 import {
-  commandFailure,
-  isInvalidInput,
+  inputOrRunFailure,
   listenForStopSignals,
   printToStderr,
   printToStdout,
@@ -404,12 +403,7 @@ export function registerRecordCommand(
             ? await recordVirtual(options, resolved)
             : await recordFromService(options, resolved);
       } catch (error) {
-        throw commandFailure(
-          'record',
-          error,
-          isInvalidInput(error) ? RECORD_EXIT.invalidArguments : RECORD_EXIT.failed,
-          resolved.printError,
-        );
+        throw inputOrRunFailure('record', error, RECORD_EXIT, resolved.printError);
       }
       resolved.print(describe(manifest, options.out));
     });

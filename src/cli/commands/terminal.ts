@@ -38,12 +38,29 @@ export function commandFailure(
 }
 
 /** Whether a command failed on what it was given (arguments, config, key file), not on the venue. */
-export function isInvalidInput(error: unknown): boolean {
+function isInvalidInput(error: unknown): boolean {
   return (
     isPaperbotError(error) &&
     (['INVALID_ARGUMENT', 'INVALID_CONFIG'].includes(error.code) ||
       error.code.startsWith('KEY_FILE_'))
   );
+}
+
+/** The exit codes of a command that tells a bad input from a failed run. */
+export interface InputOrRunExits {
+  readonly failed: number;
+  readonly invalidArguments: number;
+}
+
+/** `commandFailure` whose exit code says whether the input given or the run itself was at fault. */
+export function inputOrRunFailure(
+  command: string,
+  error: unknown,
+  exits: InputOrRunExits,
+  printError: (text: string) => void,
+): CommanderError {
+  const exitCode = isInvalidInput(error) ? exits.invalidArguments : exits.failed;
+  return commandFailure(command, error, exitCode, printError);
 }
 
 /** Resolves with the first SIGINT or SIGTERM, and stops listening then. */
