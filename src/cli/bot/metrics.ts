@@ -174,16 +174,31 @@ export function createBotMetrics(options: BotMetricsOptions): BotMetrics {
       this.set(kernel === null ? 0 : 1);
     },
   });
-  new Gauge({
-    name: 'paperbot_trading_state',
-    help: 'The trading state: 1 for the current one, 0 for the others.',
-    labelNames: ['state'],
-    registers,
-    collect() {
-      const current = status()?.tradingState;
-      for (const state of TRADING_STATES) this.set({ state }, state === current ? 1 : 0);
-    },
-  });
+  /** A gauge of one label whose values are read at each scrape; `null` leaves them as they were. */
+  const byLabel = (
+    name: string,
+    help: string,
+    label: string,
+    read: () => Iterable<readonly [string, number]> | null,
+  ) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: [label],
+      registers,
+      collect() {
+        for (const [value, sample] of read() ?? []) this.set({ [label]: value }, sample);
+      },
+    });
+  /** 1 for the current one of `states`, 0 for the others. */
+  const oneHot = (states: readonly string[], current: string | undefined) =>
+    states.map((state) => [state, state === current ? 1 : 0] as const);
+  byLabel(
+    'paperbot_trading_state',
+    'The trading state: 1 for the current one, 0 for the others.',
+    'state',
+    () => oneHot(TRADING_STATES, status()?.tradingState),
+  );
   const simple = (name: string, help: string, read: (value: MetricsStatus) => number) =>
     new Gauge({
       name,
@@ -240,50 +255,42 @@ export function createBotMetrics(options: BotMetricsOptions): BotMetrics {
       }
     },
   });
-  new Gauge({
-    name: 'paperbot_stream_state',
-    help: 'The private stream connection state: 1 for the current one.',
-    labelNames: ['state'],
-    registers,
-    collect() {
-      const current = stream?.state;
-      for (const state of STREAM_STATES) this.set({ state }, state === current ? 1 : 0);
-    },
-  });
-  new Gauge({
-    name: 'paperbot_journal_bytes',
-    help: 'Disk use of the journal by file (main, wal; free: pages the main file holds unused).',
-    labelNames: ['file'],
-    registers,
-    collect() {
+  byLabel(
+    'paperbot_stream_state',
+    'The private stream connection state: 1 for the current one.',
+    'state',
+    () => oneHot(STREAM_STATES, stream?.state),
+  );
+  byLabel(
+    'paperbot_journal_bytes',
+    'Disk use of the journal by file (main, wal; free: pages the main file holds unused).',
+    'file',
+    () => {
       const sizes = journalSizes?.() ?? null;
-      if (sizes === null) return;
-      this.set({ file: 'main' }, sizes.fileBytes);
-      this.set({ file: 'wal' }, sizes.walBytes);
-      this.set({ file: 'free' }, sizes.freePages * sizes.pageSize);
+      if (sizes === null) return null;
+      return [
+        ['main', sizes.fileBytes],
+        ['wal', sizes.walBytes],
+        ['free', sizes.freePages * sizes.pageSize],
+      ];
     },
-  });
-  new Gauge({
-    name: 'paperbot_journal_rows',
-    help: 'Rows of the journal by table (large tables: the span of their row ids, exact while rows leave oldest first).',
-    labelNames: ['table'],
-    registers,
-    collect() {
+  );
+  byLabel(
+    'paperbot_journal_rows',
+    'Rows of the journal by table (large tables: the span of their row ids, exact while rows leave oldest first).',
+    'table',
+    () => {
       const sizes = journalSizes?.() ?? null;
-      if (sizes === null) return;
-      for (const [table, rows] of Object.entries(sizes.rows)) this.set({ table }, rows);
+      return sizes === null ? null : Object.entries(sizes.rows);
     },
-  });
+  );
 
-  new Gauge({
-    name: 'paperbot_emulator_store_bytes',
-    help: "Disk use of the embedded emulator's store (with a data dir) by file (main, wal).",
-    labelNames: ['file'],
-    registers,
-    collect() {
-      for (const [file, bytes] of Object.entries(storeSizes?.() ?? {})) this.set({ file }, bytes);
-    },
-  });
+  byLabel(
+    'paperbot_emulator_store_bytes',
+    "Disk use of the embedded emulator's store (with a data dir) by file (main, wal).",
+    'file',
+    () => Object.entries(storeSizes?.() ?? {}),
+  );
 
   const unknownFields = counter(
     'paperbot_venue_unknown_fields_total',

@@ -70,6 +70,7 @@ import { backtestJobs } from '../../replay/backtest/queue-jobs.ts';
 import { submitQueuedSweep as runQueuedSweep, type SweepResult } from '../../replay/sweep/index.ts';
 import { fromPino, type Logger, silentLogger } from '../../core/logger.ts';
 import { createLogger, type LogFormat, logFormatOption } from '../logging.ts';
+import { defineCommand } from './define-command.ts';
 
 export const DEFAULT_BACKTEST_CONFIG_PATH = 'config/backtest.yaml';
 
@@ -476,12 +477,14 @@ export function registerBacktestCommand(
   program: Command,
   dependencies: Partial<BacktestCommandDependencies> = {},
 ): Command {
-  const resolved = { ...defaultDependencies, ...dependencies };
-  return program
-    .command('backtest')
-    .description(
-      'Replay recorded sessions through the strategies, risk gate and executor on virtual time, and report.',
-    )
+  const { command, dependencies: resolved } = defineCommand(
+    program,
+    'backtest',
+    'Replay recorded sessions through the strategies, risk gate and executor on virtual time, and report.',
+    defaultDependencies,
+    dependencies,
+  );
+  return command
     .option('--config <file>', 'backtest config', DEFAULT_BACKTEST_CONFIG_PATH)
     .addOption(
       new Option(

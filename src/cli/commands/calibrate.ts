@@ -14,6 +14,7 @@ import {
   latencyFragment,
 } from '../../replay/calibrate/index.ts';
 import { printToStdout } from './terminal.ts';
+import { defineCommand } from './define-command.ts';
 
 export interface CalibrateCommandDependencies {
   readonly print: (text: string) => void;
@@ -29,12 +30,14 @@ export function registerCalibrateCommand(
   program: Command,
   dependencies: Partial<CalibrateCommandDependencies> = {},
 ): Command {
-  const print = dependencies.print ?? printToStdout;
-  return program
-    .command('calibrate')
-    .description(
-      "Fit the backtest's latency (order, response, event legs as distributions) to a live journal; print a venue.latency YAML fragment.",
-    )
+  const { command, dependencies: resolved } = defineCommand(
+    program,
+    'calibrate',
+    "Fit the backtest's latency (order, response, event legs as distributions) to a live journal; print a venue.latency YAML fragment.",
+    { print: printToStdout },
+    dependencies,
+  );
+  return command
     .requiredOption('--journal <file>', 'the live bot journal (SQLite) to measure; the bot stopped')
     .option(
       '--recording <dir>',
@@ -55,11 +58,11 @@ export function registerCalibrateCommand(
         options.recording === undefined ? journal : `${journal} and ${resolve(options.recording)}`;
       const fragment = latencyFragment(fitLatency(samples, appliedAt), source);
       if (options.out === undefined) {
-        print(fragment);
+        resolved.print(fragment);
         return;
       }
       const out = resolve(options.out);
       writeFileSync(out, fragment);
-      print(`wrote ${out}\n`);
+      resolved.print(`wrote ${out}\n`);
     });
 }

@@ -18,6 +18,7 @@ import {
 } from '../doctor/report.ts';
 import { type DoctorSource, loadDoctorTarget, sourceLabel } from '../doctor/target.ts';
 import { printToStdout } from './terminal.ts';
+import { defineCommand } from './define-command.ts';
 
 export interface DoctorCommandDependencies {
   readonly print: (text: string) => void;
@@ -80,12 +81,14 @@ export function registerDoctorCommand(
   program: Command,
   dependencies: Partial<DoctorCommandDependencies> = {},
 ): Command {
-  const print = dependencies.print ?? printToStdout;
-  return program
-    .command('doctor')
-    .description(
-      'Check a key and its service step by step before running the bot (places nothing).',
-    )
+  const { command, dependencies: resolved } = defineCommand(
+    program,
+    'doctor',
+    'Check a key and its service step by step before running the bot (places nothing).',
+    { print: printToStdout },
+    dependencies,
+  );
+  return command
     .option(
       '--config <file>',
       'bot config: its venue.key_file, venue.ca_file, venue.wire and markets',
@@ -120,7 +123,7 @@ export function registerDoctorCommand(
         },
         timeoutMs,
       );
-      print(options.json === true ? renderJson(report) : renderText(report));
+      resolved.print(options.json === true ? renderJson(report) : renderText(report));
       if (!report.ok) {
         throw new CommanderError(1, 'paperbot.doctor', 'the bot cannot trade');
       }

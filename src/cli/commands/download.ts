@@ -8,7 +8,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { type Clock, isoTimestamp, systemClock } from '../../core/clock.ts';
-import { isPaperbotError, PaperbotError } from '../../core/errors.ts';
+import { PaperbotError } from '../../core/errors.ts';
 import {
   type RunningEmulator,
   type StartEmulatorOptions,
@@ -27,20 +27,18 @@ import {
 import { looksLikeDuration } from '../../core/duration.ts';
 import { parseDuration } from '../options.ts';
 import { connectVenue } from '../bot/venue-connection.ts';
-import { commandFailure, printToStderr, printToStdout } from './terminal.ts';
+import { inputOrRunFailure, type CommandOutput, standardOutput } from './terminal.ts';
+import { defineCommand } from './define-command.ts';
 
 export const DOWNLOAD_EXIT = { ok: 0, failed: 1, invalidArguments: 2 } as const;
 
-export interface DownloadCommandDependencies {
-  readonly print: (text: string) => void;
-  readonly printError: (text: string) => void;
+export interface DownloadCommandDependencies extends CommandOutput {
   readonly clock: Clock;
   readonly startEmulator: (options: StartEmulatorOptions) => Promise<RunningEmulator>;
 }
 
 const defaultDependencies: DownloadCommandDependencies = {
-  print: printToStdout,
-  printError: printToStderr,
+  ...standardOutput,
   clock: systemClock,
   startEmulator,
 };
@@ -144,12 +142,14 @@ export function registerDownloadCommand(
   program: Command,
   dependencies: Partial<DownloadCommandDependencies> = {},
 ): Command {
-  const resolved = { ...defaultDependencies, ...dependencies };
-  return program
-    .command('download')
-    .description(
-      "Download a service's candles and trades into a recording (events and candles.json) for backtests and warm-up.",
-    )
+  const { command, dependencies: resolved } = defineCommand(
+    program,
+    'download',
+    "Download a service's candles and trades into a recording (events and candles.json) for backtests and warm-up.",
+    defaultDependencies,
+    dependencies,
+  );
+  return command
     .requiredOption('--markets <ids>', 'comma-separated market ids')
     .option('--interval <interval>', `candle interval (${CANDLE_INTERVALS.join(', ')})`, '1m')
     .requiredOption('--since <time>', 'first time kept: RFC 3339, or a duration before now (6h)')
@@ -166,16 +166,7 @@ export function registerDownloadCommand(
       try {
         result = await download(options, resolved);
       } catch (error) {
-        const invalid =
-          isPaperbotError(error) &&
-          (['INVALID_ARGUMENT', 'INVALID_CONFIG'].includes(error.code) ||
-            error.code.startsWith('KEY_FILE_'));
-        throw commandFailure(
-          'download',
-          error,
-          invalid ? DOWNLOAD_EXIT.invalidArguments : DOWNLOAD_EXIT.failed,
-          resolved.printError,
-        );
+        throw inputOrRunFailure('download', error, DOWNLOAD_EXIT, resolved.printError);
       }
       resolved.print(describe(result, options.out, options.interval));
     });

@@ -21,6 +21,7 @@ import {
 } from '../../emulator/index.ts';
 import { createLogger, type LogFormat, logFormatOption } from '../logging.ts';
 import { nextStopSignal, printToStdout } from './terminal.ts';
+import { defineCommand } from './define-command.ts';
 import { integerOption } from '../options.ts';
 
 export interface EmulatorCommandDependencies {
@@ -79,12 +80,14 @@ export function registerEmulatorCommands(
   program: Command,
   dependencies: Partial<EmulatorCommandDependencies> = {},
 ): Command {
-  const resolved = { ...defaultDependencies, ...dependencies };
-  return program
-    .command('emulator')
-    .description(
-      'Run the local Practice Trading Service (HTTP and WebSocket on one port) until SIGINT or SIGTERM.',
-    )
+  const { command, dependencies: resolved } = defineCommand(
+    program,
+    'emulator',
+    'Run the local Practice Trading Service (HTTP and WebSocket on one port) until SIGINT or SIGTERM.',
+    defaultDependencies,
+    dependencies,
+  );
+  return command
     .option('--tls-cert <file>', 'serve HTTPS and WSS with this certificate (PEM, chain after it)')
     .option('--tls-key <file>', 'the private key of --tls-cert (PEM)')
     .option('--host <host>', 'address to listen on', DEFAULT_HOST)

@@ -7,14 +7,12 @@
 import type { Command } from 'commander';
 import { PaperbotError } from '../../core/errors.ts';
 import { exportRecordingParquet } from '../../replay/parquet/recording.ts';
-import { commandFailure, printToStderr, printToStdout } from './terminal.ts';
+import { commandFailure, type CommandOutput, standardOutput } from './terminal.ts';
+import { defineCommand } from './define-command.ts';
 
 export const EXPORT_EXIT = { ok: 0, failed: 1 } as const;
 
-export interface ExportCommandDependencies {
-  readonly print: (text: string) => void;
-  readonly printError: (text: string) => void;
-}
+export type ExportCommandDependencies = CommandOutput;
 
 interface ExportCommandOptions {
   readonly parquet?: string;
@@ -37,16 +35,14 @@ export function registerExportCommand(
   program: Command,
   dependencies: Partial<ExportCommandDependencies> = {},
 ): Command {
-  const resolved: ExportCommandDependencies = {
-    print: printToStdout,
-    printError: printToStderr,
-    ...dependencies,
-  };
-  return program
-    .command('export')
-    .description(
-      "Write a recorded session's events as Parquet files (one per record kind) for pandas, Polars or DuckDB.",
-    )
+  const { command, dependencies: resolved } = defineCommand(
+    program,
+    'export',
+    "Write a recorded session's events as Parquet files (one per record kind) for pandas, Polars or DuckDB.",
+    standardOutput,
+    dependencies,
+  );
+  return command
     .argument('<recording>', 'recorded session folder')
     .option('--parquet <dir>', 'write the Parquet files into this folder (created when missing)')
     .option('--markets <ids>', 'only these markets (comma-separated)')

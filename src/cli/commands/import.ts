@@ -23,15 +23,13 @@ import {
   type TimeUnit,
   TRADE_FIELDS,
 } from '../../replay/import/index.ts';
-import { commandFailure, printToStderr, printToStdout } from './terminal.ts';
+import { commandFailure, type CommandOutput, standardOutput } from './terminal.ts';
+import { defineCommand } from './define-command.ts';
 import { integerOption } from '../options.ts';
 
 export const IMPORT_EXIT = { ok: 0, failed: 1, invalidArguments: 2 } as const;
 
-export interface ImportCommandDependencies {
-  readonly print: (text: string) => void;
-  readonly printError: (text: string) => void;
-}
+export type ImportCommandDependencies = CommandOutput;
 
 interface ImportOptions {
   readonly out: string;
@@ -167,14 +165,14 @@ export function registerImportCommand(
   program: Command,
   dependencies: Partial<ImportCommandDependencies> = {},
 ): Command {
-  const resolved: ImportCommandDependencies = {
-    print: printToStdout,
-    printError: printToStderr,
-    ...dependencies,
-  };
-  return program
-    .command('import')
-    .description('Turn CSV trades, candles or book data into a recorded session for backtests.')
+  const { command, dependencies: resolved } = defineCommand(
+    program,
+    'import',
+    'Turn CSV trades, candles or book data into a recorded session for backtests.',
+    standardOutput,
+    dependencies,
+  );
+  return command
     .requiredOption('--out <dir>', 'the session folder to write (missing or empty)')
     .option('--market <id>', 'market id of the data')
     .option('--tick <decimal>', 'price tick; every price must be a multiple')

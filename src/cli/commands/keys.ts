@@ -23,6 +23,7 @@ import {
   writeKeyFile,
 } from '../../signing/index.ts';
 import { printToStdout } from './terminal.ts';
+import { defineCommand } from './define-command.ts';
 
 export const DEFAULT_ACCOUNT_ID = 'acct_local';
 
@@ -42,8 +43,13 @@ export function registerKeysCommands(
   program: Command,
   dependencies: Partial<KeysCommandDependencies> = {},
 ): Command {
-  const resolved = { ...defaultDependencies, ...dependencies };
-  const keys = program.command('keys').description('Create and manage developer key files');
+  const { command: keys, dependencies: resolved } = defineCommand(
+    program,
+    'keys',
+    'Create and manage developer key files',
+    defaultDependencies,
+    dependencies,
+  );
   registerGenerateCommand(keys, resolved);
   registerCreateCommand(keys, resolved);
   registerRevokeCommand(keys, resolved);

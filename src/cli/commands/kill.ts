@@ -16,10 +16,10 @@ import {
   requestKill,
 } from '../../runtime/risk/index.ts';
 import { DEFAULT_BOT_CONFIG_PATH, readConfigDocument, readRiskSection } from '../bot/config.ts';
-import { printToStderr, printToStdout } from './terminal.ts';
+import { type CommandOutput, printToStderr, printToStdout } from './terminal.ts';
+import { defineCommand } from './define-command.ts';
 
-export interface KillCommandDependencies {
-  readonly print: (text: string) => void;
+export interface KillCommandDependencies extends Pick<CommandOutput, 'print'> {
   /** Warnings (a config problem the halt went past); default stderr. */
   readonly warn: (text: string) => void;
 }
@@ -81,13 +81,14 @@ export function registerKillCommand(
   program: Command,
   dependencies: Partial<KillCommandDependencies> = {},
 ): Command {
-  const print = dependencies.print ?? printToStdout;
-  const warn = dependencies.warn ?? printToStderr;
-  return program
-    .command('kill')
-    .description(
-      'Halt the bot (or --reduce-only, --clear): write the kill file of its config (risk.kill_switch.file). Cancels and closes still go out; nothing new is placed.',
-    )
+  const { command, dependencies: resolved } = defineCommand(
+    program,
+    'kill',
+    'Halt the bot (or --reduce-only, --clear): write the kill file of its config (risk.kill_switch.file). Cancels and closes still go out; nothing new is placed.',
+    { print: printToStdout, warn: printToStderr },
+    dependencies,
+  );
+  return command
     .option('--config <file>', 'bot config whose kill file to write', DEFAULT_BOT_CONFIG_PATH)
     .option('--reason <text>', 'why; shown in the bot log and status', 'paperbot kill')
     .option('--reduce-only', 'only orders that reduce exposure pass, instead of a halt')
@@ -96,7 +97,7 @@ export function registerKillCommand(
       if (options.clear === true && options.reduceOnly === true) {
         throw new PaperbotError('INVALID_ARGUMENT', '--clear and --reduce-only exclude each other');
       }
-      const location = locateKillFile(options.config, warn);
+      const location = locateKillFile(options.config, resolved.warn);
       if (location.file === null) {
         throw new PaperbotError(
           'KILL_SWITCH_DISABLED',
@@ -108,7 +109,7 @@ export function registerKillCommand(
       const path = resolve(location.file);
       if (options.clear === true) {
         const existed = clearKill(path);
-        print(
+        resolved.print(
           existed
             ? `removed the kill file ${path}: a running bot resumes within ${location.pollMs} ms (a daily loss limit still applies)\n`
             : `there was no kill file at ${path}\n`,
@@ -118,7 +119,7 @@ export function registerKillCommand(
       const mode: KillMode = options.reduceOnly === true ? 'reduce-only' : 'halt';
       requestKill(path, options.reason ?? 'paperbot kill', mode);
       const what = mode === 'halt' ? 'halts' : 'goes reduce-only';
-      print(
+      resolved.print(
         `wrote the kill file ${path}: a running bot ${what} within ${location.pollMs} ms, and one started later at start; \`paperbot kill --clear\` resumes\n`,
       );
     });

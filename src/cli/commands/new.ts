@@ -9,6 +9,7 @@ import { join, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { PaperbotError } from '../../core/errors.ts';
 import { printToStdout } from './terminal.ts';
+import { defineCommand } from './define-command.ts';
 
 /** Lower case letters, digits and '-', starting with a letter or digit (also a valid plugin name). */
 export const SCAFFOLD_NAME_PATTERN = /^[a-z0-9][a-z0-9-]{0,63}$/;
@@ -188,8 +189,16 @@ export function registerNewCommands(
   program: Command,
   dependencies: Partial<NewCommandDependencies> = {},
 ): Command {
-  const print = dependencies.print ?? printToStdout;
-  const create = program.command('new').description('Create project files from templates');
+  const {
+    command: create,
+    dependencies: { print },
+  } = defineCommand(
+    program,
+    'new',
+    'Create project files from templates',
+    { print: printToStdout },
+    dependencies,
+  );
   create
     .command('strategy')
     .description('Scaffold a strategy plugin: index.ts, README.md and a passing test')

@@ -53,7 +53,13 @@ import {
 } from '../progress-line.ts';
 import { connectVenue } from '../bot/venue-connection.ts';
 import { integerOption, parseDuration } from '../options.ts';
-import { commandFailure, listenForStopSignals, printToStderr, printToStdout } from './terminal.ts';
+import {
+  inputOrRunFailure,
+  listenForStopSignals,
+  printToStderr,
+  printToStdout,
+} from './terminal.ts';
+import { defineCommand } from './define-command.ts';
 
 /** Exit codes of `paperbot record`. */
 export const RECORD_EXIT = { ok: 0, failed: 1, invalidArguments: 2 } as const;
@@ -339,12 +345,14 @@ export function registerRecordCommand(
   program: Command,
   dependencies: Partial<RecordCommandDependencies> = {},
 ): Command {
-  const resolved = { ...defaultDependencies, ...dependencies };
-  return program
-    .command('record')
-    .description(
-      "Record a session for backtests: tickers, book snapshots and trades (and, with a key, the account's private events).",
-    )
+  const { command, dependencies: resolved } = defineCommand(
+    program,
+    'record',
+    "Record a session for backtests: tickers, book snapshots and trades (and, with a key, the account's private events).",
+    defaultDependencies,
+    dependencies,
+  );
+  return command
     .requiredOption('--out <dir>', 'the session folder to create (must be empty or missing)')
     .option(
       '--config <file>',
@@ -395,16 +403,7 @@ export function registerRecordCommand(
             ? await recordVirtual(options, resolved)
             : await recordFromService(options, resolved);
       } catch (error) {
-        const invalid =
-          isPaperbotError(error) &&
-          (['INVALID_ARGUMENT', 'INVALID_CONFIG'].includes(error.code) ||
-            error.code.startsWith('KEY_FILE_'));
-        throw commandFailure(
-          'record',
-          error,
-          invalid ? RECORD_EXIT.invalidArguments : RECORD_EXIT.failed,
-          resolved.printError,
-        );
+        throw inputOrRunFailure('record', error, RECORD_EXIT, resolved.printError);
       }
       resolved.print(describe(manifest, options.out));
     });

@@ -14,6 +14,7 @@ import { Bot, isConfigurationError, type StartBotOptions } from '../bot/bot.ts';
 import { DEFAULT_BOT_CONFIG_PATH, type LoadedBotConfig, loadBotConfig } from '../bot/config.ts';
 import { type LogFormat, logFormatOption } from '../logging.ts';
 import { listenForStopSignals, printToStderr } from './terminal.ts';
+import { defineCommand } from './define-command.ts';
 
 /** Exit codes of `paperbot run`. */
 export const RUN_EXIT = {
@@ -104,12 +105,14 @@ export function registerRunCommand(
   program: Command,
   dependencies: Partial<RunCommandDependencies> = {},
 ): Command {
-  const resolved = { ...defaultDependencies, ...dependencies };
-  return program
-    .command('run')
-    .description(
-      'Run the trading bot until SIGINT or SIGTERM. Without venue.key_file in the config, it trades on an embedded emulator.',
-    )
+  const { command, dependencies: resolved } = defineCommand(
+    program,
+    'run',
+    'Run the trading bot until SIGINT or SIGTERM. Without venue.key_file in the config, it trades on an embedded emulator.',
+    defaultDependencies,
+    dependencies,
+  );
+  return command
     .option('--config <file>', 'bot config (YAML)', DEFAULT_BOT_CONFIG_PATH)
     .addOption(logFormatOption())
     .option(

@@ -25,6 +25,7 @@ import { isLoopbackHost, loadOrCreateToken } from '../dashboard/token.ts';
 import { readAddressFile } from '../bot/address-file.ts';
 import { renderStatus, StatusDocument } from '../bot/status-view.ts';
 import { printToStdout } from './terminal.ts';
+import { defineCommand } from './define-command.ts';
 
 export interface StatusCommandDependencies {
   readonly print: (text: string) => void;
@@ -121,14 +122,23 @@ export function registerStatusCommand(
   program: Command,
   dependencies: Partial<StatusCommandDependencies> = {},
 ): Command {
-  const print = dependencies.print ?? printToStdout;
   const limits = dependencies.limits ?? STATUS_READ_LIMITS;
-  const fetch =
-    dependencies.fetchText ??
-    ((url: string, headers?: Readonly<Record<string, string>>) => fetchText(url, limits, headers));
-  return program
-    .command('status')
-    .description('Show a running bot: trading state, positions, open orders, PnL.')
+  const defaults: StatusCommandDependencies = {
+    print: printToStdout,
+    limits,
+    fetchText: (url, headers) => fetchText(url, limits, headers),
+  };
+  const {
+    command,
+    dependencies: { print, fetchText: fetch },
+  } = defineCommand(
+    program,
+    'status',
+    'Show a running bot: trading state, positions, open orders, PnL.',
+    defaults,
+    dependencies,
+  );
+  return command
     .option('--config <file>', 'bot config (its metrics host and port)', DEFAULT_BOT_CONFIG_PATH)
     .option('--url <url>', 'the bot HTTP endpoint, e.g. http://127.0.0.1:9464')
     .option('--json', 'print the JSON document')

@@ -12,14 +12,12 @@ import {
   verifyRecording,
   type VerifyResult,
 } from '../../replay/format/index.ts';
-import { commandFailure, printToStderr, printToStdout } from './terminal.ts';
+import { commandFailure, type CommandOutput, standardOutput } from './terminal.ts';
+import { defineCommand } from './define-command.ts';
 
 export const VERIFY_EXIT = { ok: 0, damaged: 1 } as const;
 
-export interface VerifyCommandDependencies {
-  readonly print: (text: string) => void;
-  readonly printError: (text: string) => void;
-}
+export type VerifyCommandDependencies = CommandOutput;
 
 const CACHE_TEXT = {
   none: 'no events.cache',
@@ -46,33 +44,31 @@ export function registerVerifyCommand(
   program: Command,
   dependencies: Partial<VerifyCommandDependencies> = {},
 ): Command {
-  const resolved: VerifyCommandDependencies = {
-    print: printToStdout,
-    printError: printToStderr,
-    ...dependencies,
-  };
-  return program
-    .command('verify')
-    .description('Check recorded sessions against their manifests without replaying them.')
-    .argument('<dirs...>', 'session folders')
-    .action(async (directories: string[]) => {
-      let damaged = false;
-      for (const directory of directories) {
-        try {
-          const result = await verifyRecording(directory);
-          resolved.print(formatVerifyResult(result));
-          damaged ||= isDamaged(result.damage);
-        } catch (error) {
-          throw commandFailure('verify', error, VERIFY_EXIT.damaged, resolved.printError);
-        }
+  const { command, dependencies: resolved } = defineCommand(
+    program,
+    'verify',
+    'Check recorded sessions against their manifests without replaying them.',
+    standardOutput,
+    dependencies,
+  );
+  return command.argument('<dirs...>', 'session folders').action(async (directories: string[]) => {
+    let damaged = false;
+    for (const directory of directories) {
+      try {
+        const result = await verifyRecording(directory);
+        resolved.print(formatVerifyResult(result));
+        damaged ||= isDamaged(result.damage);
+      } catch (error) {
+        throw commandFailure('verify', error, VERIFY_EXIT.damaged, resolved.printError);
       }
-      if (damaged) {
-        throw commandFailure(
-          'verify',
-          new Error('a recording is not what its manifest claims'),
-          VERIFY_EXIT.damaged,
-          resolved.printError,
-        );
-      }
-    });
+    }
+    if (damaged) {
+      throw commandFailure(
+        'verify',
+        new Error('a recording is not what its manifest claims'),
+        VERIFY_EXIT.damaged,
+        resolved.printError,
+      );
+    }
+  });
 }

@@ -11,6 +11,7 @@ import { runBacktestJob, verifyBacktestJob } from '../../replay/backtest/queue-j
 import { DEFAULT_DATA_CACHE } from '../../replay/backtest/remote-data.ts';
 import { redactedUrl, startQueueWorker } from '../../replay/sweep/index.ts';
 import { commandFailure, nextStopSignal, printToStderr } from './terminal.ts';
+import { defineCommand } from './define-command.ts';
 import { integerOption } from '../options.ts';
 
 export interface WorkerCommandDependencies {
@@ -27,18 +28,23 @@ interface WorkerOptions {
   readonly dataCache: string;
 }
 
+const defaultDependencies: WorkerCommandDependencies = {
+  printError: printToStderr,
+  stopSignal: nextStopSignal,
+};
+
 export function registerWorkerCommand(
   program: Command,
   dependencies: Partial<WorkerCommandDependencies> = {},
 ): Command {
-  const resolved: WorkerCommandDependencies = {
-    printError: printToStderr,
-    stopSignal: nextStopSignal,
-    ...dependencies,
-  };
-  return program
-    .command('worker')
-    .description('Run backtest sweep cells from a BullMQ queue on Redis (see backtest --queue).')
+  const { command, dependencies: resolved } = defineCommand(
+    program,
+    'worker',
+    'Run backtest sweep cells from a BullMQ queue on Redis (see backtest --queue).',
+    defaultDependencies,
+    dependencies,
+  );
+  return command
     .requiredOption('--queue <url>', 'the Redis of the queue: redis://HOST:PORT')
     .option('--concurrency <n>', 'cells run at once by this worker', '1')
     .option('--lock-ms <ms>', 'a job whose worker is silent this long is given to another', '30000')
