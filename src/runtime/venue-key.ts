@@ -128,6 +128,7 @@ export class VenueKeyWatch {
     };
     const watched: ExecutionVenue = {
       ...(venue.abortable === undefined ? {} : { abortable: venue.abortable }),
+      ...(venue.cannotHang === undefined ? {} : { cannotHang: venue.cannotHang }),
       prepare: (command) => venue.prepare(command),
       restore: (endpoint, path, bodyBytes) => venue.restore(endpoint, path, bodyBytes),
       send: (prepared, signal, timeoutMs) => guard(() => venue.send(prepared, signal, timeoutMs)),

@@ -147,6 +147,13 @@ export interface ExecutionVenue {
    * (giving up is the caller's own timer either way).
    */
   readonly abortable?: boolean;
+  /**
+   * True when every call settles by itself: an in-process venue whose answers come on the
+   * clock's own timers (the replay venue). Callers then put no deadline of their own on its
+   * calls (no timer, no signal). A venue behind a network or another process leaves it unset:
+   * its calls may hang, and the caller's deadline gives up on them.
+   */
+  readonly cannotHang?: boolean;
   /** Validates and serializes a command once. Throws `INVALID_COMMAND` with `details.issues`. */
   prepare<E extends CommandEndpoint>(command: VenueCommandOf<E>): PreparedCommand<E>;
   /** Rebuilds a command from journaled bytes, without re-serializing them. */

@@ -248,6 +248,7 @@ function marketOfCommand(endpoint: CommandEndpoint, body: Record<string, unknown
 }
 
 export class ExchangeExecutionVenue implements ExecutionVenue {
+  readonly cannotHang = true;
   readonly privateStream: ReplayPrivateStream;
   readonly riskEvents$: Observable<RiskEvent>;
   readonly resync$: Observable<ResyncSignal>;

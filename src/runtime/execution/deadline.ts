@@ -5,6 +5,8 @@
  */
 import type { Clock } from '../../core/clock.ts';
 import { PaperbotError } from '../../core/errors.ts';
+import type { ResponseOf } from '../../protocol/index.ts';
+import type { CommandEndpoint, ExecutionVenue, PreparedCommand } from '../venue.ts';
 
 export interface DeadlineOptions {
   /**
@@ -69,12 +71,51 @@ export function withDeadline<T>(
 /** Ticks per timeout of a `DeadlineQueue`: a call gives up at most this fraction late. */
 const TICKS_PER_TIMEOUT = 8;
 
-interface QueuedDeadline {
-  /** The tick at which the call gives up, if still unanswered. */
-  readonly expiresAtTick: number;
-  settled: boolean;
-  readonly reject: (reason: unknown) => void;
-  readonly controller: AbortController | null;
+/**
+ * A call in a `DeadlineQueue`: its promise and the handlers that settle it, made once per call
+ * (no promise executor and settle closures of its own around each call's answer).
+ */
+class QueuedDeadline<T> {
+  settled = false;
+  readonly promise: Promise<T>;
+  private resolvePromise!: (value: T) => void;
+  private rejectPromise!: (reason: unknown) => void;
+
+  constructor(
+    /** The tick at which the call gives up, if still unanswered. */
+    readonly expiresAtTick: number,
+    readonly controller: AbortController | null,
+  ) {
+    this.promise = new Promise<T>((resolve, reject) => {
+      this.resolvePromise = resolve;
+      this.rejectPromise = reject;
+    });
+  }
+
+  /** Follows the call's answer; the first of it and the deadline settles the promise. */
+  follow(answer: Promise<T>): Promise<T> {
+    answer.then(this.answered, this.failed);
+    return this.promise;
+  }
+
+  /** Gives up: the deadline passed with the call unanswered. */
+  expire(error: PaperbotError): void {
+    this.settled = true;
+    this.controller?.abort();
+    this.rejectPromise(error);
+  }
+
+  private readonly answered = (value: T): void => {
+    if (this.settled) return;
+    this.settled = true;
+    this.resolvePromise(value);
+  };
+
+  private readonly failed = (reason: unknown): void => {
+    if (this.settled) return;
+    this.settled = true;
+    this.rejectPromise(reason);
+  };
 }
 
 /**
@@ -89,7 +130,7 @@ interface QueuedDeadline {
  */
 export class DeadlineQueue {
   private readonly tickMs: number;
-  private readonly queue: QueuedDeadline[] = [];
+  private readonly queue: QueuedDeadline<unknown>[] = [];
   private head = 0;
   private ticks = 0;
   /** When the last tick fired, or the timer was armed; null while disarmed. */
@@ -111,28 +152,34 @@ export class DeadlineQueue {
 
   /** Makes the call; `abortable`: give it a signal that aborts when it gives up. */
   run<T>(call: (signal: AbortSignal | undefined) => Promise<T>, abortable = false): Promise<T> {
-    const controller = abortable ? new AbortController() : null;
-    return new Promise<T>((resolve, reject) => {
-      const entry: QueuedDeadline = {
-        expiresAtTick: this.expiryTick(),
-        settled: false,
-        reject,
-        controller,
-      };
-      this.queue.push(entry);
-      startCall(call, controller?.signal).then(
-        (value) => {
-          if (entry.settled) return;
-          entry.settled = true;
-          resolve(value);
-        },
-        (error: unknown) => {
-          if (entry.settled) return;
-          entry.settled = true;
-          reject(error);
-        },
-      );
-    });
+    const entry = this.enter<T>(abortable);
+    return entry.follow(startCall(call, entry.controller?.signal));
+  }
+
+  /** Sends a prepared command through the venue (no closure around the send per call). */
+  send<E extends CommandEndpoint>(
+    venue: ExecutionVenue,
+    prepared: PreparedCommand<E>,
+    abortable = false,
+  ): Promise<ResponseOf<E>> {
+    const entry = this.enter<ResponseOf<E>>(abortable);
+    let answer: Promise<ResponseOf<E>>;
+    try {
+      answer = venue.send(prepared, entry.controller?.signal);
+    } catch (error) {
+      answer = Promise.reject(error);
+    }
+    return entry.follow(answer);
+  }
+
+  /** A call's entry, queued before the call starts (its deadline counts from now). */
+  private enter<T>(abortable: boolean): QueuedDeadline<T> {
+    const entry = new QueuedDeadline<T>(
+      this.expiryTick(),
+      abortable ? new AbortController() : null,
+    );
+    this.queue.push(entry as QueuedDeadline<unknown>);
+    return entry;
   }
 
   /**
@@ -162,9 +209,7 @@ export class DeadlineQueue {
       const entry = queue[this.head]!;
       if (!entry.settled) {
         if (entry.expiresAtTick > this.ticks) break;
-        entry.settled = true;
-        entry.controller?.abort();
-        entry.reject(timeoutError(this.timeoutMs));
+        entry.expire(timeoutError(this.timeoutMs));
       }
       this.head += 1;
     }

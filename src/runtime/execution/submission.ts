@@ -81,12 +81,13 @@ export class Submission {
       const clientOrderId = stamped.clientOrderId ?? requestId;
       const body = placeBody(this.config, requestId, clientOrderId, intent);
       const venue = this.calls.venue;
+      // The simulation is the placement's body under its own request id (built once).
       return {
         body,
         prepared: venue.prepare({ endpoint: 'placeOrder', body }),
         simulation: venue.prepare({
           endpoint: 'simulateOrder',
-          body: placeBody(this.config, `${requestId}:s1`, clientOrderId, intent),
+          body: { ...body, request_id: `${requestId}:s1` },
         }),
       };
     } catch {

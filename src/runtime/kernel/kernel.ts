@@ -450,8 +450,11 @@ export class Kernel {
       // Each intent is taken as a task of its own on the queue scheduler, as `observeOn` would
       // hand it, without its per-value subscription bookkeeping: a task left queued when the
       // kernel stops finds it no longer running and does nothing.
-      this.host.intents$.subscribe((stamped) => this.queueIntent(stamped)),
-      // Emulated exits: their releases take the strategies' path; their answers go back.
+      // The host emits each intent from its own queue task, after the strategy's handler: the
+      // intent is handled there, without a second hop.
+      this.host.intents$.subscribe((stamped) => this.onIntent(stamped)),
+      // Emulated exits: their releases take the strategies' path; their answers go back. A
+      // release can be emitted while an intent is handled (a bracket's entry): it waits its turn.
       this.exits.releases$.subscribe((stamped) => this.queueIntent(stamped)),
       this.exits.outcomes$.subscribe((outcome) => this.publish(outcome)),
       this.executor.outcomes$.subscribe((outcome) => this.onExecutionOutcome(outcome)),

@@ -53,6 +53,78 @@ function marketView(entry: MarketEntry): RiskMarketView {
   return entry.ticker === null ? entry.listed : riskMarketWithTicker(entry.listed, entry.ticker);
 }
 
+/**
+ * The tracked orders' sums (the keeper's own, live) with the pending placements laid over,
+ * read-only: one object for the builder's life whose overlay is refilled when the orders
+ * change, not a copy of every market's sums per intent. A lookup reads through; only iterating
+ * (a rule over every market) makes the merged map, once per refill.
+ */
+class SumsWithPending implements ReadonlyMap<string, MarketOrderSums> {
+  private base: OrderSums = new Map();
+  private readonly laid = new Map<string, MarketOrderSums>();
+  private merged: Map<string, MarketOrderSums> | null = null;
+
+  /** Starts again over `base`, with no placement laid over. */
+  reset(base: OrderSums): void {
+    this.base = base;
+    this.laid.clear();
+    this.merged = null;
+  }
+
+  lay(order: RiskOpenOrderView): void {
+    this.laid.set(order.marketId, addToSums(this.get(order.marketId), order));
+    this.merged = null;
+  }
+
+  get size(): number {
+    return this.mergedMap().size;
+  }
+
+  get(marketId: string): MarketOrderSums | undefined {
+    return this.laid.get(marketId) ?? this.base.get(marketId);
+  }
+
+  has(marketId: string): boolean {
+    return this.laid.has(marketId) || this.base.has(marketId);
+  }
+
+  forEach(
+    callback: (
+      value: MarketOrderSums,
+      key: string,
+      map: ReadonlyMap<string, MarketOrderSums>,
+    ) => void,
+  ): void {
+    this.mergedMap().forEach((value, key) => callback(value, key, this));
+  }
+
+  entries(): MapIterator<[string, MarketOrderSums]> {
+    return this.mergedMap().entries();
+  }
+
+  keys(): MapIterator<string> {
+    return this.mergedMap().keys();
+  }
+
+  values(): MapIterator<MarketOrderSums> {
+    return this.mergedMap().values();
+  }
+
+  [Symbol.iterator](): MapIterator<[string, MarketOrderSums]> {
+    return this.mergedMap().entries();
+  }
+
+  /** The base's markets in their order, then those only placements are on (as a copy did). */
+  private mergedMap(): Map<string, MarketOrderSums> {
+    if (this.merged === null) {
+      const merged = new Map(this.base);
+      for (const [marketId, sums] of this.laid) merged.set(marketId, sums);
+      this.merged = merged;
+    }
+    return this.merged;
+  }
+}
+
 export class RiskSnapshotBuilder {
   private readonly sources: RiskSnapshotSources;
   private marketList: readonly Market[] | null = null;
@@ -69,6 +141,8 @@ export class RiskSnapshotBuilder {
   private orderViews: readonly RiskOpenOrderView[] | null = null;
   private orderSums: OrderSums | null = null;
   private readonly pending = new Map<string, RiskOpenOrderView>();
+  /** The sums with the pending placements laid over, when any is (`orderSums` then). */
+  private readonly withPending = new SumsWithPending();
   private equity: Decimal | null = null;
   private permitted = false;
   private routeReady = true;
@@ -144,6 +218,10 @@ export class RiskSnapshotBuilder {
     return this.pending.size;
   }
 
+  /**
+   * The snapshot for one gate call. Its order sums are live (the tracked ones, or the one
+   * overlay with the pending placements): read them within the call, keep nothing of them.
+   */
   snapshot(): RiskSnapshot {
     this.syncMarkets();
     if (this.dirtyMarkets.size > 0) {
@@ -172,16 +250,17 @@ export class RiskSnapshotBuilder {
       const tracked = this.tracked;
       const views: RiskOpenOrderView[] = [];
       for (const view of tracked.orders()) views.push(view);
-      const sums = tracked.current();
-      let withPending: Map<string, MarketOrderSums> | null = null;
+      const sums = tracked.live();
+      let laid = false;
       for (const order of this.pending.values()) {
         if (tracked.hasClientOrderId(order.clientOrderId)) continue;
         views.push(order);
-        withPending ??= new Map(sums);
-        withPending.set(order.marketId, addToSums(withPending.get(order.marketId), order));
+        if (!laid) this.withPending.reset(sums);
+        laid = true;
+        this.withPending.lay(order);
       }
       this.orderViews = Object.freeze(views);
-      this.orderSums = withPending ?? sums;
+      this.orderSums = laid ? this.withPending : sums;
     }
     return {
       routeReady: this.permitted && this.routeReady,

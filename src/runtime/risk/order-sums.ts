@@ -151,7 +151,6 @@ export class OrderSumsKeeper {
   private readonly views = new Map<string, RiskOpenOrderView>();
   private readonly sums = new Map<string, MarketOrderSums>();
   private readonly clientOrderIds = new Map<string | null, number>();
-  private frozen: OrderSums | null = null;
 
   /**
    * Sets the order's view, or removes it (`null`: the order no longer counts). Returns whether
@@ -172,7 +171,6 @@ export class OrderSumsKeeper {
         (this.clientOrderIds.get(view.clientOrderId) ?? 0) + 1,
       );
     }
-    this.frozen = null;
     if (previous !== undefined && view !== null) {
       // The usual update (status moved on, partly filled) keeps its price: no recount.
       const sums = this.sums.get(previous.marketId);
@@ -199,10 +197,12 @@ export class OrderSumsKeeper {
     return this.views.values();
   }
 
-  /** The sums as they are now: a copy, so later changes do not reach an earlier snapshot. */
-  current(): OrderSums {
-    this.frozen ??= new Map(this.sums);
-    return this.frozen;
+  /**
+   * The sums themselves, read-only and live (no copy): later changes show through, so a reader
+   * reads them within its call and keeps nothing of them (the gate, for one intent).
+   */
+  live(): OrderSums {
+    return this.sums;
   }
 
   private take(view: RiskOpenOrderView): void {

@@ -70,15 +70,23 @@ describe('RiskSnapshotBuilder', () => {
     });
     expect(builder.snapshot().openOrders.map((order) => order.clientOrderId)).toEqual(['a']);
     expect(toWire(builder.snapshot().openOrders[0]!.remainingQuantity)).toBe('0.008');
+    const trackedSums = builder.snapshot().orderSums;
     builder.addPending(placement('r1', 'b'));
     builder.addPending(placement('r2', 'c'));
-    expect(builder.snapshot().openOrders.map((order) => order.clientOrderId)).toEqual([
-      'a',
-      'b',
-      'c',
-    ]);
+    const withPending = builder.snapshot();
+    expect(withPending.openOrders.map((order) => order.clientOrderId)).toEqual(['a', 'b', 'c']);
+    // The placements are laid over the tracked sums, which are read through, not copied.
+    expect(new Map(withPending.orderSums)).toEqual(sumOrders(withPending.openOrders));
+    expect(withPending.orderSums?.get('BTC-PERP')).toEqual(
+      sumOrders(withPending.openOrders).get('BTC-PERP'),
+    );
+    expect(trackedSums?.get('BTC-PERP')?.openOrders).toBe(1);
     builder.removePending('r2');
-    expect(builder.snapshot().openOrders.map((order) => order.clientOrderId)).toEqual(['a', 'b']);
+    const onePending = builder.snapshot();
+    expect(onePending.openOrders.map((order) => order.clientOrderId)).toEqual(['a', 'b']);
+    expect(new Map(onePending.orderSums)).toEqual(sumOrders(onePending.openOrders));
+    // One overlay for the builder's life: no new map of the sums per intent.
+    expect(onePending.orderSums).toBe(withPending.orderSums);
     expect(reads).toBe(1);
 
     // The venue answered b: the tracker holds it now, and it is not counted twice. The order
@@ -92,13 +100,14 @@ describe('RiskSnapshotBuilder', () => {
     expect(Object.isFrozen(after.openOrders)).toBe(true);
     expect(after.orderSums).toEqual(sumOrders(after.openOrders));
 
-    // a ends: it leaves the views and the sums; the earlier snapshot's sums stay as they were.
+    // a ends: it leaves the views and the sums. The sums are the tracked ones, live (the gate
+    // reads a snapshot within one call and keeps nothing of it): no copy per change.
     builder.onOrder(restingOrder('a', 'CANCELLED'));
     tracked = [restingOrder('b')];
     const ended = builder.snapshot();
     expect(ended.openOrders.map((order) => order.clientOrderId)).toEqual(['b']);
     expect(ended.orderSums).toEqual(sumOrders(ended.openOrders));
-    expect(after.orderSums?.get('BTC-PERP')?.openOrders).toBe(2);
+    expect(ended.orderSums).toBe(after.orderSums);
 
     // Told nothing order by order, the builder reads the tracker whole again.
     builder.invalidateOrders();

@@ -225,7 +225,7 @@ const keptViewArbitrary: fc.Arbitrary<{ view: RiskView; kept: OrderSums }> = fc
   .map(([view, events]) => {
     const keeper = new OrderSumsKeeper();
     for (const { key, order } of events) keeper.set(String(key), order);
-    const kept = keeper.current();
+    const kept = keeper.live();
     return { view: { ...view, openOrders: [...keeper.orders()], orderSums: kept }, kept };
   });
 
