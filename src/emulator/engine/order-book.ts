@@ -8,11 +8,6 @@
  * ascending, asks descending): the common operations, reading and emptying the best level, are
  * O(1) at the array's end. Each level is a doubly linked FIFO, so cancelling any order is O(1)
  * once its level is found.
- *
- * A level whose last order leaves stays in place, empty, until the side's next depth read (the
- * book's snapshot) or until more than `EMPTY_LEVELS_KEPT` are empty: a quote that comes back at
- * that price a tick later finds its level, instead of a level dropped and made again (a new
- * object, a map entry deleted and set, two splices). Every read skips empty levels.
  */
 
 export const BUY = 0;
@@ -67,18 +62,6 @@ export type FillListener<Owner> = (
   priceTicks: number,
 ) => void;
 
-/** Empty levels a side keeps at most before it drops them all (see the header). */
-const EMPTY_LEVELS_KEPT = 32;
-
-/** The best level of a side that has an order (`levels` ends with the best), or undefined. */
-function bestLevel<Owner>(levels: readonly PriceLevel<Owner>[]): PriceLevel<Owner> | undefined {
-  for (let index = levels.length - 1; index >= 0; index--) {
-    const level = levels[index]!;
-    if (level.orderCount > 0) return level;
-  }
-  return undefined;
-}
-
 export interface LevelView {
   readonly priceTicks: number;
   readonly steps: number;
@@ -93,20 +76,19 @@ export class OrderBook<Owner> {
   private readonly bidByPrice = new Map<number, PriceLevel<Owner>>();
   private readonly askByPrice = new Map<number, PriceLevel<Owner>>();
   private restingCount = 0;
-  /** Empty levels kept on each side (see the header). */
-  private emptyBids = 0;
-  private emptyAsks = 0;
 
   get size(): number {
     return this.restingCount;
   }
 
   bestBid(): number | null {
-    return bestLevel(this.bidLevels)?.priceTicks ?? null;
+    const levels = this.bidLevels;
+    return levels.length === 0 ? null : levels[levels.length - 1]!.priceTicks;
   }
 
   bestAsk(): number | null {
-    return bestLevel(this.askLevels)?.priceTicks ?? null;
+    const levels = this.askLevels;
+    return levels.length === 0 ? null : levels[levels.length - 1]!.priceTicks;
   }
 
   /** Best price on `side`, or null when that side is empty. */
@@ -176,7 +158,7 @@ export class OrderBook<Owner> {
     let left = steps;
     const levels = side === BUY ? this.askLevels : this.bidLevels;
     while (left > 0) {
-      const level = bestLevel(levels);
+      const level = levels[levels.length - 1];
       if (level === undefined) break;
       const price = level.priceTicks;
       if (side === BUY ? price > limitTicks : price < limitTicks) break;
@@ -222,9 +204,8 @@ export class OrderBook<Owner> {
     return { steps: filled, tickSteps };
   }
 
-  /** Up to `depth` levels of `side`, best first (the book's snapshot: empty levels go now). */
+  /** Up to `depth` levels of `side`, best first. */
   depth(side: BookSide, depth: number): LevelView[] {
-    this.dropEmptyLevels(side);
     const levels = side === BUY ? this.bidLevels : this.askLevels;
     const views: LevelView[] = [];
     for (let index = levels.length - 1; index >= 0 && views.length < depth; index--) {
@@ -240,8 +221,7 @@ export class OrderBook<Owner> {
 
   /** The level at `priceTicks` on `side` (for queue-position models), or undefined. */
   levelAt(side: BookSide, priceTicks: number): PriceLevel<Owner> | undefined {
-    const level = (side === BUY ? this.bidByPrice : this.askByPrice).get(priceTicks);
-    return level === undefined || level.orderCount === 0 ? undefined : level;
+    return (side === BUY ? this.bidByPrice : this.askByPrice).get(priceTicks);
   }
 
   /** Every resting order of `side`, best level first, each level in time priority. */
@@ -253,14 +233,7 @@ export class OrderBook<Owner> {
   private levelFor(side: BookSide, priceTicks: number): PriceLevel<Owner> {
     const byPrice = side === BUY ? this.bidByPrice : this.askByPrice;
     const existing = byPrice.get(priceTicks);
-    if (existing !== undefined) {
-      // An empty level kept: the order about to be added fills it again.
-      if (existing.orderCount === 0) {
-        if (side === BUY) this.emptyBids -= 1;
-        else this.emptyAsks -= 1;
-      }
-      return existing;
-    }
+    if (existing !== undefined) return existing;
     const level = new PriceLevel<Owner>(priceTicks);
     byPrice.set(priceTicks, level);
     const levels = side === BUY ? this.bidLevels : this.askLevels;
@@ -280,28 +253,20 @@ export class OrderBook<Owner> {
     order.level = null;
     level.orderCount -= 1;
     this.restingCount -= 1;
-    if (level.orderCount === 0) this.keepEmptyLevel(order.side);
+    if (level.orderCount === 0) this.dropLevel(order.side, level);
   }
 
-  /** A level just emptied stays, unless the side now keeps too many (see the header). */
-  private keepEmptyLevel(side: BookSide): void {
-    const empty = side === BUY ? ++this.emptyBids : ++this.emptyAsks;
-    if (empty > EMPTY_LEVELS_KEPT) this.dropEmptyLevels(side);
-  }
-
-  /** Drops every empty level of `side`, keeping the others in order. */
-  private dropEmptyLevels(side: BookSide): void {
-    if ((side === BUY ? this.emptyBids : this.emptyAsks) === 0) return;
+  private dropLevel(side: BookSide, level: PriceLevel<Owner>): void {
     const levels = side === BUY ? this.bidLevels : this.askLevels;
-    const byPrice = side === BUY ? this.bidByPrice : this.askByPrice;
-    let kept = 0;
-    for (const level of levels) {
-      if (level.orderCount === 0) byPrice.delete(level.priceTicks);
-      else levels[kept++] = level;
+    (side === BUY ? this.bidByPrice : this.askByPrice).delete(level.priceTicks);
+    const last = levels.length - 1;
+    if (levels[last] === level) {
+      levels.pop();
+      return;
     }
-    levels.length = kept;
-    if (side === BUY) this.emptyBids = 0;
-    else this.emptyAsks = 0;
+    // Prices are unique on a side: the level's place is where its price would go.
+    const index = insertionIndex(levels, side, level.priceTicks);
+    if (levels[index] === level) levels.splice(index, 1);
   }
 }
 

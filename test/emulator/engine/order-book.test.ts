@@ -36,58 +36,6 @@ describe('OrderBook', () => {
     expect(book.bestBid()).toBe(98);
   });
 
-  it('keeps an emptied level for the next quote at its price, skipped by every read', () => {
-    const book = new OrderBook<string>();
-    const top = new RestingOrder(BUY, 100, 2, 'bid-100');
-    book.add(top);
-    book.add(new RestingOrder(BUY, 99, 3, 'bid-99'));
-    book.add(new RestingOrder(SELL, 103, 1, 'ask-103'));
-    const level = book.levelAt(BUY, 100);
-    book.remove(top);
-    // Empty, the level is no level to any read.
-    expect(book.bestBid()).toBe(99);
-    expect(book.best(BUY)).toBe(99);
-    expect(book.wouldCross(SELL, 100)).toBe(false);
-    expect(book.levelAt(BUY, 100)).toBeUndefined();
-    expect(book.availableTo(SELL, 0)).toBe(3);
-    expect(book.sweep(SELL, 0, 10)).toEqual({ steps: 3, tickSteps: 297 });
-    expect([...book.orders(BUY)].map((order) => order.owner)).toEqual(['bid-99']);
-    // A quote back at that price a tick later finds the same level.
-    book.add(new RestingOrder(BUY, 100, 4, 'bid-100-again'));
-    expect(book.levelAt(BUY, 100)).toBe(level);
-    expect(book.bestBid()).toBe(100);
-    const { fills, left } = fillsOf(book, SELL, 0, 5);
-    expect(fills).toEqual(['bid-100-again:4@100', 'bid-99:1@99']);
-    expect(left).toBe(0);
-    // The match emptied the level again; the book's snapshot (depth) drops it.
-    expect(book.bestBid()).toBe(99);
-    expect(book.depth(BUY, 5)).toEqual([{ priceTicks: 99, steps: 2, orderCount: 1 }]);
-    book.add(new RestingOrder(BUY, 100, 1, 'bid-100-new'));
-    expect(book.levelAt(BUY, 100)).not.toBe(level);
-    expect(book.size).toBe(3);
-  });
-
-  it('drops the empty levels of a side once it keeps too many', () => {
-    const book = new OrderBook<string>();
-    book.add(new RestingOrder(SELL, 1_000, 1, 'deep'));
-    const levels = [];
-    for (let price = 100; price < 140; price++) {
-      const order = new RestingOrder(SELL, price, 1, `ask-${price}`);
-      book.add(order);
-      levels.push(book.levelAt(SELL, price));
-      book.remove(order);
-    }
-    expect(book.bestAsk()).toBe(1_000);
-    // Past the bound every empty level went: a price quoted again gets a new level.
-    book.add(new RestingOrder(SELL, 100, 1, 'ask-100-again'));
-    expect(book.levelAt(SELL, 100)).not.toBe(levels[0]);
-    expect(book.bestAsk()).toBe(100);
-    expect(book.depth(SELL, 5)).toEqual([
-      { priceTicks: 100, steps: 1, orderCount: 1 },
-      { priceTicks: 1_000, steps: 1, orderCount: 1 },
-    ]);
-  });
-
   it('keeps time priority when an order is reduced and drops it when removed', () => {
     const book = new OrderBook<string>();
     const first = new RestingOrder(BUY, 50, 10, 'first');
