@@ -122,11 +122,15 @@ function pathParams(prepared: PreparedCommand): Readonly<Record<string, string>>
  * first read (`prepareCommand`): in process the body object is what is applied, so a command
  * nobody journals (a simulation) is never encoded or hashed.
  */
-class CheckedCommand<E extends CommandEndpoint = CommandEndpoint> implements PreparedCommand<E> {
+class CheckedCommand<E extends CommandEndpoint = CommandEndpoint>
+  implements PreparedCommand<E>, ParsedCommand
+{
   readonly endpoint: E;
   readonly path: string;
   readonly requestId: string;
-  readonly body: PreparedCommand<E>['body'];
+  readonly body: PreparedCommand<E>['body'] & ParsedCommand['body'];
+  /** Checked here: the core applies the body object, with no bytes to check. */
+  readonly unchecked = null;
 
   constructor(
     private readonly prepared: PreparedCommand<E>,
@@ -135,7 +139,7 @@ class CheckedCommand<E extends CommandEndpoint = CommandEndpoint> implements Pre
     this.endpoint = prepared.endpoint;
     this.path = prepared.path;
     this.requestId = prepared.requestId;
-    this.body = prepared.body;
+    this.body = prepared.body as CheckedCommand<E>['body'];
   }
 
   get bodyBytes(): Uint8Array {
@@ -190,19 +194,15 @@ interface ParsedCommand {
   readonly unchecked: Uint8Array | null;
 }
 
-/** What applying a command gave: an answer, or (`error` set) a refusal or failure. */
-interface Outcome {
-  readonly value: unknown;
-  readonly error: unknown;
-}
-
 /**
  * One command on its way through the venue (one object per send, not a closure per leg): sent,
  * applied after the order latency, answered after the response latency.
  */
 class InFlight {
   answered = false;
-  outcome: Outcome | null = null;
+  /** What applying the command gave: an answer, or (`error` set) a refusal or failure. */
+  value: unknown = undefined;
+  error: unknown = undefined;
   onAbort: (() => void) | undefined = undefined;
   resolve!: (value: unknown) => void;
   reject!: (reason: unknown) => void;
@@ -223,10 +223,14 @@ function capture(resolve: (value: never) => void, reject: (reason: unknown) => v
   capturing!.reject = reject;
 }
 
+/** Events due at one time; delivered, it is kept for a later batch (`SPARE_DELIVERIES`). */
 interface PendingDelivery {
-  readonly dueAt: number;
+  dueAt: number;
   readonly events: PrivateEvent[];
 }
+
+/** Delivered batches kept for reuse: a batch and its array per delivery are not made anew. */
+const SPARE_DELIVERIES = 16;
 
 /** A refusal the core answered, as the runtime expects it from a venue. */
 function refusalOf(answer: ServiceAnswer): PaperbotError {
@@ -272,6 +276,7 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
   /** Active orders of the account, in the order they were created. */
   private readonly activeOrders = new Set<string>();
   private readonly deliveries: PendingDelivery[] = [];
+  private readonly spareDeliveries: PendingDelivery[] = [];
   /** Delivers the oldest pending batch: one function for every delivery's timer. */
   private readonly deliverNext = (): void => this.deliver();
   /** Commands sent and not applied yet, oldest first (fixed latencies only). */
@@ -425,7 +430,7 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
   /** A sent command reaches the venue: applied now, answered after the response latency. */
   private applyInFlight(inFlight: InFlight): void {
     this.activity++;
-    inFlight.outcome = this.apply(inFlight.prepared.endpoint, inFlight.command);
+    this.apply(inFlight);
     if (this.latency.fixed) {
       this.toAnswer.push(inFlight);
       this.clock.setTimeout(this.answerNext, this.latency.response());
@@ -441,9 +446,8 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
     if (inFlight.onAbort !== undefined) {
       inFlight.signal?.removeEventListener('abort', inFlight.onAbort);
     }
-    const outcome = inFlight.outcome!;
-    if (outcome.error !== undefined) inFlight.reject(outcome.error);
-    else inFlight.resolve(outcome.value);
+    if (inFlight.error !== undefined) inFlight.reject(inFlight.error);
+    else inFlight.resolve(inFlight.value);
   }
 
   /** The account's fills, newest first as GET /v1/fills reads them (for a read-back). */
@@ -480,14 +484,8 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
 
   /** The command's path parameters and body; bytes this venue did not check are checked here. */
   private parse(prepared: PreparedCommand): ParsedCommand {
-    if (prepared instanceof CheckedCommand) {
-      // The checked body itself: in process, nothing is parsed again.
-      return {
-        params: prepared.params,
-        body: prepared.body as ParsedCommand['body'],
-        unchecked: null,
-      };
-    }
+    // The checked command itself: in process, nothing is parsed again (nor copied).
+    if (prepared instanceof CheckedCommand) return prepared;
     const params = pathParams(prepared);
     // Read for the market it concerns only; the core checks the bytes themselves.
     let body: unknown = null;
@@ -504,8 +502,10 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
     };
   }
 
-  /** Applies a command now through the service core (idempotency included). */
-  private apply(endpoint: CommandEndpoint, command: ParsedCommand): Outcome {
+  /** Applies a command now through the service core (idempotency included), into its record. */
+  private apply(inFlight: InFlight): void {
+    const endpoint = inFlight.prepared.endpoint;
+    const command = inFlight.command;
     try {
       this.hooks.beforeCommand?.(this.commandMarket(endpoint, command));
       const traceId = command.body.request_id;
@@ -525,11 +525,10 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
               bytes: command.unchecked,
               traceId,
             });
-      return answer.status < 400
-        ? { value: answer.body, error: undefined }
-        : { value: undefined, error: refusalOf(answer) };
+      if (answer.status < 400) inFlight.value = answer.body;
+      else inFlight.error = refusalOf(answer);
     } catch (error) {
-      return { value: undefined, error: toVenueFailure(error) };
+      inFlight.error = toVenueFailure(error);
     }
   }
 
@@ -573,7 +572,15 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
       last.events.push(event);
       return;
     }
-    const delivery: PendingDelivery = { dueAt, events: [event] };
+    const spare = this.spareDeliveries.pop();
+    let delivery: PendingDelivery;
+    if (spare === undefined) {
+      delivery = { dueAt, events: [event] };
+    } else {
+      delivery = spare;
+      delivery.dueAt = dueAt;
+      delivery.events.push(event);
+    }
     this.deliveries.push(delivery);
     this.clock.setTimeout(this.deliverNext, dueAt - now);
   }
@@ -582,6 +589,7 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
     const delivery = this.deliveries.shift();
     if (delivery === undefined || this.closed) return;
     this.activity++;
+    // Shifted off `deliveries` first: an event handed on here cannot add to this batch.
     for (const event of delivery.events) {
       this.privateStream.deliver(event);
       switch (event.type) {
@@ -592,6 +600,10 @@ export class ExchangeExecutionVenue implements ExecutionVenue {
         default:
           break;
       }
+    }
+    if (this.spareDeliveries.length < SPARE_DELIVERIES) {
+      delivery.events.length = 0;
+      this.spareDeliveries.push(delivery);
     }
   }
 }

@@ -608,7 +608,8 @@ export class OrderTracker {
     if (clientOrderId !== null) this.orderIdByClientId.set(clientOrderId, orderId);
     if (isTerminal(tracked.order.status)) {
       this.active.delete(orderId);
-      this.terminal.delete(orderId);
+      // Set over the entry held, not deleted first: the map is never iterated (its age order is
+      // `terminalQueue`), and a delete and insert per order churn its table.
       this.terminal.set(orderId, tracked);
       this.terminalQueue.push(tracked);
       while (this.terminal.size > this.config.terminalMemory) {

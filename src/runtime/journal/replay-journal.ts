@@ -52,10 +52,21 @@ export interface ReplayJournalOptions {
 
 /** An intent held: its record as it now reads, and its place in journal order. */
 interface Slot {
-  record: IntentRecord;
+  record: Changed;
   readonly position: number;
   /** Let go by the window: the record is no longer held. */
   gone: boolean;
+  /**
+   * The record was handed to a caller: it is a snapshot to them (as the SQLite journal's rows
+   * are), so the next change writes a new record. Until then changes are made in place.
+   */
+  shared: boolean;
+}
+
+/** A slot's record, handed to a caller: from now on a change copies it first. */
+function share(slot: Slot): IntentRecord {
+  slot.shared = true;
+  return slot.record;
 }
 
 /**
@@ -130,14 +141,14 @@ class IdIndex {
     const held = this.slots.get(id);
     if (held === undefined) return undefined;
     if (!Array.isArray(held)) {
-      return ORDER_MAKING_KINDS.has(held.record.kind) ? held.record : undefined;
+      return ORDER_MAKING_KINDS.has(held.record.kind) ? share(held) : undefined;
     }
     let latest: Slot | undefined;
     for (const slot of held) {
       if (!ORDER_MAKING_KINDS.has(slot.record.kind)) continue;
       if (latest === undefined || slot.position > latest.position) latest = slot;
     }
-    return latest?.record;
+    return latest === undefined ? undefined : share(latest);
   }
 }
 
@@ -250,6 +261,10 @@ export class ReplayJournal extends LedgerCalls implements IntentJournal {
   private lastFill: Fill | null = null;
   /** The fill read-back owed (the SQLite journal's `fill_read_back`). */
   private readBackOwed: FillReadBackRecord | null = null;
+  /** What an intent's record read before its change (`change`, then `update`). */
+  private previousState: IntentState = 'journaled';
+  private previousExhausted = false;
+  private previousOrderId: string | null = null;
 
   private constructor(ledger: Journal, now: () => number, window: IntentWindow<Slot> | null) {
     super();
@@ -317,7 +332,7 @@ export class ReplayJournal extends LedgerCalls implements IntentJournal {
   } {
     this.requireOpen();
     const existing = this.find(stamped.requestId);
-    if (existing !== undefined) return { record: existing.record, created: false };
+    if (existing !== undefined) return { record: share(existing), created: false };
     const now = this.now();
     requireInteger(stamped.sequence, 'a sequence');
     requireInteger(stamped.emittedAt, 'an emission time');
@@ -348,7 +363,7 @@ export class ReplayJournal extends LedgerCalls implements IntentJournal {
         record.simulateAttempt = step.attempt;
       }
     }
-    const slot: Slot = { record, position: this.nextPosition++, gone: false };
+    const slot: Slot = { record, position: this.nextPosition++, gone: false, shared: true };
     this.slots.set(record.requestId, slot);
     this.recent = slot;
     if (journaledUpTo < record.sequence) this.journaledUpTo.set(record.strategyId, record.sequence);
@@ -382,11 +397,12 @@ export class ReplayJournal extends LedgerCalls implements IntentJournal {
   }
 
   getIntent(requestId: string): IntentRecord | undefined {
-    return this.find(requestId)?.record;
+    const slot = this.find(requestId);
+    return slot === undefined ? undefined : share(slot);
   }
 
   requireIntent(requestId: string): IntentRecord {
-    return this.slotOf(requestId).record;
+    return share(this.slotOf(requestId));
   }
 
   intentByOrderId(orderId: string): IntentRecord | undefined {
@@ -398,7 +414,7 @@ export class ReplayJournal extends LedgerCalls implements IntentJournal {
   }
 
   openIntents(): IntentRecord[] {
-    return [...this.open].sort((a, b) => a.position - b.position).map((slot) => slot.record);
+    return [...this.open].sort((a, b) => a.position - b.position).map(share);
   }
 
   countExhaustedUnknown(): number {
@@ -426,11 +442,11 @@ export class ReplayJournal extends LedgerCalls implements IntentJournal {
   recordSimulation(requestId: string, simulateRequestId: string, attempt: number): void {
     const slot = this.slotOf(requestId);
     requireInteger(attempt, 'a simulation attempt');
-    const next = copyOf(slot.record, this.time());
+    const next = this.change(slot);
     next.state = 'simulating';
     next.simulateRequestId = simulateRequestId;
     next.simulateAttempt = attempt;
-    this.update(slot, next);
+    this.update(slot);
   }
 
   recordCommand(requestId: string, command: JournaledCommand, context: IntentContext = {}): void {
@@ -441,14 +457,14 @@ export class ReplayJournal extends LedgerCalls implements IntentJournal {
         `intent ${requestId} already has journaled bytes; they are never replaced`,
       );
     }
-    const next = copyOf(slot.record, this.time());
+    const next = this.change(slot);
     // The command itself, not a copy of its bytes: a prepared command is frozen, and makes its
     // bytes and their hash only when first read (`signing/command.ts`); a replay's venue takes
     // the checked body, so a replay never reads them, and a resend would get the very bytes the
     // live journal keeps.
     next.command = command;
     next.context = context;
-    this.update(slot, next);
+    this.update(slot);
   }
 
   /** `recordCommand`, then `recordSendAttempt` or `recordSimulation`, as one new record. */
@@ -467,7 +483,7 @@ export class ReplayJournal extends LedgerCalls implements IntentJournal {
         `intent ${requestId} already has journaled bytes; they are never replaced`,
       );
     }
-    const next = copyOf(current, this.time());
+    const next = this.change(slot);
     next.command = command;
     next.context = context;
     if (step === 'sending') {
@@ -478,17 +494,17 @@ export class ReplayJournal extends LedgerCalls implements IntentJournal {
       next.simulateRequestId = step.simulateRequestId;
       next.simulateAttempt = step.attempt;
     }
-    this.update(slot, next);
+    this.update(slot);
   }
 
   recordSendAttempt(requestId: string): void {
     const slot = this.slotOf(requestId);
     const current = slot.record;
     if (current.command === null) throw refused(`intent ${requestId} has no bytes to send`);
-    const next = copyOf(current, this.time());
+    const next = this.change(slot);
     next.state = current.state === 'unknown' ? 'unknown' : 'sending';
     next.sendAttempts = current.sendAttempts + 1;
-    this.update(slot, next);
+    this.update(slot);
   }
 
   recordAccepted(
@@ -512,20 +528,20 @@ export class ReplayJournal extends LedgerCalls implements IntentJournal {
     const slot = this.slotOf(requestId);
     requireIntegerOrNull(nextResolutionAt, 'the next resolution time');
     if (slot.record.command === null) throw refused(`intent ${requestId} has no bytes sent`);
-    const next = copyOf(slot.record, this.time());
+    const next = this.change(slot);
     next.state = 'unknown';
     next.outcome = outcome;
     next.nextResolutionAt = nextResolutionAt;
-    this.update(slot, next);
+    this.update(slot);
   }
 
   recordResolutionAttempt(requestId: string, nextResolutionAt: number | null): void {
     const slot = this.slotOf(requestId);
     requireIntegerOrNull(nextResolutionAt, 'the next resolution time');
-    const next = copyOf(slot.record, this.time());
+    const next = this.change(slot);
     next.resolutionAttempts = slot.record.resolutionAttempts + 1;
     next.nextResolutionAt = nextResolutionAt;
-    this.update(slot, next);
+    this.update(slot);
   }
 
   recordResolved(
@@ -547,9 +563,9 @@ export class ReplayJournal extends LedgerCalls implements IntentJournal {
   markFillReported(requestId: string): boolean {
     const slot = this.find(requestId);
     if (slot === undefined || slot.record.fillReported) return false;
-    const next = copyOf(slot.record, this.time());
+    const next = this.change(slot);
     next.fillReported = true;
-    this.update(slot, next);
+    this.update(slot);
     return true;
   }
 
@@ -560,21 +576,21 @@ export class ReplayJournal extends LedgerCalls implements IntentJournal {
     outcome: OutcomeRecord,
     replacesOrderId: string | null,
   ): void {
-    const next = copyOf(slot.record, this.time());
+    const next = this.change(slot);
     next.state = state;
     next.orderId = orderId;
     if (replacesOrderId !== null) next.replacesOrderId = replacesOrderId;
     next.outcome = outcome;
     next.nextResolutionAt = null;
-    this.update(slot, next);
+    this.update(slot);
   }
 
   private finishWith(slot: Slot, state: 'rejected' | 'denied', outcome: OutcomeRecord): void {
-    const next = copyOf(slot.record, this.time());
+    const next = this.change(slot);
     next.state = state;
     next.outcome = outcome;
     next.nextResolutionAt = null;
-    this.update(slot, next);
+    this.update(slot);
   }
 
   /** The held intent, refused (`JOURNAL_INTENT_MISSING`) when there is none. */
@@ -599,25 +615,49 @@ export class ReplayJournal extends LedgerCalls implements IntentJournal {
       throw new PaperbotError('JOURNAL_UNAVAILABLE', 'the journal is closed');
   }
 
-  /** Replaces an intent's record, keeping the counts and indexes in step. */
-  private update(slot: Slot, next: IntentRecord): void {
-    const previous = slot.record;
-    if (previous.state !== next.state || exhausted(previous) !== exhausted(next)) {
-      this.count(previous, -1);
+  /**
+   * The intent's record to change now (`update` once changed): a new record when a caller holds
+   * the current one, else the record itself. What the counts and indexes depend on is noted
+   * first, for `update`.
+   */
+  private change(slot: Slot): Changed {
+    const updatedAt = this.time();
+    const current = slot.record;
+    this.previousState = current.state;
+    this.previousExhausted = exhausted(current);
+    this.previousOrderId = current.orderId;
+    if (!slot.shared) {
+      current.updatedAt = updatedAt;
+      return current;
+    }
+    slot.shared = false;
+    slot.record = copyOf(current, updatedAt);
+    return slot.record;
+  }
+
+  /** Keeps the counts and indexes in step with the record `change` gave and the caller changed. */
+  private update(slot: Slot): void {
+    const next = slot.record;
+    const wasExhausted = this.previousExhausted;
+    if (this.previousState !== next.state || wasExhausted !== exhausted(next)) {
+      this.countState(this.previousState, wasExhausted, -1);
       this.count(next, 1);
       if (OPEN_STATES.has(next.state)) this.open.add(slot);
       else this.open.delete(slot);
     }
-    if (previous.orderId !== next.orderId) {
-      this.byOrderId.remove(previous.orderId, slot);
+    if (this.previousOrderId !== next.orderId) {
+      this.byOrderId.remove(this.previousOrderId, slot);
       this.byOrderId.add(next.orderId, slot);
     }
-    slot.record = next;
   }
 
   private count(record: IntentRecord, change: 1 | -1): void {
-    this.stateCounts.set(record.state, (this.stateCounts.get(record.state) ?? 0) + change);
-    if (exhausted(record)) this.exhaustedUnknown += change;
+    this.countState(record.state, exhausted(record), change);
+  }
+
+  private countState(state: IntentState, isExhausted: boolean, change: 1 | -1): void {
+    this.stateCounts.set(state, (this.stateCounts.get(state) ?? 0) + change);
+    if (isExhausted) this.exhaustedUnknown += change;
   }
 
   /** Lets go of the settled intents the window no longer needs (`intent-window.ts`). */

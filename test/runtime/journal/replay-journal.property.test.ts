@@ -275,6 +275,32 @@ describe('replay journal', () => {
     );
   });
 
+  it('changes a record in place only while no caller holds it: a record read stays as it read', () => {
+    let now = START;
+    const journal = ReplayJournal.open({ now: () => now, epoch: 'replay12' });
+    try {
+      const intent = intentOf(1, false);
+      const { record: journaled } = journal.recordIntent(intent);
+      now += 1;
+      journal.recordCommand(intent.requestId, placeCommand(intent.requestId));
+      now += 1;
+      journal.recordSendAttempt(intent.requestId);
+      const sending = journal.requireIntent(intent.requestId);
+      now += 1;
+      journal.recordAccepted(intent.requestId, 'o-1', { status: 'accepted' });
+      const accepted = journal.getIntent(intent.requestId)!;
+      expect(journaled).toMatchObject({ state: 'journaled', command: null, updatedAt: START });
+      expect(sending).toMatchObject({ state: 'sending', sendAttempts: 1, updatedAt: START + 2 });
+      expect(sending.orderId).toBeNull();
+      expect(accepted).toMatchObject({ state: 'accepted', orderId: 'o-1', updatedAt: START + 3 });
+      expect(journal.intentByOrderId('o-1')).toBe(accepted);
+      expect(journal.countIntents('accepted')).toBe(1);
+      expect(journal.countIntents('sending')).toBe(0);
+    } finally {
+      journal.close();
+    }
+  });
+
   it('tells fills apart among a bounded window of the latest fill ids', () => {
     const journal = ReplayJournal.open({ now: () => START, epoch: 'replay12' });
     try {
