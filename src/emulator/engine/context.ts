@@ -13,6 +13,7 @@ import type { Clock } from '../../core/clock.ts';
 import type {
   FundingPaymentData,
   OrderStatus,
+  PrivateChannel,
   PrivateEvent,
   RouteHealth,
   TickerData,
@@ -23,10 +24,9 @@ import { ExchangeError } from './errors.ts';
 import {
   EventCodec,
   type FillEntry,
-  FundingEventEntry,
+  DataEventEntry,
   type PendingEvent,
   type PositionCapture,
-  RiskEventEntry,
 } from './events.ts';
 import { EngineIdentifiers } from './identifiers.ts';
 import type { Instant } from './instant.ts';
@@ -194,29 +194,29 @@ export class EngineContext {
   }
 
   emitRisk(account: AccountState, type: RiskEventType, data: RiskEventData): void {
-    this.pushEvent(
-      account,
-      new RiskEventEntry(
-        this.codec,
-        account.id,
-        ++account.sequence,
-        this.nextIdentifier++,
-        this.instantNow(),
-        type,
-        data,
-      ),
-    );
+    this.emitData(account, 'risk', type, data);
   }
 
   emitFunding(account: AccountState, data: FundingPaymentData): void {
+    this.emitData(account, 'account', 'funding_payment', data);
+  }
+
+  private emitData(
+    account: AccountState,
+    channel: PrivateChannel,
+    type: string,
+    data: unknown,
+  ): void {
     this.pushEvent(
       account,
-      new FundingEventEntry(
+      new DataEventEntry(
         this.codec,
         account.id,
         ++account.sequence,
         this.nextIdentifier++,
         this.instantNow(),
+        channel,
+        type,
         data,
       ),
     );

@@ -16,7 +16,6 @@
  */
 import {
   type Fill,
-  type FundingPaymentData,
   MarketDataStatus,
   OrderStatus,
   type PrivateChannel,
@@ -42,8 +41,6 @@ import {
   positionToWire,
   type WireFormat,
 } from './wire.ts';
-
-type RiskEvent = Extract<PrivateEvent, { channel: 'risk' }>;
 
 const ORDER_STATUSES: readonly OrderStatus[] = OrderStatus.options;
 const DATA_STATUSES: readonly MarketDataStatus[] = MarketDataStatus.options;
@@ -154,6 +151,20 @@ export class EventCodec {
   ) {}
 }
 
+/** Writes the numbers every slot starts with (sequence, ordinal, time); returns `base`. */
+function packHead(
+  numbers: Float64Array,
+  base: number,
+  sequence: number,
+  ordinal: number,
+  at: Instant,
+): number {
+  numbers[base] = sequence;
+  numbers[base + 1] = ordinal;
+  numbers[base + 2] = at.ms;
+  return base;
+}
+
 function envelope(
   format: WireFormat,
   channel: string,
@@ -197,10 +208,7 @@ export abstract class EventEntry implements EventRecord {
 
   /** Writes the common part; returns the slot's first index. */
   protected packHead(numbers: Float64Array, base: number): number {
-    numbers[base] = this.sequence;
-    numbers[base + 1] = this.ordinal;
-    numbers[base + 2] = this.at.ms;
-    return base;
+    return packHead(numbers, base, this.sequence, this.ordinal, this.at);
   }
 
   abstract pack(columns: PackedColumns, slot: number): RecordUnpacker<EventRecord> | null;
@@ -403,16 +411,20 @@ export class AccountEventEntry extends EventEntry {
   }
 }
 
-/** A rare event (liquidation, cancel-all-after) whose data is built when it happens. */
-export class RiskEventEntry extends EventEntry {
+/**
+ * A rare event whose data is built when it happens: a liquidation or cancel-all-after (risk
+ * channel), a funding payment (account channel).
+ */
+export class DataEventEntry extends EventEntry {
   constructor(
     codec: EventCodec,
     accountId: string,
     sequence: number,
     ordinal: number,
     at: Instant,
-    private readonly type: RiskEvent['type'],
-    private readonly data: RiskEvent['data'],
+    private readonly channel: PrivateChannel,
+    private readonly type: string,
+    private readonly data: unknown,
   ) {
     super(codec, accountId, sequence, ordinal, at);
   }
@@ -423,30 +435,7 @@ export class RiskEventEntry extends EventEntry {
   }
 
   protected build(): PrivateEvent {
-    return this.wire('risk', this.type, this.data);
-  }
-}
-
-/** A funding payment of one position (account channel); rare, its data built when it happens. */
-export class FundingEventEntry extends EventEntry {
-  constructor(
-    codec: EventCodec,
-    accountId: string,
-    sequence: number,
-    ordinal: number,
-    at: Instant,
-    private readonly data: FundingPaymentData,
-  ) {
-    super(codec, accountId, sequence, ordinal, at);
-  }
-
-  /** Rare, and its data is an object: kept as it is. */
-  pack(): null {
-    return null;
-  }
-
-  protected build(): PrivateEvent {
-    return this.wire('account', 'funding_payment', this.data);
+    return this.wire(this.channel, this.type, this.data);
   }
 }
 
@@ -498,10 +487,13 @@ export class FillEntry implements FillRecord, EventRecord, FillSnapshot {
   pack(columns: PackedColumns, slot: number): RecordUnpacker<FillEntry> | null {
     if (columns.numberStride < 8) return null;
     const numbers = columns.numbers;
-    const base = slot * columns.numberStride;
-    numbers[base] = this.sequence;
-    numbers[base + 1] = this.ordinal;
-    numbers[base + 2] = this.at.ms;
+    const base = packHead(
+      numbers,
+      slot * columns.numberStride,
+      this.sequence,
+      this.ordinal,
+      this.at,
+    );
     numbers[base + 3] = this.market.ordinal;
     numbers[base + 4] = this.side === 'sell' ? 1 : 0;
     numbers[base + 5] = this.steps;
