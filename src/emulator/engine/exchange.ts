@@ -382,12 +382,7 @@ export class Exchange implements VenueDriver {
   // ---------------------------------------------------------------- listeners
 
   onPrivateEvent(listener: PrivateEventListener): () => void {
-    const listeners = this.context.privateListeners;
-    listeners.push(listener);
-    return () => {
-      const index = listeners.indexOf(listener);
-      if (index >= 0) listeners.splice(index, 1);
-    };
+    return subscribe(this.context.privateListeners, listener);
   }
 
   /**
@@ -420,12 +415,7 @@ export class Exchange implements VenueDriver {
   }
 
   onTicker(listener: TickerListener): () => void {
-    const listeners = this.context.tickerListeners;
-    listeners.push(listener);
-    return () => {
-      const index = listeners.indexOf(listener);
-      if (index >= 0) listeners.splice(index, 1);
-    };
+    return subscribe(this.context.tickerListeners, listener);
   }
 
   // ---------------------------------------------------------------- VenueDriver
@@ -521,4 +511,13 @@ export class Exchange implements VenueDriver {
       }
     });
   }
+}
+
+/** Adds `listener` to `listeners`; the function returned removes it. */
+function subscribe<Listener>(listeners: Listener[], listener: Listener): () => void {
+  listeners.push(listener);
+  return () => {
+    const index = listeners.indexOf(listener);
+    if (index >= 0) listeners.splice(index, 1);
+  };
 }

@@ -7,6 +7,7 @@
 import type { TimerHandle } from '../../core/clock.ts';
 import type { MarketDataStatus, OrderStatus } from '../../protocol/index.ts';
 import type { MarketConfig } from '../config.ts';
+import { firstAtOrAfter } from '../store/ordinals.ts';
 import type { AccountRecord, OrderRecord, PositionRecord, RecordSource } from '../store/store.ts';
 import { CandleBook, RollingVolume } from './candles.ts';
 import type { Instant } from './instant.ts';
@@ -342,13 +343,7 @@ export class AccountOrders {
   /** The order with `id`, where `ordinal` is the ordinal `id` is the UUID of (or -1). */
   find(id: string, ordinal: number): OrderState | undefined {
     const orders = this.orders;
-    let low = 0;
-    let high = orders.length;
-    while (low < high) {
-      const middle = (low + high) >>> 1;
-      if (orders[middle]!.ordinal < ordinal) low = middle + 1;
-      else high = middle;
-    }
+    const low = firstAtOrAfter(orders, ordinal);
     const order = orders[low];
     if (order !== undefined && order.ordinal === ordinal && order.id === id && !order.released) {
       return order;

@@ -34,6 +34,7 @@ import type {
   Store,
   StoredState,
 } from './store.ts';
+import { firstAtOrAfter } from './ordinals.ts';
 import { DEFAULT_RETAINED_ORDERS, EVENT_COLUMNS, FILL_COLUMNS } from './store.ts';
 
 /** Per account. An event takes about 100 to 200 bytes in the engine's compact form. */
@@ -163,13 +164,7 @@ class SourcesByOrdinal<Record> {
       sources.push(source);
       return;
     }
-    let low = 0;
-    let high = sources.length;
-    while (low < high) {
-      const middle = (low + high) >>> 1;
-      if (sources[middle]!.ordinal < ordinal) low = middle + 1;
-      else high = middle;
-    }
+    const low = firstAtOrAfter(sources, ordinal);
     const replaced = sources[low];
     if (replaced?.ordinal === ordinal) {
       if (replaced.storeMark === this) replaced.storeMark = null;
