@@ -9,6 +9,7 @@ import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { PaperbotError } from '../../core/errors.ts';
+import { describeSchemaIssues, schemaIssuesOf } from '../../core/schema-issues.ts';
 import { readUserFile } from '../../core/user-file.ts';
 
 /** Candles of a few markets and intervals: far below this. */
@@ -70,9 +71,7 @@ export async function readCandleHistory(directory: string): Promise<CandleHistor
   }
   const result = CandleHistory.safeParse(value);
   if (!result.success) {
-    const problems = result.error.issues.map(
-      (issue) => `${issue.path.join('.') || '(top)'}: ${issue.message}`,
-    );
+    const problems = describeSchemaIssues(schemaIssuesOf(result.error), '(top)');
     throw new PaperbotError('RECORDING_INVALID_HISTORY', `${path}: ${problems.join('; ')}`, {
       details: { problems },
     });

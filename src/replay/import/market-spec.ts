@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { isoTimestamp } from '../../core/clock.ts';
 import { isDecimalString, parseDecimal, toWire, type Decimal } from '../../core/decimal.ts';
 import { PaperbotError } from '../../core/errors.ts';
+import { describeSchemaIssues, schemaIssuesOf } from '../../core/schema-issues.ts';
 import { readUserFile } from '../../core/user-file.ts';
 import { isOnIncrement } from '../../core/grid.ts';
 import { type Market, MarketId } from '../../protocol/index.ts';
@@ -38,9 +39,7 @@ export type MarketSpec = z.infer<typeof MarketSpec>;
 export function parseMarketSpec(value: unknown, origin: string): MarketSpec {
   const result = MarketSpec.safeParse(value);
   if (!result.success) {
-    const problems = result.error.issues.map(
-      (issue) => `${issue.path.join('.') || '(market)'}: ${issue.message}`,
-    );
+    const problems = describeSchemaIssues(schemaIssuesOf(result.error), '(market)');
     throw new PaperbotError('INVALID_CONFIG', `${origin}: ${problems.join('; ')}`, {
       details: { problems },
     });
