@@ -70,6 +70,72 @@ function errorCode(error: unknown): string {
   return typeof code === 'string' ? code : 'unknown error';
 }
 
+// The refusals shared by the async and the sync reader, so both say the same thing.
+function openRefusal(
+  path: string,
+  options: UserFileOptions,
+  codes: UserFileCodes,
+  error: unknown,
+): PaperbotError {
+  const code = errorCode(error);
+  return new PaperbotError(
+    code === 'ENOENT' ? codes.notFound : codes.unreadable,
+    code === 'ENOENT'
+      ? `${options.what} ${path} does not exist`
+      : `cannot open ${options.what} ${path}: ${code}`,
+    { cause: error, details: { path } },
+  );
+}
+
+function checkOpened(
+  path: string,
+  options: UserFileOptions,
+  codes: UserFileCodes,
+  stats: Stats,
+): void {
+  if (!stats.isFile()) {
+    throw new PaperbotError(codes.notRegular, `${options.what} ${path} is not a regular file`, {
+      details: { path },
+    });
+  }
+  options.inspect?.(stats);
+}
+
+function tooLargeRefusal(
+  path: string,
+  options: UserFileOptions,
+  codes: UserFileCodes,
+): PaperbotError {
+  return new PaperbotError(
+    codes.tooLarge,
+    `${options.what} ${path} is larger than ${options.maxBytes} bytes`,
+    { details: { path, limit_bytes: options.maxBytes } },
+  );
+}
+
+function readRefusal(
+  path: string,
+  options: UserFileOptions,
+  codes: UserFileCodes,
+  error: unknown,
+): PaperbotError {
+  return new PaperbotError(
+    codes.unreadable,
+    `cannot read ${options.what} ${path}: ${errorCode(error)}`,
+    { cause: error, details: { path } },
+  );
+}
+
+/** A `close` for an opened file that may be called more than once (by a reader and a finally). */
+export function closeOnce(handle: FileHandle): () => Promise<void> {
+  let closed = false;
+  return async () => {
+    if (closed) return;
+    closed = true;
+    await handle.close();
+  };
+}
+
 /** Opens `path` as a user-named regular file, or refuses it with a message naming the path. */
 export async function openUserFile(path: string, options: UserFileOptions): Promise<UserFile> {
   const codes = { ...USER_FILE_CODES, ...options.codes };
@@ -90,36 +156,13 @@ export async function openUserFile(path: string, options: UserFileOptions): Prom
     handle = await bounded(open(path, constants.O_RDONLY | constants.O_NONBLOCK));
   } catch (error) {
     if (error instanceof PaperbotError) throw error;
-    const code = errorCode(error);
-    throw new PaperbotError(
-      code === 'ENOENT' ? codes.notFound : codes.unreadable,
-      code === 'ENOENT'
-        ? `${options.what} ${path} does not exist`
-        : `cannot open ${options.what} ${path}: ${code}`,
-      { cause: error, details: { path } },
-    );
+    throw openRefusal(path, options, codes, error);
   }
   try {
     const stats = await bounded(handle.stat());
-    if (!stats.isFile()) {
-      throw new PaperbotError(codes.notRegular, `${options.what} ${path} is not a regular file`, {
-        details: { path },
-      });
-    }
-    options.inspect?.(stats);
-    const tooLarge = () =>
-      new PaperbotError(
-        codes.tooLarge,
-        `${options.what} ${path} is larger than ${options.maxBytes} bytes`,
-        { details: { path, limit_bytes: options.maxBytes } },
-      );
-    if (stats.size > options.maxBytes) throw tooLarge();
-    let closed = false;
-    const close = async () => {
-      if (closed) return;
-      closed = true;
-      await handle.close();
-    };
+    checkOpened(path, options, codes, stats);
+    const tooLarge = () => tooLargeRefusal(path, options, codes);
+    const close = closeOnce(handle);
     return {
       path,
       stats,
@@ -134,11 +177,7 @@ export async function openUserFile(path: string, options: UserFileOptions): Prom
             ({ bytesRead } = await bounded(handle.read(buffer, 0, CHUNK_BYTES, null)));
           } catch (error) {
             if (error instanceof PaperbotError) throw error;
-            throw new PaperbotError(
-              codes.unreadable,
-              `cannot read ${options.what} ${path}: ${errorCode(error)}`,
-              { cause: error, details: { path } },
-            );
+            throw readRefusal(path, options, codes, error);
           }
           if (bytesRead === 0) return;
           total += bytesRead;
@@ -179,29 +218,13 @@ export function readSmallUserFileSync(path: string, options: UserFileOptions): B
   try {
     descriptor = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (error) {
-    const code = errorCode(error);
-    throw new PaperbotError(
-      code === 'ENOENT' ? codes.notFound : codes.unreadable,
-      code === 'ENOENT'
-        ? `${options.what} ${path} does not exist`
-        : `cannot open ${options.what} ${path}: ${code}`,
-      { cause: error, details: { path } },
-    );
+    throw openRefusal(path, options, codes, error);
   }
   const buffer = Buffer.alloc(options.maxBytes + 1);
   try {
     const stats = fstatSync(descriptor);
-    if (!stats.isFile()) {
-      throw new PaperbotError(codes.notRegular, `${options.what} ${path} is not a regular file`, {
-        details: { path },
-      });
-    }
-    options.inspect?.(stats);
-    const tooLarge = new PaperbotError(
-      codes.tooLarge,
-      `${options.what} ${path} is larger than ${options.maxBytes} bytes`,
-      { details: { path, limit_bytes: options.maxBytes } },
-    );
+    checkOpened(path, options, codes, stats);
+    const tooLarge = tooLargeRefusal(path, options, codes);
     if (stats.size > options.maxBytes) throw tooLarge;
     let length = 0;
     for (;;) {
@@ -209,11 +232,7 @@ export function readSmallUserFileSync(path: string, options: UserFileOptions): B
       try {
         bytesRead = readSync(descriptor, buffer, length, buffer.length - length, null);
       } catch (error) {
-        throw new PaperbotError(
-          codes.unreadable,
-          `cannot read ${options.what} ${path}: ${errorCode(error)}`,
-          { cause: error, details: { path } },
-        );
+        throw readRefusal(path, options, codes, error);
       }
       if (bytesRead === 0) break;
       length += bytesRead;

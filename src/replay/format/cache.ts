@@ -19,7 +19,7 @@ import { type FileHandle, open, rename, rm, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { z } from 'zod';
 import { PaperbotError } from '../../core/errors.ts';
-import { openUserFile } from '../../core/user-file.ts';
+import { closeOnce, openUserFile } from '../../core/user-file.ts';
 import { type BlockDecoderOptions, createBlockDecoder } from './block-decoder.ts';
 import { BlockEncoder } from './block-encoder.ts';
 import { HOST_LITTLE_ENDIAN } from './block-layout.ts';
@@ -103,12 +103,7 @@ export async function openCacheFile(path: string): Promise<CacheFile | null> {
     return null;
   }
   const found = header;
-  let closed = false;
-  const close = async () => {
-    if (closed) return;
-    closed = true;
-    await handle.close();
-  };
+  const close = closeOnce(handle);
   return {
     path,
     header: found,

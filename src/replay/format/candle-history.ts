@@ -9,6 +9,7 @@ import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { PaperbotError } from '../../core/errors.ts';
+import { parseOrRefuse } from '../../core/schema-issues.ts';
 import { readUserFile } from '../../core/user-file.ts';
 
 /** Candles of a few markets and intervals: far below this. */
@@ -68,14 +69,9 @@ export async function readCandleHistory(directory: string): Promise<CandleHistor
   } catch (cause) {
     throw new PaperbotError('RECORDING_INVALID_HISTORY', `${path} is not JSON`, { cause });
   }
-  const result = CandleHistory.safeParse(value);
-  if (!result.success) {
-    const problems = result.error.issues.map(
-      (issue) => `${issue.path.join('.') || '(top)'}: ${issue.message}`,
-    );
-    throw new PaperbotError('RECORDING_INVALID_HISTORY', `${path}: ${problems.join('; ')}`, {
-      details: { problems },
-    });
-  }
-  return result.data;
+  return parseOrRefuse(CandleHistory, value, {
+    code: 'RECORDING_INVALID_HISTORY',
+    where: path,
+    topLabel: '(top)',
+  });
 }

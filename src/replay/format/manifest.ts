@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { isoTimestamp } from '../../core/clock.ts';
 import { PaperbotError } from '../../core/errors.ts';
+import { describeSchemaIssues, schemaIssuesOf } from '../../core/schema-issues.ts';
 import { readUserFile } from '../../core/user-file.ts';
 import { Market } from '../../protocol/index.ts';
 import type { RecordedEvent, RecordKind } from './records.ts';
@@ -298,13 +299,10 @@ export async function readManifest(directory: string): Promise<RecordingManifest
   }
   const result = RecordingManifest.safeParse(value);
   if (!result.success) {
-    const issues = result.error.issues.map((issue) => ({
-      path: issue.path.join('.'),
-      message: issue.message,
-    }));
+    const issues = schemaIssuesOf(result.error);
     throw new PaperbotError(
       'RECORDING_INVALID_MANIFEST',
-      `${path}: ${issues.map((issue) => `${issue.path}: ${issue.message}`).join('; ')}`,
+      `${path}: ${describeSchemaIssues(issues).join('; ')}`,
       { details: { issues } },
     );
   }

@@ -16,6 +16,7 @@
  */
 import { z } from 'zod';
 import { PaperbotError } from '../../core/errors.ts';
+import { describeSchemaIssues, schemaIssuesOf } from '../../core/schema-issues.ts';
 import {
   Book,
   type Book as BookType,
@@ -275,13 +276,10 @@ export function checkRecordHeader(value: unknown, line: number): RecordedEvent {
 export function verifyRecord(value: unknown, line: number): RecordedEvent {
   const result = RecordedEventSchema.safeParse(value);
   if (!result.success) {
-    const issues = result.error.issues.map((issue) => ({
-      path: issue.path.join('.'),
-      message: issue.message,
-    }));
+    const issues = schemaIssuesOf(result.error);
     throw new PaperbotError(
       'RECORDING_INVALID',
-      `line ${line}: ${issues.map((issue) => `${issue.path || '(record)'}: ${issue.message}`).join('; ')}`,
+      `line ${line}: ${describeSchemaIssues(issues, '(record)').join('; ')}`,
       { details: { line, issues } },
     );
   }

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { isoTimestamp } from '../../core/clock.ts';
 import { isDecimalString, parseDecimal, toWire, type Decimal } from '../../core/decimal.ts';
 import { PaperbotError } from '../../core/errors.ts';
+import { parseOrRefuse } from '../../core/schema-issues.ts';
 import { readUserFile } from '../../core/user-file.ts';
 import { isOnIncrement } from '../../core/grid.ts';
 import { type Market, MarketId } from '../../protocol/index.ts';
@@ -36,16 +37,11 @@ export type MarketSpec = z.infer<typeof MarketSpec>;
 
 /** Checks a market spec from flags or a parsed YAML document; every problem with its path. */
 export function parseMarketSpec(value: unknown, origin: string): MarketSpec {
-  const result = MarketSpec.safeParse(value);
-  if (!result.success) {
-    const problems = result.error.issues.map(
-      (issue) => `${issue.path.join('.') || '(market)'}: ${issue.message}`,
-    );
-    throw new PaperbotError('INVALID_CONFIG', `${origin}: ${problems.join('; ')}`, {
-      details: { problems },
-    });
-  }
-  return result.data;
+  return parseOrRefuse(MarketSpec, value, {
+    code: 'INVALID_CONFIG',
+    where: origin,
+    topLabel: '(market)',
+  });
 }
 
 export async function readMarketSpecFile(path: string): Promise<unknown> {
