@@ -1,5 +1,6 @@
 /** Account, venue accounts and positions (signed, scope `account:read`). */
 import { z } from 'zod';
+import { marketRouteFields } from './fields.ts';
 import { DecimalString, pageOf, Rfc3339Utc } from './primitives.ts';
 import { openEnum, openString } from './reading.ts';
 
@@ -42,8 +43,7 @@ export type VenueAccountList = z.infer<typeof VenueAccountList>;
 /** Every field required; the nullable ones must be present. */
 export const Position = z.strictObject({
   position_id: z.string(),
-  market_id: z.string(),
-  route_id: z.string(),
+  ...marketRouteFields,
   side: openString(['long', 'short']),
   quantity: DecimalString,
   entry_price: DecimalString,
