@@ -134,13 +134,20 @@ export const ClientFrame = z.discriminatedUnion('op', [
 ]);
 export type ClientFrame = z.infer<typeof ClientFrame>;
 
-/** A server frame as sent: `version` and `type`, then its own fields, exactly. */
-function serverFrame<const Type extends string, Shape extends z.ZodRawShape>(
+/** The fields of a control frame: `version` (as sent or as read), `type`, then its own. */
+function controlFrameFields<
+  Version extends z.ZodType,
+  const Type extends string,
+  Shape extends z.ZodRawShape,
+>(version: Version, type: Type, shape: Shape) {
+  return { version, type: z.literal(type), ...shape };
+}
+
+/** A control frame as sent: exactly its fields. */
+const serverFrame = <const Type extends string, Shape extends z.ZodRawShape>(
   type: Type,
   shape: Shape,
-) {
-  return z.strictObject({ version: WireVersion, type: z.literal(type), ...shape });
-}
+) => z.strictObject(controlFrameFields(WireVersion, type, shape));
 
 export const ChallengeFrame = serverFrame('challenge', {
   challenge: z.string().min(1),
@@ -377,12 +384,10 @@ const FrameRequestIdReading = z.string().nullable().optional();
 const knownField = z.unknown().optional();
 
 /** A control frame as read: `version` known, `type` checked, its fields, further fields kept. */
-function controlFrameReading<const Type extends string, Shape extends z.ZodRawShape>(
+const controlFrameReading = <const Type extends string, Shape extends z.ZodRawShape>(
   type: Type,
   shape: Shape,
-) {
-  return z.looseObject({ version: knownField, type: z.literal(type), ...shape });
-}
+) => z.looseObject(controlFrameFields(knownField, type, shape));
 
 export const ChallengeReading = controlFrameReading('challenge', {
   challenge: z.string().min(1),
