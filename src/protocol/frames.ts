@@ -226,22 +226,18 @@ const privateEnvelope = {
   occurred_at: Rfc3339Utc,
 };
 
-/** The fields of a private event: the shared envelope, then its channel, type and data. */
-function privateEventFields<
-  const Channel extends PrivateChannel,
-  const Type extends string,
-  Data extends z.ZodType,
->(channel: Channel, type: Type, data: Data) {
-  return { ...privateEnvelope, channel: z.literal(channel), type: z.literal(type), data };
-}
-
-/** Every private event as sent: exactly its fields. */
+/** Every private event as sent: exactly the shared envelope, then its channel, type and data. */
 function privateEvent<
   const Channel extends PrivateChannel,
   const Type extends string,
   Data extends z.ZodType,
 >(channel: Channel, type: Type, data: Data) {
-  return z.strictObject(privateEventFields(channel, type, data));
+  return z.strictObject({
+    ...privateEnvelope,
+    channel: z.literal(channel),
+    type: z.literal(type),
+    data,
+  });
 }
 
 /** Exactly the four fields of the interface; `from_state` is null when the order is created. */
@@ -466,7 +462,7 @@ function privateEventReading<
   const Type extends string,
   Shape extends z.ZodRawShape,
 >(channel: Channel, type: Type, data: Shape) {
-  return z.looseObject(privateEventFields(channel, type, z.looseObject(data)));
+  return z.looseObject(privateEvent(channel, type, z.looseObject(data)).shape);
 }
 
 // The payloads keep every field of their strict shape: the client hands them on under those
