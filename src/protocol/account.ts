@@ -7,6 +7,13 @@ import { openEnum, openString } from './reading.ts';
 /** Account data not known to be live reads as degraded (tolerant reading). */
 export const AccountDataStatusReading = openEnum(['live', 'degraded'], 'degraded');
 
+/** What an account's value splits into; the account and a venue account both report it. */
+const balanceFields = {
+  available: DecimalString,
+  in_positions: DecimalString,
+  unrealized_pnl: DecimalString,
+};
+
 export const Account = z.strictObject({
   trading_mode: z.string().default('live'),
   settlement_asset: z.string().default('USDC'),
@@ -14,9 +21,7 @@ export const Account = z.strictObject({
   snapshot_version: z.int(),
   observed_at: Rfc3339Utc,
   total_equity: DecimalString,
-  available: DecimalString,
-  in_positions: DecimalString,
-  unrealized_pnl: DecimalString,
+  ...balanceFields,
   complete: z.boolean(),
   data_status: AccountDataStatusReading,
 });
@@ -28,9 +33,7 @@ export const VenueAccount = z.strictObject({
   settlement_asset: z.string(),
   capital_location: z.string(),
   account_value: DecimalString,
-  available: DecimalString,
-  in_positions: DecimalString,
-  unrealized_pnl: DecimalString,
+  ...balanceFields,
   observed_at: Rfc3339Utc.nullable(),
   source: z.string(),
   data_status: z.string(),
