@@ -1,10 +1,18 @@
 /** Account, venue accounts and positions (signed, scope `account:read`). */
 import { z } from 'zod';
+import { marketRouteFields } from './fields.ts';
 import { DecimalString, pageOf, Rfc3339Utc } from './primitives.ts';
 import { openEnum, openString } from './reading.ts';
 
 /** Account data not known to be live reads as degraded (tolerant reading). */
 export const AccountDataStatusReading = openEnum(['live', 'degraded'], 'degraded');
+
+/** What an account's value splits into; the account and a venue account both report it. */
+const balanceFields = {
+  available: DecimalString,
+  in_positions: DecimalString,
+  unrealized_pnl: DecimalString,
+};
 
 export const Account = z.strictObject({
   trading_mode: z.string().default('live'),
@@ -13,9 +21,7 @@ export const Account = z.strictObject({
   snapshot_version: z.int(),
   observed_at: Rfc3339Utc,
   total_equity: DecimalString,
-  available: DecimalString,
-  in_positions: DecimalString,
-  unrealized_pnl: DecimalString,
+  ...balanceFields,
   complete: z.boolean(),
   data_status: AccountDataStatusReading,
 });
@@ -27,9 +33,7 @@ export const VenueAccount = z.strictObject({
   settlement_asset: z.string(),
   capital_location: z.string(),
   account_value: DecimalString,
-  available: DecimalString,
-  in_positions: DecimalString,
-  unrealized_pnl: DecimalString,
+  ...balanceFields,
   observed_at: Rfc3339Utc.nullable(),
   source: z.string(),
   data_status: z.string(),
@@ -42,8 +46,7 @@ export type VenueAccountList = z.infer<typeof VenueAccountList>;
 /** Every field required; the nullable ones must be present. */
 export const Position = z.strictObject({
   position_id: z.string(),
-  market_id: z.string(),
-  route_id: z.string(),
+  ...marketRouteFields,
   side: openString(['long', 'short']),
   quantity: DecimalString,
   entry_price: DecimalString,

@@ -127,12 +127,7 @@ export const ErrorEnvelope = z.strictObject({ error: ErrorBody });
 export type ErrorEnvelope = z.infer<typeof ErrorEnvelope>;
 
 /** The error object of a WebSocket error frame: the HTTP error body without `request_id`. */
-export const FrameErrorBody = z.strictObject({
-  code: z.string(),
-  message: z.string(),
-  retryable: z.boolean(),
-  details: JsonObject,
-});
+export const FrameErrorBody = ErrorBody.omit({ request_id: true });
 export type FrameErrorBody = z.infer<typeof FrameErrorBody>;
 
 /** The alternative 422 body the interface's schema describes (`{detail: [...]}`). */

@@ -134,18 +134,29 @@ export const ClientFrame = z.discriminatedUnion('op', [
 ]);
 export type ClientFrame = z.infer<typeof ClientFrame>;
 
-export const ChallengeFrame = z.strictObject({
-  version: WireVersion,
-  type: z.literal('challenge'),
+/** The fields of a control frame: `version` (as sent or as read), `type`, then its own. */
+function controlFrameFields<
+  Version extends z.ZodType,
+  const Type extends string,
+  Shape extends z.ZodRawShape,
+>(version: Version, type: Type, shape: Shape) {
+  return { version, type: z.literal(type), ...shape };
+}
+
+/** A control frame as sent: exactly its fields. */
+const serverFrame = <const Type extends string, Shape extends z.ZodRawShape>(
+  type: Type,
+  shape: Shape,
+) => z.strictObject(controlFrameFields(WireVersion, type, shape));
+
+export const ChallengeFrame = serverFrame('challenge', {
   challenge: z.string().min(1),
   expires_at_ms: z.int(),
 });
 export type ChallengeFrame = z.infer<typeof ChallengeFrame>;
 
 /** `sequence`: the account's highest private sequence at authentication (0 before any event). */
-export const AuthenticatedFrame = z.strictObject({
-  version: WireVersion,
-  type: z.literal('authenticated'),
+export const AuthenticatedFrame = serverFrame('authenticated', {
   request_id: z.string(),
   key_id: z.string(),
   scopes: z.array(Scope),
@@ -155,12 +166,7 @@ export type AuthenticatedFrame = z.infer<typeof AuthenticatedFrame>;
 
 /** The confirmations of subscribe and unsubscribe differ only in `type`. */
 function channelsConfirmation<const Type extends string>(type: Type) {
-  return z.strictObject({
-    version: WireVersion,
-    type: z.literal(type),
-    request_id: z.string(),
-    channels: z.array(Channel),
-  });
+  return serverFrame(type, { request_id: z.string(), channels: z.array(Channel) });
 }
 
 export const SubscribedFrame = channelsConfirmation('subscribed');
@@ -169,26 +175,18 @@ export type SubscribedFrame = z.infer<typeof SubscribedFrame>;
 export const UnsubscribedFrame = channelsConfirmation('unsubscribed');
 export type UnsubscribedFrame = z.infer<typeof UnsubscribedFrame>;
 
-export const PongFrame = z.strictObject({
-  version: WireVersion,
-  type: z.literal('pong'),
-  request_id: z.string(),
-});
+export const PongFrame = serverFrame('pong', { request_id: z.string() });
 export type PongFrame = z.infer<typeof PongFrame>;
 
 /** `sequence` is null before authentication. */
-export const HeartbeatFrame = z.strictObject({
-  version: WireVersion,
-  type: z.literal('heartbeat'),
+export const HeartbeatFrame = serverFrame('heartbeat', {
   occurred_at: Rfc3339Utc,
   sequence: z.int().min(0).nullable(),
 });
 export type HeartbeatFrame = z.infer<typeof HeartbeatFrame>;
 
 /** `request_id` is that of the client frame that failed, or null when none applies. */
-export const ErrorFrame = z.strictObject({
-  version: WireVersion,
-  type: z.literal('error'),
+export const ErrorFrame = serverFrame('error', {
   request_id: z.string().nullable(),
   error: FrameErrorBody,
 });
@@ -228,22 +226,18 @@ const privateEnvelope = {
   occurred_at: Rfc3339Utc,
 };
 
-/** The fields of a private event: the shared envelope, then its channel, type and data. */
-function privateEventFields<
-  const Channel extends PrivateChannel,
-  const Type extends string,
-  Data extends z.ZodType,
->(channel: Channel, type: Type, data: Data) {
-  return { ...privateEnvelope, channel: z.literal(channel), type: z.literal(type), data };
-}
-
-/** Every private event as sent: exactly its fields. */
+/** Every private event as sent: exactly the shared envelope, then its channel, type and data. */
 function privateEvent<
   const Channel extends PrivateChannel,
   const Type extends string,
   Data extends z.ZodType,
 >(channel: Channel, type: Type, data: Data) {
-  return z.strictObject(privateEventFields(channel, type, data));
+  return z.strictObject({
+    ...privateEnvelope,
+    channel: z.literal(channel),
+    type: z.literal(type),
+    data,
+  });
 }
 
 /** Exactly the four fields of the interface; `from_state` is null when the order is created. */
@@ -385,18 +379,20 @@ const FrameRequestIdReading = z.string().nullable().optional();
 // client does not need them, so none is required.
 const knownField = z.unknown().optional();
 
-export const ChallengeReading = z.looseObject({
-  version: knownField,
-  type: z.literal('challenge'),
+/** A control frame as read: `version` known, `type` checked, its fields, further fields kept. */
+const controlFrameReading = <const Type extends string, Shape extends z.ZodRawShape>(
+  type: Type,
+  shape: Shape,
+) => z.looseObject(controlFrameFields(knownField, type, shape));
+
+export const ChallengeReading = controlFrameReading('challenge', {
   challenge: z.string().min(1),
   expires_at_ms: knownField,
 });
 export type ChallengeReading = z.infer<typeof ChallengeReading>;
 
 /** `sequence` may be missing: then the stream learns the head from a heartbeat or the log. */
-export const AuthenticatedReading = z.looseObject({
-  version: knownField,
-  type: z.literal('authenticated'),
+export const AuthenticatedReading = controlFrameReading('authenticated', {
   request_id: FrameRequestIdReading,
   key_id: knownField,
   scopes: knownField,
@@ -406,12 +402,7 @@ export type AuthenticatedReading = z.infer<typeof AuthenticatedReading>;
 
 /** The confirmations and the pong as read: the type and the request id they answer. */
 function confirmationReading<const Type extends string>(type: Type) {
-  return z.looseObject({
-    version: knownField,
-    type: z.literal(type),
-    request_id: FrameRequestIdReading,
-    channels: knownField,
-  });
+  return controlFrameReading(type, { request_id: FrameRequestIdReading, channels: knownField });
 }
 
 export const SubscribedReading = confirmationReading('subscribed');
@@ -424,9 +415,7 @@ export const PongReading = confirmationReading('pong');
 export type PongReading = z.infer<typeof PongReading>;
 
 /** `sequence` may be missing or null: the heartbeat then only proves the connection alive. */
-export const HeartbeatReading = z.looseObject({
-  version: knownField,
-  type: z.literal('heartbeat'),
+export const HeartbeatReading = controlFrameReading('heartbeat', {
   occurred_at: knownField,
   sequence: z.int().min(0).nullable().optional(),
 });
@@ -440,9 +429,7 @@ export const FrameErrorReading = z.looseObject({
 });
 export type FrameErrorReading = z.infer<typeof FrameErrorReading>;
 
-export const ErrorFrameReading = z.looseObject({
-  version: knownField,
-  type: z.literal('error'),
+export const ErrorFrameReading = controlFrameReading('error', {
   request_id: FrameRequestIdReading,
   error: FrameErrorReading,
 });
@@ -475,7 +462,7 @@ function privateEventReading<
   const Type extends string,
   Shape extends z.ZodRawShape,
 >(channel: Channel, type: Type, data: Shape) {
-  return z.looseObject(privateEventFields(channel, type, z.looseObject(data)));
+  return z.looseObject(privateEvent(channel, type, z.looseObject(data)).shape);
 }
 
 // The payloads keep every field of their strict shape: the client hands them on under those

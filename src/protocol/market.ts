@@ -4,6 +4,7 @@
  * are null, never zero).
  */
 import { z } from 'zod';
+import { marketRouteFields } from './fields.ts';
 import { DecimalString, Rfc3339Utc } from './primitives.ts';
 import { openEnum, openString } from './reading.ts';
 
@@ -87,8 +88,7 @@ export const BookLevel = z.strictObject({
 export type BookLevel = z.infer<typeof BookLevel>;
 
 export const Book = z.strictObject({
-  market_id: z.string(),
-  route_id: z.string(),
+  ...marketRouteFields,
   market_structure: MarketStructureReading,
   sequence: z.int().nullable().default(null),
   checksum: z.string().nullable().default(null),
@@ -104,8 +104,7 @@ export type Book = z.infer<typeof Book>;
 
 export const PublicTrade = z.strictObject({
   trade_id: z.string(),
-  market_id: z.string(),
-  route_id: z.string(),
+  ...marketRouteFields,
   price: DecimalString,
   quantity: DecimalString,
   side: openString(['buy', 'sell']),
@@ -117,8 +116,7 @@ export const PublicTradeList = z.array(PublicTrade);
 export type PublicTradeList = z.infer<typeof PublicTradeList>;
 
 export const Candle = z.strictObject({
-  market_id: z.string(),
-  route_id: z.string(),
+  ...marketRouteFields,
   interval: z.string(),
   open_time: Rfc3339Utc,
   open: DecimalString,

@@ -4,6 +4,7 @@
  * refusals are a separate pure function (`practiceUnsupportedField`), applied after the schema.
  */
 import { z } from 'zod';
+import { marketRouteFields } from './fields.ts';
 import {
   BatchAtomicity,
   ClientOrderId,
@@ -55,8 +56,7 @@ export const Order = z.strictObject({
   request_id: z.string().nullable(),
   order_id: z.string(),
   client_order_id: z.string().nullable(),
-  market_id: z.string(),
-  route_id: z.string(),
+  ...marketRouteFields,
   side: SideReading.nullable(),
   type: z.string().nullable(),
   quantity: DecimalString.nullable(),
@@ -82,8 +82,7 @@ export type OrderPage = z.infer<typeof OrderPage>;
 
 export const Fill = z.strictObject({
   fill_id: z.string(),
-  market_id: z.string(),
-  route_id: z.string(),
+  ...marketRouteFields,
   side: SideReading,
   quantity: DecimalString,
   price: DecimalString,
@@ -272,8 +271,7 @@ export type CancelAllAfterResponse = z.infer<typeof CancelAllAfterResponse>;
 
 /** `issues` items are objects whose fields the interface does not show. */
 export const SimulationResult = z.strictObject({
-  market_id: z.string(),
-  route_id: z.string(),
+  ...marketRouteFields,
   decision: openString(['READY', 'REJECTED']),
   required_margin: DecimalString,
   reference_price: DecimalString,
