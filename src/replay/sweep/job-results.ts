@@ -52,8 +52,11 @@ export class JobResults {
       });
     });
     await this.events.waitUntilReady();
-    const job = await Job.fromId(this.queue, jobId);
-    const state = job === undefined ? 'unknown' : await job.getState();
+    // The state first, then the job: a job read first could finish before its state is read,
+    // and its return value would then be the null it had while it ran.
+    const state = await this.queue.getJobState(jobId);
+    const job =
+      state === 'completed' || state === 'failed' ? await Job.fromId(this.queue, jobId) : undefined;
     if (state === 'completed') {
       this.settle(jobId, (waiter) => waiter.resolve(job?.returnvalue));
     } else if (state === 'failed') {
