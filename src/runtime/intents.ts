@@ -334,6 +334,12 @@ export interface StampedIntent {
   readonly emittedAt: number;
 }
 
+/** The stamped intent and its intent frozen (as they are, when they already are). */
+export function freezeStamped(stamped: StampedIntent): StampedIntent {
+  if (Object.isFrozen(stamped) && Object.isFrozen(stamped.intent)) return stamped;
+  return Object.freeze({ ...stamped, intent: Object.freeze({ ...stamped.intent }) });
+}
+
 /** Why the risk gate refused an intent: the rule, its limit and what was observed. */
 export interface Denial {
   readonly rule: string;

@@ -50,7 +50,7 @@ import { Reconciler, type ReconciliationReport } from '../execution/reconciler.t
 import { OrderTracker } from '../execution/tracker.ts';
 import { EMULATOR_INTENT_KINDS, ExitEmulator } from '../exits/emulator.ts';
 import { journalExitStore } from '../journal/exits.ts';
-import type { IntentOutcome, StampedIntent } from '../intents.ts';
+import { freezeStamped, type IntentOutcome, type StampedIntent } from '../intents.ts';
 import type { IntentJournal } from '../journal/intent-journal.ts';
 import {
   type DenialEvent,
@@ -98,11 +98,6 @@ type Phase = 'created' | 'starting' | 'running' | 'stopping' | 'stopped';
 
 interface LatencyEntry {
   readonly tickAt: number | null;
-}
-
-function freezeIntent(stamped: StampedIntent): StampedIntent {
-  if (Object.isFrozen(stamped) && Object.isFrozen(stamped.intent)) return stamped;
-  return Object.freeze({ ...stamped, intent: Object.freeze({ ...stamped.intent }) });
 }
 
 export class Kernel {
@@ -577,7 +572,7 @@ export class Kernel {
         );
         return;
       }
-      const approved = freezeIntent(decision.intent);
+      const approved = freezeStamped(decision.intent);
       this.snapshots.addPending(approved);
       if (approved.intent.kind === 'place') {
         this.latency.set(approved.requestId, {
